@@ -1,0 +1,132 @@
+# dmm - a memory allocator evolved for each program.
+#
+#   make              build build/libdmmtrace.so and build/dmm
+#   make test         unit, integration and short fuzz tests (Criterion)
+#   make check-sanitize  the tools' tests under ASan + UBSan
+#   make fuzz         long libFuzzer runs of every reader (FUZZ_SECONDS=)
+#   make bench        benchmarks (tracer overhead, ...)
+#   make demo         trace the bundled workload and print its statistics
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make clean
+
+CC       ?= gcc
+FUZZCC   ?= clang
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BUILD    ?= build
+O        := $(BUILD)
+
+WARN     := -Wall -Wextra -Werror
+CFLAGS   ?= -O2 -g
+CFLAGS   += $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload
+LDLIBS_CORE := -lzstd -lm
+
+# The modules of the dmm tool.  trace_writer.c belongs to the preload library
+# only; dmm_main.c is the dispatcher.
+CORE_SRC := $(filter-out tracer/trace_writer.c tracer/dmm_main.c,$(wildcard tracer/*.c))
+CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
+
+TRACE_SO_SRC := preload/trace_shim.c tracer/trace_writer.c tracer/crc32.c
+TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
+
+TEST_SRC  := $(wildcard test/test_*.c)
+TEST_BIN  := $(TEST_SRC:test/%.c=$(O)/test/%)
+BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
+TEST_HELPERS := $(patsubst test/progs/%.c,$(O)/test/progs/%,$(wildcard test/progs/*.c))
+FUZZ_SRC  := $(wildcard test/fuzz/fuzz_*.c)
+FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
+
+DEPS_OK := $(O)/.deps-ok
+
+.PHONY: all test check-sanitize fuzz fuzz-short bench demo install clean deps unit
+all: $(DEPS_OK) $(O)/libdmmtrace.so $(O)/dmm $(BENCH_PROGS)
+
+deps $(DEPS_OK): scripts/deps.sh
+	@scripts/deps.sh
+	@mkdir -p $(O) && touch $(DEPS_OK)
+
+$(O)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The preload library: no stack protector surprises, no lazy binding, hidden
+# internals; its code must never call malloc.
+PRELOAD_CFLAGS := -O2 -g $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -fvisibility=hidden -ftls-model=initial-exec \
+                  -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc
+$(O)/pic/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c $< -o $@
+
+$(O)/libdmmtrace.so: $(TRACE_SO_OBJ)
+	$(CC) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -lunwind -lzstd -ldl -lpthread
+
+$(O)/libdmmcore.a: $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(O)/dmm: $(O)/obj/tracer/dmm_main.o $(O)/libdmmcore.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS_CORE)
+
+$(O)/bench/%: bench/%.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
+
+$(O)/test/progs/%: test/progs/%.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
+
+$(O)/test/%: test/%.c $(O)/libdmmcore.a | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DDMM_BUILD_DIR='"$(abspath $(O))"' -DDMM_SRC_DIR='"$(CURDIR)"' \
+	    -o $@ $< $(O)/libdmmcore.a -lcriterion $(LDLIBS_CORE) -lpthread
+
+# libFuzzer harnesses, one per reader; built with clang.
+FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -fsanitize=fuzzer,address,undefined
+$(O)/fuzz/%: test/fuzz/%.c $(CORE_SRC) | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_CORE)
+
+FUZZ_SECONDS ?= 300
+FUZZ_SHORT   ?= 10
+fuzz-short: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
+	  mkdir -p $(O)/fuzz/work/$$n; \
+	  echo "fuzz: $$n for $(FUZZ_SHORT)s"; \
+	  $$f -max_total_time=$(FUZZ_SHORT) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	      -print_final_stats=1 $(O)/fuzz/work/$$n test/corpus/$${n#fuzz_} \
+	      >$(O)/fuzz/$$n.log 2>&1 || { tail -40 $(O)/fuzz/$$n.log; exit 1; }; \
+	  grep -h 'stat::number_of_executed_units' $(O)/fuzz/$$n.log; done
+	@echo "fuzz: 0 crashes"
+
+fuzz: $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory fuzz-short FUZZ_SHORT=$(FUZZ_SECONDS)
+
+unit: all $(TEST_BIN) $(TEST_HELPERS)
+	@pass=0; fail=0; for t in $(TEST_BIN); do \
+	  if $$t --jobs 2; then pass=$$((pass+1)); else fail=$$((fail+1)); echo "FAILED: $$t"; fi; \
+	done; echo "test binaries: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+
+test: unit
+	@$(MAKE) --no-print-directory fuzz-short
+
+# The tools' tests under ASan + UBSan, in a build tree of their own.
+check-sanitize: | $(DEPS_OK)
+	$(MAKE) --no-print-directory unit BUILD=$(BUILD)/sanitize \
+	    CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all' \
+	    SANITIZE=1
+
+bench: all
+	@scripts/bench_tracer.sh
+
+demo: all
+	@scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(O)/dmm $(DESTDIR)$(PREFIX)/bin/dmm
+	install -m 755 $(O)/libdmmtrace.so $(DESTDIR)$(PREFIX)/lib/libdmmtrace.so
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -1,0 +1,41 @@
+#!/bin/sh
+# deps.sh - install the Debian packages dmm builds and tests with.
+#
+#   scripts/deps.sh          install what is missing (apt-get as root,
+#                            otherwise print the exact command and fail)
+#   scripts/deps.sh --check  only say whether anything is missing (exit 1 if so)
+#
+# Build: gcc make pkg-config libunwind-dev libzstd-dev
+# Tests: libcriterion-dev clang (libFuzzer) and the real programs the
+#        integration tests run: python3 perl sqlite3 git
+# Bench: libjemalloc-dev (the baseline) heaptrack hyperfine
+set -u
+
+PKGS="gcc make pkg-config libunwind-dev libzstd-dev libcriterion-dev \
+libjemalloc-dev clang libclang-rt-dev python3 perl sqlite3 git heaptrack hyperfine"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+if [ -z "$missing" ]; then
+    exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+    echo "dmm: missing Debian packages:$missing" >&2
+    exit 1
+fi
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "dmm: these Debian packages are missing:$missing" >&2
+    echo "dmm: install them with:" >&2
+    echo "    sudo apt-get update && sudo $cmd" >&2
+    exit 1
+fi
+echo "dmm: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq && $cmd

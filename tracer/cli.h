@@ -1,0 +1,11 @@
+/* cli.h - the subcommands of the dmm tool.  Each lives in its module; the
+ * dispatcher (dmm_main.c) only picks one.  argv[0] is the subcommand name.
+ * Exit status: 0 success, 1 usage error, 2 bad input (a message naming the
+ * file and the offset or line has been printed on stderr). */
+#ifndef DMM_CLI_H
+#define DMM_CLI_H
+
+int dmm_stats_main(int argc, char **argv);    /* tracer/stats.c */
+int dmm_convert_main(int argc, char **argv);  /* tracer/convert.c */
+
+#endif
