@@ -131,7 +131,7 @@ const char *dmm_op_name(unsigned op);  /* "malloc", "free", ... */
 /* 1 for calls that return a new block (malloc, calloc, aligned family). */
 int dmm_op_is_alloc(unsigned op);
 
-/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32). */
+/* CRC-32C (Castagnoli), the block checksum of .trc files. */
 uint32_t dmm_crc32(uint32_t crc, const void *buf, size_t len);
 
 #endif

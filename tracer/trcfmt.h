@@ -69,8 +69,8 @@ typedef struct dmm_trc_block {
     uint32_t stored_len;        /* payload bytes in the file */
     uint32_t raw_len;           /* payload bytes after decompression */
     uint32_t compression;       /* DMM_TRC_COMP_* */
-    uint32_t crc32;             /* CRC-32 (IEEE) of the stored payload */
-    uint32_t header_crc32;      /* CRC-32 of the first 24 bytes of this struct */
+    uint32_t crc32;             /* CRC-32C (dmm_crc32) of the stored payload */
+    uint32_t header_crc32;      /* CRC-32C of the first 24 bytes of this struct */
     uint32_t reserved;
 } dmm_trc_block_t;
 _Static_assert(sizeof(dmm_trc_block_t) == 32, "block header is 32 bytes");
