@@ -1,0 +1,161 @@
+/* tracee.c - a program with a known allocation pattern, for the tracer's
+ * integration tests.  Every mode makes exactly the calls it documents, so a
+ * test can count records.  Usage: tracee MODE N
+ *
+ *   main N     N x (malloc, realloc, calloc, free x2), return from main
+ *   exit N     the same, then exit(0) from a nested function
+ *   _exit N    the same, then _exit(0)
+ *   threads N  4 threads, each N x (malloc, free), half the blocks freed by
+ *              another thread than the one that allocated them
+ *   threxit N  a thread allocates N blocks, frees them and exits, while main
+ *              waits (pthread_join) and then returns
+ *   fork N     N x main-pattern, fork; child does N more and exits, parent
+ *              does N more and waits
+ *   exec N     N x main-pattern, then execs itself as "tracee main N"
+ *   abort N    N x main-pattern, then abort()
+ *   segv N     N x main-pattern, then a write through NULL
+ *   aligned N  N x each aligned call (memalign, posix_memalign,
+ *              aligned_alloc, valloc, pvalloc), freed
+ *
+ * It prints one line with a checksum of what it did, so that tests can
+ * compare output under the tracer with a plain run. */
+#include <pthread.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned long checksum;
+
+static void pattern(int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *a = malloc(16 + (size_t)i % 100);
+        a[0] = (char)i;
+        a = realloc(a, 200 + (size_t)i % 300);
+        int *b = calloc(4, sizeof *b);
+        checksum += (unsigned char)a[0] + (unsigned)b[3];
+        free(a);
+        free(b);
+    }
+}
+
+#define THREADS 4
+static void *shared[THREADS][1024];
+static pthread_barrier_t barrier;
+
+static void *thread_body(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    int n = 1024;
+    for (int i = 0; i < n; i++)
+        shared[t][i] = malloc(32 + (size_t)(i % 7) * 16);
+    pthread_barrier_wait(&barrier);
+    /* free the odd blocks of the next thread, the even ones of our own */
+    int other = (t + 1) % THREADS;
+    for (int i = 1; i < n; i += 2)
+        free(shared[other][i]);
+    for (int i = 0; i < n; i += 2)
+        free(shared[t][i]);
+    return NULL;
+}
+
+static void *exiting_thread(void *arg)
+{
+    int n = (int)(intptr_t)arg;
+    void **v = malloc((size_t)n * sizeof *v);
+    for (int i = 0; i < n; i++)
+        v[i] = malloc(8);
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    pthread_exit(NULL);
+}
+
+static void leave(int how)
+{
+    printf("tracee checksum %lu\n", checksum);
+    fflush(stdout);
+    if (how == 1)
+        exit(0);
+    if (how == 2)
+        _exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: tracee MODE N\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    int n = atoi(argv[2]);
+    if (!strcmp(mode, "main")) {
+        pattern(n);
+    } else if (!strcmp(mode, "exit")) {
+        pattern(n);
+        leave(1);
+    } else if (!strcmp(mode, "_exit")) {
+        pattern(n);
+        leave(2);
+    } else if (!strcmp(mode, "threads")) {
+        pthread_t th[THREADS];
+        pthread_barrier_init(&barrier, NULL, THREADS);
+        for (int t = 0; t < THREADS; t++)
+            pthread_create(&th[t], NULL, thread_body, (void *)(intptr_t)t);
+        for (int t = 0; t < THREADS; t++)
+            pthread_join(th[t], NULL);
+        checksum = THREADS * 1024;
+    } else if (!strcmp(mode, "threxit")) {
+        pthread_t th;
+        pthread_create(&th, NULL, exiting_thread, (void *)(intptr_t)n);
+        pthread_join(th, NULL);
+        checksum = (unsigned long)n;
+    } else if (!strcmp(mode, "fork")) {
+        pattern(n);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            pattern(n);
+            leave(1);
+        }
+        pattern(n);
+        int st;
+        waitpid(pid, &st, 0);
+        checksum += (unsigned long)WEXITSTATUS(st);
+    } else if (!strcmp(mode, "exec")) {
+        pattern(n);
+        fflush(stdout);
+        execl("/proc/self/exe", argv[0], "main", argv[2], (char *)NULL);
+        perror("execl");
+        return 1;
+    } else if (!strcmp(mode, "abort")) {
+        pattern(n);
+        leave(0);
+        abort();
+    } else if (!strcmp(mode, "segv")) {
+        pattern(n);
+        leave(0);
+        volatile int *null = (volatile int *)(uintptr_t)(argc - 3);
+        *null = 1;
+    } else if (!strcmp(mode, "aligned")) {
+        for (int i = 0; i < n; i++) {
+            void *p;
+            free(memalign(64, 100));
+            if (posix_memalign(&p, 128, 100) == 0)
+                free(p);
+            free(aligned_alloc(256, 512));
+            free(valloc(100));
+            free(pvalloc(100));
+        }
+        checksum = (unsigned long)n;
+    } else {
+        fprintf(stderr, "tracee: unknown mode %s\n", mode);
+        return 2;
+    }
+    leave(0);
+    return 0;
+}

@@ -1,0 +1,45 @@
+/* dmm_main.c - the dmm command: picks a subcommand, nothing more. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    int (*main)(int, char **);
+    const char *summary;
+} command_t;
+
+static const command_t commands[] = {
+    { "stats",   dmm_stats_main,   "what a trace asks of the allocator (the paper's Table 2 and more)" },
+    { "convert", dmm_convert_main, "convert between trc, rep, mtrace, android, wee and a text dump" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dmm COMMAND [OPTIONS] ...\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nTraces are read in any format dmm knows, detected from their content:\n"
+               "dmm's .trc (LD_PRELOAD=libdmmtrace.so), mdriver .rep, glibc mtrace output,\n"
+               "Android memory_replay text and wee_alloc traces; \"-\" reads standard input.\n"
+               "'dmm COMMAND --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].main(argc - 1, argv + 1);
+    fprintf(stderr, "dmm: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 1;
+}
