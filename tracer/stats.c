@@ -300,7 +300,8 @@ int dmm_stats_compute(const dmm_trace_t *t, dmm_stats_t *st, dmm_err_t *err)
     for (size_t i = 0; i < sizes.cap; i++)
         if (sizes.s[i].count)
             sizes.s[n++] = sizes.s[i];
-    qsort(sizes.s, n, sizeof *sizes.s, cmp_size_by_count);
+    if (n)   /* sizes.s is NULL for a trace without allocations */
+        qsort(sizes.s, n, sizeof *sizes.s, cmp_size_by_count);
     st->sizes = sizes.s;
     st->nsizes = n;
     st->distinct_sizes = n;
@@ -475,7 +476,7 @@ static void em_scalar(em_t *e, const char *key, const char *label, int width,
     } else if (!key) {
         fprintf(e->out, "      %s\n", txt);
     } else {
-        fprintf(e->out, "  %-28s %s\n", label, txt);
+        fprintf(e->out, "  %-30s %s\n", label, txt);
     }
 }
 
@@ -519,7 +520,7 @@ static void em_str(em_t *e, const char *key, const char *label, const char *s, s
     else if (!key)
         fputs("      ", e->out);
     else
-        fprintf(e->out, "  %-28s ", label);
+        fprintf(e->out, "  %-30s ", label);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         fputc(c < 0x20 || c == 0x7f ? '?' : c, e->out);
@@ -656,12 +657,12 @@ static void print_top_sizes(em_t *e, const dmm_stats_t *st, size_t top)
     size_t n = st->nsizes < top ? st->nsizes : top;
     char title[64];
     snprintf(title, sizeof title, "Most requested sizes (top %zu)", n);
-    em_list(e, "top_sizes", title, "          size          count   share %");
+    em_list(e, "top_sizes", title, "        size          count   share %");
     for (size_t i = 0; i < n; i++) {
         em_row(e);
         em_u64(e, "size", NULL, 12, " ", st->sizes[i].size);
         em_u64(e, "count", NULL, 14, " ", st->sizes[i].count);
-        em_f64(e, "share_pct", NULL, 9, NULL, 2,
+        em_f64(e, "share_pct", NULL, 9, "", 2,
                st->alloc_calls ? 100.0 * (double)st->sizes[i].count / (double)st->alloc_calls : 0);
         em_row_end(e);
     }
@@ -680,7 +681,7 @@ static void print_histogram(em_t *e, const dmm_stats_t *st)
             if (st->hist[b] > max)
                 max = st->hist[b];
         }
-    em_list(e, "histogram", "Size histogram (bytes)", "                 range          count");
+    em_list(e, "histogram", "Size histogram (bytes)", "       from-to                  count");
     for (unsigned b = lo; b <= hi && lo < DMM_STATS_NBUCKETS; b++) {
         uint64_t blo, bhi;
         dmm_stats_bucket_range(b, &blo, &bhi);
@@ -706,7 +707,7 @@ static void print_sites(em_t *e, const dmm_trace_t *t, const dmm_stats_t *st, si
         em_row(e);
         em_u64(e, "stack", NULL, 10, " ", s->stack);
         em_u64(e, "count", NULL, 14, " ", s->count);
-        em_u64(e, "bytes", NULL, 14, " ", s->bytes);
+        em_u64(e, "bytes", NULL, 14, "", s->bytes);
         em_list(e, "frames", NULL, NULL);
         const dmm_stack_t *k = &t->stacks[s->stack];
         for (uint32_t f = 0; f < k->nframes && f < SITE_FRAMES; f++) {
