@@ -208,6 +208,20 @@ static void copy_module(dmm_trace_t *t, const char *path, uint64_t *ip)
     dmm_trace_free(&self);
 }
 
+/* A relative name (the vDSO's "linux-vdso.so.1") names no file, even when
+ * the current directory holds one by that name. */
+Test(symbolize, relative_path_is_not_opened)
+{
+    dmm_trace_t t;
+    uint64_t ip;
+    char out[512];
+    cr_assert_eq(chdir("/"), 0);
+    copy_module(&t, "proc/self/exe", &ip);
+    cr_expect_eq(dmm_symbolize(&t, ip, out, sizeof out), 0, "%s", out);
+    cr_expect_eq(strncmp(out, "exe+0x", 6), 0, "got %s", out);
+    dmm_trace_free(&t);
+}
+
 Test(symbolize, corrupt_files_give_module_offset)
 {
     dmm_trace_t t;

@@ -295,7 +295,9 @@ int dmm_symbolize(const dmm_trace_t *t, uint64_t ip, char *out, size_t outlen)
     const char *base = base_name(mod->path);
     uint64_t fa = ip - mod->start + mod->offset;
     int found = 0;
-    if (mod->path && *mod->path) {
+    /* Only absolute paths name files: "linux-vdso.so.1" and the like must
+     * not open whatever happens to have that name in the current directory. */
+    if (mod->path && mod->path[0] == '/') {
         pthread_mutex_lock(&cache_lock);
         elfmod_t *m = get_module(mod->path);
         if (m && m->ok && m->nsyms) {

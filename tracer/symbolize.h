@@ -19,7 +19,8 @@
  *   "module+0xoff"             the module's file, but no symbol for it
  *   "0xip"                     no module maps ip
  * module is the file's base name and off in the second form is the offset
- * in that file.  Always NUL-terminates out (when outlen > 0).  Returns 1
+ * in that file.  Only absolute module paths are opened (never a name such as
+ * "linux-vdso.so.1" relative to the current directory).  Always NUL-terminates out (when outlen > 0).  Returns 1
  * when a function name was found, 0 otherwise.  Opened module files are
  * cached (mapped read-only) for later calls; the cache is guarded by a lock. */
 int dmm_symbolize(const dmm_trace_t *t, uint64_t ip, char *out, size_t outlen);
