@@ -309,6 +309,14 @@ Test(convert, stdin_and_stdout)
     dmm_trace_free(&a);
 }
 
+Test(convert, to_a_device)
+{
+    write_sample(tp("in.trc"), 0, 0);
+    cr_assert_eq(run(NULL, "--to", "text", tp("in.trc"), "/dev/null", NULL), 0, "%s", err_text);
+    cr_assert_eq(run(NULL, "--to", "trc", tp("in.trc"), "/dev/null", NULL), 0, "%s", err_text);
+    cr_assert_eq(count_entries(), 1);
+}
+
 Test(convert, refuses_to_overwrite)
 {
     write_sample(tp("in.trc"), 0, 0);

@@ -551,3 +551,53 @@ Test(trc, text_dump)
     free(s);
     dmm_trace_free(&a);
 }
+
+/* The fuzzer's seeds, test/corpus/trc/: run with DMM_REGEN_CORPUS=1 to write
+ * them again (after a format change); otherwise check they still read. */
+Test(trc, regen_corpus)
+{
+    static const struct { const char *name; size_t nextra; int zstd, cut, fmt; } seeds[] = {
+        { "small.trc", 0, 0, 0, DMM_FMT_TRC },
+        { "small_zstd.trc", 0, 1, 0, DMM_FMT_TRC },
+        { "threads.trc", 60, 0, 0, DMM_FMT_TRC },
+        { "threads_zstd.trc", 200, 1, 0, DMM_FMT_TRC },
+        { "converted.trc", 8, 0, 0, DMM_FMT_REP },
+        { "cut_short.trc", 20, 0, 1, DMM_FMT_TRC },
+        { "empty.trc", 0, 0, 0, DMM_FMT_UNKNOWN },
+    };
+    int regen = getenv("DMM_REGEN_CORPUS") != NULL;
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, DMM_SRC_DIR "/test/corpus/trc/%s", seeds[i].name);
+        dmm_err_t err;
+        if (regen) {
+            dmm_trace_t a;
+            if (seeds[i].fmt == DMM_FMT_UNKNOWN) {   /* header only */
+                memset(&a, 0, sizeof a);
+                a.format = DMM_FMT_TRC;
+            } else {
+                sample_trace(&a, seeds[i].nextra);
+                a.format = (dmm_format_t)seeds[i].fmt;
+            }
+            const char *tmp = tmp_path("seed.trc");
+            unlink(tmp);
+            cr_assert_eq(dmm_write_trc(&a, tmp, seeds[i].zstd, &err), 0, "%s", err.msg);
+            size_t len;
+            uint8_t *buf = slurp(tmp, &len);
+            if (seeds[i].cut)
+                len -= 40;
+            unlink(path);
+            spill(path, buf, len);
+            free(buf);
+            dmm_trace_free(&a);
+        }
+        size_t len;
+        uint8_t *buf = slurp(path, &len);
+        cr_assert_lt(len, 8192, "%s: seeds stay small", seeds[i].name);
+        free(buf);
+        dmm_trace_t t;
+        cr_assert_eq(dmm_trace_load(path, &t, &err), 0, "%s", err.msg);
+        cr_assert_eq(t.truncated, seeds[i].cut, "%s", seeds[i].name);
+        dmm_trace_free(&t);
+    }
+}

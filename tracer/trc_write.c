@@ -399,6 +399,18 @@ int dmm_out_open(dmm_outfile_t *o, const char *path, int force, dmm_err_t *err)
 {
     memset(o, 0, sizeof *o);
     struct stat st;
+    if (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        /* nothing to replace and nowhere to rename: write straight to it */
+        o->path = strdup(path);
+        o->fp = o->path ? fopen(path, "wb") : NULL;
+        if (!o->fp) {
+            int e = o->path ? errno : ENOMEM;
+            free(o->path);
+            o->path = NULL;
+            return dmm_err_set(err, "%s: cannot open: %s", path, strerror(e));
+        }
+        return 0;
+    }
     /* Say so before doing any work; the final link decides for sure. */
     if (!force && lstat(path, &st) == 0)
         return dmm_err_set(err, "%s: exists; not replacing it (use --force)", path);
@@ -458,6 +470,14 @@ int dmm_out_commit(dmm_outfile_t *o, dmm_err_t *err)
     errno = 0;
     if (fflush(o->fp) != 0 || ferror(o->fp))
         e = errno ? errno : EIO;
+    if (!o->tmp) {   /* a device or FIFO, written directly */
+        if (fclose(o->fp) != 0 && !e)
+            e = errno ? errno : EIO;
+        o->fp = NULL;
+        int rc = e ? dmm_err_set(err, "%s: write error: %s", o->path, strerror(e)) : 0;
+        dmm_out_abort(o);
+        return rc;
+    }
     /* mkstemp made it 0600; give it the mode a new file would get */
     mode_t um = umask(0);
     umask(um);

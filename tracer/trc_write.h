@@ -29,11 +29,12 @@ int dmm_write_text(const dmm_trace_t *t, FILE *out);
 
 /* An output file that appears under its name only once it is complete: the
  * data goes to a temporary file in the same directory, renamed (or, without
- * force, linked so that an existing file is never replaced) on commit. */
+ * force, linked so that an existing file is never replaced) on commit.  An
+ * existing device or FIFO (/dev/null, a named pipe) is written directly. */
 typedef struct dmm_outfile {
     FILE *fp;           /* write here */
     char *path;         /* the final name */
-    char *tmp;          /* the temporary file's name */
+    char *tmp;          /* the temporary file's name; NULL when direct */
     int   force;
 } dmm_outfile_t;
 

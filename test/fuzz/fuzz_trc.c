@@ -1,0 +1,78 @@
+/* fuzz_trc.c - libFuzzer harness for the binary .trc reader: any bytes must
+ * give a trace or an error, never a crash, a leak, a hang or an unbounded
+ * allocation.  Seeds: test/corpus/trc/ (made by test_trc's regen_corpus test).
+ *
+ * Each input is parsed twice: as it is, and with every block checksum made
+ * right, because a mutated block almost never has a matching CRC and the
+ * fuzzer would otherwise never reach the record and zstd decoding behind it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static uint32_t ld32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void st32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Recompute the checksums of every block the layout lets us find. */
+static void fix_crcs(uint8_t *b, size_t len)
+{
+    if (len < 64)
+        return;
+    uint64_t off = (uint64_t)(b[10] | b[11] << 8) + ld32(b + 48);
+    off = (off + 7) & ~(uint64_t)7;
+    while (off <= len && len - off >= 32) {
+        uint8_t *h = b + off;
+        uint32_t stored = ld32(h + 8);
+        if (stored <= len - off - 32)
+            st32(h + 20, dmm_crc32(0, h + 32, stored));
+        st32(h + 24, dmm_crc32(0, h, 24));
+        off += 32 + (uint64_t)stored;
+    }
+}
+
+static void parse(const uint8_t *data, size_t size)
+{
+    dmm_trace_t t;
+    dmm_err_t err;
+    if (dmm_trace_parse("fuzz.trc", data, size, DMM_FMT_TRC, &t, &err) == 0) {
+        /* what later stages rely on: every stack id a record names exists,
+         * every stack's frames lie inside the frame table, seq order */
+        for (size_t i = 0; i < t.nrecs; i++)
+            if (t.recs[i].stack >= t.nstacks)
+                __builtin_trap();
+        for (size_t s = 0; s < t.nstacks; s++)
+            if (t.stacks[s].nframes && t.stacks[s].first + t.stacks[s].nframes > t.nframes)
+                __builtin_trap();
+        for (size_t i = 1; i < t.nrecs; i++)
+            if (t.recs[i].seq < t.recs[i - 1].seq)
+                __builtin_trap();
+        if (t.nstacks == 0 || t.cmdline == NULL || t.cmdline[t.cmdline_len] != '\0')
+            __builtin_trap();
+    }
+    dmm_trace_free(&t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    parse(data, size);
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, data, size);
+    fix_crcs(copy, size);
+    parse(copy, size);
+    free(copy);
+    return 0;
+}
