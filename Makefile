@@ -32,7 +32,8 @@ TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
 TEST_SRC  := $(wildcard test/test_*.c)
 TEST_BIN  := $(TEST_SRC:test/%.c=$(O)/test/%)
 BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
-TEST_HELPERS := $(patsubst test/progs/%.c,$(O)/test/progs/%,$(wildcard test/progs/*.c))
+TEST_HELPERS := $(patsubst test/progs/%.c,$(O)/test/progs/%,$(filter-out test/progs/lib%.c,$(wildcard test/progs/*.c))) \
+                $(patsubst test/progs/%.c,$(O)/test/progs/%.so,$(wildcard test/progs/lib*.c))
 FUZZ_SRC  := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
 
@@ -70,6 +71,10 @@ $(O)/dmm: $(O)/obj/tracer/dmm_main.o $(O)/libdmmcore.a
 $(O)/bench/%: bench/%.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
+
+$(O)/test/progs/%.so: test/progs/%.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ $<
 
 $(O)/test/progs/%: test/progs/%.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)

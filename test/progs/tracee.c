@@ -142,14 +142,22 @@ int main(int argc, char **argv)
         volatile int *null = (volatile int *)(uintptr_t)(argc - 3);
         *null = 1;
     } else if (!strcmp(mode, "aligned")) {
+        /* volatile: the compiler may drop an unused malloc/free pair */
+        void *volatile p;
         for (int i = 0; i < n; i++) {
-            void *p;
-            free(memalign(64, 100));
-            if (posix_memalign(&p, 128, 100) == 0)
+            p = memalign(64, 100);
+            free(p);
+            void *q;
+            if (posix_memalign(&q, 128, 100) == 0) {
+                p = q;
                 free(p);
-            free(aligned_alloc(256, 512));
-            free(valloc(100));
-            free(pvalloc(100));
+            }
+            p = aligned_alloc(256, 512);
+            free(p);
+            p = valloc(100);
+            free(p);
+            p = pvalloc(100);
+            free(p);
         }
         checksum = (unsigned long)n;
     } else {

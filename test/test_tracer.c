@@ -1,0 +1,772 @@
+/* test_tracer.c - integration tests of libdmmtrace.so: real processes run
+ * under the tracer, their traces are read back with the project's reader,
+ * and what was recorded is checked against what the program is known to do,
+ * against a plain run's output, and against glibc's own mtrace as an
+ * independent oracle. */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "opstream.h"
+#include "trace.h"
+
+#define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
+#define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
+#define MTRACEON DMM_BUILD_DIR "/test/progs/libmtrace_on.so"
+#define MALLOC_DEBUG "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
+
+extern char **environ;
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dmm-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+/* Run argv with the parent's environment minus LD_PRELOAD, DMM_* and
+ * MALLOC_TRACE, plus `extra` (NULL-terminated "NAME=value" strings), in
+ * directory `cwd`, stdin from `in` (or /dev/null), stdout to `out`, stderr to
+ * `err` (either may be NULL for /dev/null).  Returns the wait status. */
+static int run(char *const argv[], const char *const extra[], const char *cwd,
+               const char *in, const char *out, const char *err)
+{
+    const char *env[512];
+    size_t n = 0;
+    for (char **e = environ; *e && n < 400; e++)
+        if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "DMM_", 4) &&
+            strncmp(*e, "MALLOC_TRACE=", 13))
+            env[n++] = *e;
+    for (size_t i = 0; extra && extra[i] && n < 510; i++)
+        env[n++] = extra[i];
+    env[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        if (cwd && chdir(cwd) != 0)
+            _exit(126);
+        int fd = open(in ? in : "/dev/null", O_RDONLY);
+        dup2(fd, 0);
+        fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        fd = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        execve(argv[0], argv, (char *const *)env);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return st;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    uint8_t *buf;
+    size_t l;
+    dmm_err_t err;
+    if (dmm_read_file(path, &buf, &l, &err) != 0)
+        return NULL;
+    char *s = realloc(buf, l + 1);
+    s[l] = 0;
+    if (len)
+        *len = l;
+    return s;
+}
+
+/* The trace files in tmpdir, sorted by name; returns how many. */
+static int trace_files(char names[][300], int max)
+{
+    DIR *d = opendir(tmpdir);
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && !strcmp(e->d_name + l - 4, ".trc"))
+            snprintf(names[n++], 300, "%s/%s", tmpdir, e->d_name);
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(names[j], names[i]) < 0) {
+                char t[300];
+                strcpy(t, names[i]);
+                strcpy(names[i], names[j]);
+                strcpy(names[j], t);
+            }
+    return n;
+}
+
+typedef struct counts {
+    uint64_t op[DMM_TRC_OP_MAX];
+    uint64_t free_nonnull;
+    uint32_t tids[64];
+    int ntids;
+} counts_t;
+
+static void count(const dmm_trace_t *t, counts_t *c)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < t->nrecs; i++) {
+        const dmm_rec_t *r = &t->recs[i];
+        if (r->op < DMM_TRC_OP_MAX)
+            c->op[r->op]++;
+        if (r->op == DMM_TRC_FREE && r->ptr_in)
+            c->free_nonnull++;
+        int seen = 0;
+        for (int k = 0; k < c->ntids; k++)
+            seen |= c->tids[k] == r->tid;
+        if (!seen && c->ntids < 64)
+            c->tids[c->ntids++] = r->tid;
+    }
+}
+
+static void load(const char *path, dmm_trace_t *t)
+{
+    dmm_err_t err;
+    int rc = dmm_trace_load(path, t, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_not(t->truncated, "%s", t->note);
+}
+
+/* The op stream is consistent: every free found its block, no address was
+ * handed out twice while live (the order respects causality). */
+static void assert_consistent(const dmm_trace_t *t)
+{
+    dmm_opstream_t s;
+    dmm_err_t err;
+    cr_assert_eq(dmm_opstream_build(t, &s, &err), 0, "%s", err.msg);
+    cr_expect_eq(s.unknown_free, 0, "%s: %llu frees of unknown blocks", t->path,
+                 (unsigned long long)s.unknown_free);
+    cr_expect_eq(s.reused_live, 0, "%s: %llu live addresses handed out again", t->path,
+                 (unsigned long long)s.reused_live);
+    dmm_opstream_free(&s);
+}
+
+/* Run the tracee under the tracer in a fresh tmpdir; returns wait status. */
+static int run_tracee(const char *mode, const char *n, const char *const more_env[])
+{
+    char file[300];
+    snprintf(file, sizeof file, "DMM_TRACE_FILE=%s/t.%%p.trc", tmpdir);
+    const char *env[16] = { "LD_PRELOAD=" TRACER, file };
+    int k = 2;
+    for (int i = 0; more_env && more_env[i]; i++)
+        env[k++] = more_env[i];
+    env[k] = NULL;
+    char out[300];
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    char *argv[] = { TRACEE, (char *)mode, (char *)n, NULL };
+    return run(argv, env, tmpdir, NULL, out, NULL);
+}
+
+/* The pattern() of the tracee: n reallocs and n callocs exactly. */
+static void check_pattern(const char *mode, int n)
+{
+    make_tmpdir();
+    int st = run_tracee(mode, "300", NULL);
+    if (!strcmp(mode, "abort"))
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+    else if (!strcmp(mode, "segv"))
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+    else
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 1);
+    dmm_trace_t t;
+    load(names[0], &t);
+    counts_t c;
+    count(&t, &c);
+    cr_expect_eq(c.op[DMM_TRC_REALLOC], (uint64_t)n);
+    cr_expect_eq(c.op[DMM_TRC_CALLOC], (uint64_t)n);
+    cr_expect_geq(c.op[DMM_TRC_MALLOC], (uint64_t)n);
+    cr_expect_geq(c.free_nonnull, (uint64_t)(2 * n));
+    assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+Test(tracer, loses_nothing_on_return_from_main) { check_pattern("main", 300); }
+Test(tracer, loses_nothing_on_exit) { check_pattern("exit", 300); }
+Test(tracer, loses_nothing_on__exit) { check_pattern("_exit", 300); }
+Test(tracer, flushes_on_abort) { check_pattern("abort", 300); }
+Test(tracer, flushes_on_segv) { check_pattern("segv", 300); }
+
+Test(tracer, records_every_aligned_call)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("aligned", "50", NULL), 0);
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 1);
+    dmm_trace_t t;
+    load(names[0], &t);
+    counts_t c;
+    count(&t, &c);
+    cr_expect_eq(c.op[DMM_TRC_MEMALIGN], 50);
+    cr_expect_eq(c.op[DMM_TRC_POSIX_MEMALIGN], 50);
+    cr_expect_eq(c.op[DMM_TRC_ALIGNED_ALLOC], 50);
+    cr_expect_eq(c.op[DMM_TRC_VALLOC], 50);
+    cr_expect_eq(c.op[DMM_TRC_PVALLOC], 50);
+    for (size_t i = 0; i < t.nrecs; i++)
+        if (t.recs[i].op == DMM_TRC_ALIGNED_ALLOC) {
+            cr_expect_eq(t.recs[i].arg, 256);
+            cr_expect_eq(t.recs[i].size, 512);
+            cr_expect_eq(t.recs[i].ptr_out % 256, 0);
+        }
+    assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+Test(tracer, threads_and_cross_thread_frees_in_causal_order)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("threads", "0", NULL), 0);
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 1);
+    dmm_trace_t t;
+    load(names[0], &t);
+    counts_t c;
+    count(&t, &c);
+    cr_expect_geq(c.op[DMM_TRC_MALLOC], 4 * 1024);
+    cr_expect_geq(c.free_nonnull, 4 * 1024);
+    cr_expect_eq(c.op[DMM_TRC_THREAD_EXIT], 4);
+    cr_expect_geq(c.ntids, 5);
+    for (size_t i = 1; i < t.nrecs; i++)
+        cr_assert_lt(t.recs[i - 1].seq, t.recs[i].seq);
+    assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+Test(tracer, loses_nothing_when_a_thread_exits)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("threxit", "5000", NULL), 0);
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 1);
+    dmm_trace_t t;
+    load(names[0], &t);
+    /* the thread: 1 + 5000 mallocs, 5001 frees, then its exit record */
+    uint32_t tid = 0;
+    for (size_t i = 0; i < t.nrecs; i++)
+        if (t.recs[i].op == DMM_TRC_MALLOC && t.recs[i].size == 8)
+            tid = t.recs[i].tid;
+    cr_assert_neq(tid, 0);
+    uint64_t m = 0, f = 0, ex = 0;
+    for (size_t i = 0; i < t.nrecs; i++)
+        if (t.recs[i].tid == tid) {
+            m += t.recs[i].op == DMM_TRC_MALLOC && t.recs[i].size == 8;
+            f += t.recs[i].op == DMM_TRC_FREE;
+            ex += t.recs[i].op == DMM_TRC_THREAD_EXIT;
+        }
+    cr_expect_geq(m, 5000);
+    cr_expect_geq(f, 5001);
+    cr_expect_eq(ex, 1);
+    assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+Test(tracer, fork_gives_each_process_its_own_file)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("fork", "200", NULL), 0);
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 2);
+    dmm_trace_t a, b;
+    load(names[0], &a);
+    load(names[1], &b);
+    dmm_trace_t *parent = (a.flags & DMM_TRC_F_FORKED) ? &b : &a;
+    dmm_trace_t *child = parent == &a ? &b : &a;
+    cr_assert(child->flags & DMM_TRC_F_FORKED);
+    cr_expect_eq(child->ppid, parent->pid);
+    counts_t cp, cc;
+    count(parent, &cp);
+    count(child, &cc);
+    cr_expect_eq(cp.op[DMM_TRC_REALLOC], 400);
+    cr_expect_eq(cc.op[DMM_TRC_REALLOC], 200);
+    cr_expect_eq(cp.op[DMM_TRC_FORK], 1);
+    assert_consistent(parent);
+    assert_consistent(child);
+    dmm_trace_free(&a);
+    dmm_trace_free(&b);
+    remove_tmpdir();
+}
+
+Test(tracer, exec_flushes_and_the_new_program_writes_its_own_file)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("exec", "150", NULL), 0);
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 2, "a file before and one after the exec");
+    dmm_trace_t a, b;
+    load(names[0], &a);
+    load(names[1], &b);
+    counts_t ca, cb;
+    count(&a, &ca);
+    count(&b, &cb);
+    if (cb.op[DMM_TRC_EXEC]) {   /* a is the file of the program after exec */
+        counts_t tmp = ca;
+        ca = cb;
+        cb = tmp;
+    }
+    cr_expect_eq(a.pid, b.pid);
+    cr_expect_eq(ca.op[DMM_TRC_EXEC], 1);
+    cr_expect_eq(ca.op[DMM_TRC_REALLOC], 150);
+    cr_expect_eq(cb.op[DMM_TRC_REALLOC], 150);
+    cr_expect_eq(cb.op[DMM_TRC_EXEC], 0);
+    dmm_trace_free(&a);
+    dmm_trace_free(&b);
+    remove_tmpdir();
+}
+
+Test(tracer, call_stacks_and_modules_are_recorded)
+{
+    make_tmpdir();
+    const char *env[] = { "DMM_TRACE_STACK=6", NULL };
+    cr_assert_eq(run_tracee("main", "100", env), 0);
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 1);
+    dmm_trace_t t;
+    load(names[0], &t);
+    cr_expect_eq(t.stack_depth, 6);
+    cr_assert_gt(t.nstacks, 3, "distinct stacks: %zu", t.nstacks);
+    cr_assert_gt(t.nmodules, 1);
+    int tracee_module = 0;
+    for (size_t i = 0; i < t.nmodules; i++)
+        tracee_module |= strstr(t.modules[i].path, "tracee") != NULL;
+    cr_expect(tracee_module);
+    /* every realloc has a stack whose first frame lies in the tracee */
+    size_t with_stack = 0;
+    for (size_t i = 0; i < t.nrecs; i++) {
+        const dmm_rec_t *r = &t.recs[i];
+        if (r->op != DMM_TRC_REALLOC)
+            continue;
+        cr_assert(r->stack > 0 && r->stack < t.nstacks);
+        const dmm_stack_t *s = &t.stacks[r->stack];
+        cr_assert_gt(s->nframes, 0);
+        cr_assert_leq(s->nframes, 6);
+        uint64_t ip = t.frames[s->first];
+        int inside = 0;
+        for (size_t m = 0; m < t.nmodules; m++)
+            if (ip >= t.modules[m].start && ip < t.modules[m].end &&
+                strstr(t.modules[m].path, "tracee"))
+                inside = 1;
+        cr_expect(inside, "frame 0x%llx of a realloc is not in the tracee",
+                  (unsigned long long)ip);
+        with_stack++;
+    }
+    cr_expect_eq(with_stack, 100);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+Test(tracer, zstd_blocks_read_back_the_same)
+{
+    make_tmpdir();
+    const char *env[] = { "DMM_TRACE_COMPRESS=zstd", NULL };
+    cr_assert_eq(run_tracee("main", "20000", env), 0);
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 1);
+    dmm_trace_t t;
+    load(names[0], &t);
+    counts_t c;
+    count(&t, &c);
+    cr_expect_eq(c.op[DMM_TRC_REALLOC], 20000);
+    struct stat st;
+    stat(names[0], &st);
+    cr_expect_lt((uint64_t)st.st_size, t.nrecs * sizeof(dmm_trc_rec_t) / 3,
+                 "compressed %lld bytes for %zu records", (long long)st.st_size, t.nrecs);
+    assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+Test(tracer, never_overwrites_and_never_follows_symlinks)
+{
+    make_tmpdir();
+    char path[300], env_file[320], link[300], target[300];
+    snprintf(path, sizeof path, "%s/fixed.trc", tmpdir);
+    snprintf(env_file, sizeof env_file, "DMM_TRACE_FILE=%s", path);
+    FILE *f = fopen(path, "w");
+    fputs("precious", f);
+    fclose(f);
+    const char *env[] = { "LD_PRELOAD=" TRACER, env_file, NULL };
+    char *argv[] = { TRACEE, "main", "10", NULL };
+    char errf[300];
+    snprintf(errf, sizeof errf, "%s/stderr", tmpdir);
+    cr_assert_eq(run(argv, env, tmpdir, NULL, NULL, errf), 0);
+    char *s = slurp(path, NULL);
+    cr_expect_str_eq(s, "precious");
+    free(s);
+    char alt[300];
+    snprintf(alt, sizeof alt, "%s/fixed.1.trc", tmpdir);
+    struct stat st;
+    cr_assert_eq(stat(alt, &st), 0, "the trace went to fixed.1.trc");
+    cr_expect_eq(st.st_mode & 0777, 0600);
+
+    /* a symlink where the trace would go is not followed */
+    snprintf(target, sizeof target, "%s/target", tmpdir);
+    snprintf(link, sizeof link, "%s/link.trc", tmpdir);
+    f = fopen(target, "w");
+    fputs("untouched", f);
+    fclose(f);
+    cr_assert_eq(symlink(target, link), 0);
+    snprintf(env_file, sizeof env_file, "DMM_TRACE_FILE=%s", link);
+    cr_assert_eq(run(argv, env, tmpdir, NULL, NULL, errf), 0);
+    s = slurp(target, NULL);
+    cr_expect_str_eq(s, "untouched");
+    free(s);
+    remove_tmpdir();
+}
+
+Test(tracer, unknown_dmm_options_are_reported_once)
+{
+    make_tmpdir();
+    char file[300], errf[300];
+    snprintf(file, sizeof file, "DMM_TRACE_FILE=%s/t.%%p.trc", tmpdir);
+    snprintf(errf, sizeof errf, "%s/stderr", tmpdir);
+    const char *env[] = { "LD_PRELOAD=" TRACER, file, "DMM_TRACE_STAKC=4", NULL };
+    char *argv[] = { TRACEE, "threads", "0", NULL };
+    cr_assert_eq(run(argv, env, tmpdir, NULL, NULL, errf), 0);
+    char *s = slurp(errf, NULL);
+    cr_assert_not_null(strstr(s, "DMM_TRACE_STAKC"));
+    cr_expect_null(strstr(strstr(s, "DMM_TRACE_STAKC") + 1, "DMM_TRACE_STAKC"),
+                   "reported once: %s", s);
+    free(s);
+    remove_tmpdir();
+}
+
+/* ---- real programs, against a plain run and against glibc's mtrace ---- */
+
+typedef struct call {
+    char kind;          /* '+' new block, '-' free, 'r' realloc of a block */
+    uint64_t size;
+} call_t;
+
+/* The calls of a .trc between the two markers of mtrace_on.c, in the form
+ * mtrace writes them: realloc(NULL, n) is '+', free(NULL) is not written. */
+static size_t trc_window(const dmm_trace_t *t, call_t *out, size_t max)
+{
+    size_t n = 0;
+    int in = 0;
+    for (size_t i = 0; i < t->nrecs; i++) {
+        const dmm_rec_t *r = &t->recs[i];
+        call_t c = { 0, 0 };
+        if (dmm_op_is_alloc(r->op)) {
+            c = (call_t){ '+', r->size };
+        } else if (r->op == DMM_TRC_FREE) {
+            if (r->ptr_in)
+                c = (call_t){ '-', 0 };
+        } else if (r->op == DMM_TRC_REALLOC || r->op == DMM_TRC_REALLOCARRAY) {
+            if (!r->ptr_in)
+                c = (call_t){ '+', r->size };
+            else if (!r->ptr_out && r->size == 0)
+                c = (call_t){ '-', 0 };
+            else
+                c = (call_t){ 'r', r->size };
+        }
+        if (!c.kind)
+            continue;
+        if (c.kind == '+' && c.size == 1234567) {
+            in = 1;
+            continue;
+        }
+        if (c.kind == '+' && c.size == 1234568)
+            break;
+        if (in && n < max)
+            out[n++] = c;
+    }
+    return n;
+}
+
+/* The same window of an mtrace file.  glibc's end-of-process cleanup
+ * (__libc_freeres, which only an mtrace run does) ends the window early:
+ * its frees come from libc's __libc_freeres_fn section [fr_lo, fr_hi). */
+static size_t mtrace_window(const char *path, uint64_t fr_lo, uint64_t fr_hi,
+                            call_t *out, size_t max)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no mtrace output %s", path);
+    char line[4096];
+    size_t n = 0;
+    int in = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *op = NULL;
+        for (char *p = line; *p; p++)
+            if ((*p == '+' || *p == '-' || *p == '>' || *p == '<' || *p == '!') &&
+                p > line && p[-1] == ' ' && p[1] == ' ') {
+                op = p;
+                break;
+            }
+        if (!op || *op == '<' || *op == '!')
+            continue;
+        char *lib = strstr(line, "libc.so.6:");
+        if (lib && lib < op) {
+            char *br = strchr(lib, '[');
+            uint64_t off = br ? strtoull(br + 1, NULL, 16) : 0;
+            if ((off >= fr_lo && off < fr_hi) || strstr(line, "__libc_freeres"))
+                break;
+        }
+        call_t c;
+        char *a = op + 2;
+        char *end;
+        strtoull(a, &end, 16);
+        uint64_t size = strtoull(end, NULL, 16);
+        if (*op == '+')
+            c = (call_t){ '+', size };
+        else if (*op == '-')
+            c = (call_t){ '-', 0 };
+        else
+            c = (call_t){ 'r', size };
+        if (c.kind == '+' && c.size == 1234567) {
+            in = 1;
+            continue;
+        }
+        if (c.kind == '+' && c.size == 1234568)
+            break;
+        if (in && n < max)
+            out[n++] = c;
+    }
+    fclose(f);
+    return n;
+}
+
+static void freeres_section(uint64_t *lo, uint64_t *hi)
+{
+    *lo = *hi = 0;
+    FILE *p = popen("objdump -h /lib/x86_64-linux-gnu/libc.so.6", "r");
+    cr_assert_not_null(p);
+    char line[512];
+    while (fgets(line, sizeof line, p)) {
+        char name[128];
+        unsigned long long size, vma;
+        if (sscanf(line, " %*d %127s %llx %llx", name, &size, &vma) == 3 &&
+            !strcmp(name, "__libc_freeres_fn")) {
+            *lo = vma;
+            *hi = vma + size;
+        }
+    }
+    pclose(p);
+    cr_assert_gt(*hi, 0, "objdump found no __libc_freeres_fn section in libc");
+}
+
+/* Run argv plainly, under the tracer and under mtrace (each with the marker
+ * library); outputs must be equal, and so must the calls seen between the
+ * markers: in order when `ordered`, as counts per kind otherwise (threads). */
+static void oracle(char *const argv[], const char *in, int ordered)
+{
+    make_tmpdir();
+    char out_plain[300], out_trace[300], out_mtrace[300], tfile[330];
+    snprintf(out_plain, sizeof out_plain, "%s/out.plain", tmpdir);
+    snprintf(out_trace, sizeof out_trace, "%s/out.trace", tmpdir);
+    snprintf(out_mtrace, sizeof out_mtrace, "%s/out.mtrace", tmpdir);
+    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/run.%%p.trc", tmpdir);
+    /* Programs copy their environment, so the two runs that are compared
+     * get environments of the same sizes: same variables, preload paths of
+     * the same length (symlinks in tmpdir). */
+    char lt[330], lm[330], lk[330], pre_t[700], pre_m[700], pre_p[400], mf0[330], mf1[330];
+    snprintf(lt, sizeof lt, "%s/t.so", tmpdir);
+    snprintf(lm, sizeof lm, "%s/m.so", tmpdir);
+    snprintf(lk, sizeof lk, "%s/o.so", tmpdir);
+    cr_assert_eq(symlink(TRACER, lt), 0);
+    cr_assert_eq(symlink(MALLOC_DEBUG, lm), 0);
+    cr_assert_eq(symlink(MTRACEON, lk), 0);
+    snprintf(pre_t, sizeof pre_t, "LD_PRELOAD=%s:%s", lt, lk);
+    snprintf(pre_m, sizeof pre_m, "LD_PRELOAD=%s:%s", lm, lk);
+    snprintf(pre_p, sizeof pre_p, "LD_PRELOAD=%s", lk);
+    snprintf(mf0, sizeof mf0, "MALLOC_TRACE=%s/m0.mtrace", tmpdir);
+    snprintf(mf1, sizeof mf1, "MALLOC_TRACE=%s/m1.mtrace", tmpdir);
+    const char *plain_env[] = { pre_p, "PYTHONHASHSEED=0", "PERL_HASH_SEED=0", "PERL_PERTURB_KEYS=0", mf0, tfile, NULL };
+    const char *trace_env[] = { pre_t, "PYTHONHASHSEED=0", "PERL_HASH_SEED=0", "PERL_PERTURB_KEYS=0", mf0, tfile, NULL };
+    const char *mtrace_env[] = { pre_m, "PYTHONHASHSEED=0", "PERL_HASH_SEED=0", "PERL_PERTURB_KEYS=0", mf1, tfile, NULL };
+    int a = run(argv, plain_env, tmpdir, in, out_plain, NULL);
+    int b = run(argv, trace_env, tmpdir, in, out_trace, NULL);
+    int c = run(argv, mtrace_env, tmpdir, in, out_mtrace, NULL);
+    cr_assert_eq(a, b, "%s: exit status %d plain, %d traced", argv[0], a, b);
+    cr_assert_eq(a, c);
+    size_t la, lb;
+    char *sa = slurp(out_plain, &la), *sb = slurp(out_trace, &lb);
+    cr_assert_gt(la, 0, "%s printed nothing", argv[0]);
+    cr_assert(la == lb && memcmp(sa, sb, la) == 0, "%s: output differs under the tracer", argv[0]);
+    free(sa);
+    free(sb);
+
+    char names[8][300];
+    cr_assert_eq(trace_files(names, 8), 1, "%s: one trace file", argv[0]);
+    dmm_trace_t t;
+    load(names[0], &t);
+    assert_consistent(&t);
+    size_t max = 4000000;
+    call_t *ct = malloc(max * sizeof *ct), *cm = malloc(max * sizeof *cm);
+    size_t nt = trc_window(&t, ct, max);
+    uint64_t lo, hi;
+    freeres_section(&lo, &hi);
+    char mpath[330];
+    snprintf(mpath, sizeof mpath, "%s/m1.mtrace", tmpdir);
+    size_t nm = mtrace_window(mpath, lo, hi, cm, max);
+    cr_assert_gt(nt, 10, "%s: only %zu calls seen", argv[0], nt);
+    if (ordered) {
+        cr_expect_eq(nt, nm, "%s: %zu calls traced, %zu in mtrace", argv[0], nt, nm);
+        size_t k = 0;
+        while (k < nt && k < nm && ct[k].kind == cm[k].kind && ct[k].size == cm[k].size)
+            k++;
+        cr_expect(k == nt && k == nm, "%s: call %zu differs: traced %c %llu, mtrace %c %llu",
+                  argv[0], k, k < nt ? ct[k].kind : '?',
+                  (unsigned long long)(k < nt ? ct[k].size : 0), k < nm ? cm[k].kind : '?',
+                  (unsigned long long)(k < nm ? cm[k].size : 0));
+    } else {
+        size_t kt[3] = { 0 }, km[3] = { 0 };
+        for (size_t i = 0; i < nt; i++)
+            kt[ct[i].kind == '+' ? 0 : ct[i].kind == '-' ? 1 : 2]++;
+        for (size_t i = 0; i < nm; i++)
+            km[cm[i].kind == '+' ? 0 : cm[i].kind == '-' ? 1 : 2]++;
+        cr_expect(kt[0] == km[0] && kt[1] == km[1] && kt[2] == km[2],
+                  "%s: traced %zu/%zu/%zu, mtrace %zu/%zu/%zu (alloc/free/realloc)", argv[0],
+                  kt[0], kt[1], kt[2], km[0], km[1], km[2]);
+    }
+    free(ct);
+    free(cm);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+static int have(const char *path)
+{
+    return access(path, X_OK) == 0;
+}
+
+static void write_input(const char *name, int lines)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/tmp/dmm-test-input-%s", name);
+    FILE *f = fopen(path, "w");
+    unsigned x = 12345;
+    for (int i = 0; i < lines; i++) {
+        x = x * 1103515245u + 12345u;
+        fprintf(f, "%u line %d %x\n", x % 100000, i, x);
+    }
+    fclose(f);
+}
+
+Test(tracer_programs, sort_matches_mtrace_call_for_call)
+{
+    write_input("sort", 20000);
+    char *argv[] = { "/usr/bin/sort", "/tmp/dmm-test-input-sort", NULL };
+    oracle(argv, NULL, 1);
+}
+
+Test(tracer_programs, sort_with_threads_matches_mtrace_counts)
+{
+    write_input("psort", 200000);
+    char *argv[] = { "/usr/bin/sort", "--parallel=2", "-S", "2M", "/tmp/dmm-test-input-psort", NULL };
+    oracle(argv, NULL, 0);
+}
+
+Test(tracer_programs, python3_matches_mtrace_call_for_call)
+{
+    if (!have("/usr/bin/python3"))
+        cr_skip_test("no /usr/bin/python3");
+    char *argv[] = { "/usr/bin/python3", "-S", "-c",
+                     "import json\n"
+                     "d = {str(i): [i] * (i % 7) for i in range(3000)}\n"
+                     "s = json.dumps(d, sort_keys=True)\n"
+                     "print(len(s), sum(len(v) for v in json.loads(s).values()))\n",
+                     NULL };
+    oracle(argv, NULL, 1);
+}
+
+Test(tracer_programs, perl_matches_mtrace_call_for_call)
+{
+    if (!have("/usr/bin/perl"))
+        cr_skip_test("no perl");
+    char *argv[] = { "/usr/bin/perl", "-e",
+                     "my %h; $h{$_ * 7 % 1000} .= 'x' x ($_ % 50) for 1 .. 20000;"
+                     "print join(',', map { length $h{$_} } sort { $a <=> $b } keys %h), \"\\n\";",
+                     NULL };
+    oracle(argv, NULL, 1);
+}
+
+Test(tracer_programs, sqlite3_matches_mtrace_call_for_call)
+{
+    if (!have("/usr/bin/sqlite3"))
+        cr_skip_test("no sqlite3");
+    char *argv[] = { "/usr/bin/sqlite3", ":memory:",
+                     "create table t(a integer, b text);"
+                     "with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000)"
+                     " insert into t select x, 'k' || x from c;"
+                     "create index i on t(b);"
+                     "select count(*), sum(a), max(b) from t where a % 3 = 0;",
+                     NULL };
+    oracle(argv, NULL, 1);
+}
+
+Test(tracer_programs, git_matches_mtrace_call_for_call)
+{
+    if (!have("/usr/bin/git"))
+        cr_skip_test("no git");
+    write_input("git", 5000);
+    char *argv[] = { "/usr/bin/git", "hash-object", "--stdin", NULL };
+    oracle(argv, "/tmp/dmm-test-input-git", 1);
+}
+
+Test(tracer_programs, gcc_compiles_the_same_under_the_tracer)
+{
+    if (!have("/usr/bin/gcc"))
+        cr_skip_test("no gcc");
+    make_tmpdir();
+    char src[300], obj_plain[300], obj_traced[300], file[300];
+    snprintf(src, sizeof src, "%s/x.c", tmpdir);
+    FILE *f = fopen(src, "w");
+    fputs("#include <stdio.h>\nstruct p { int x, y; };\n"
+          "static int f(struct p *v, int n) { int s = 0; for (int i = 0; i < n; i++) s += v[i].x * v[i].y; return s; }\n"
+          "int main(void) { struct p v[3] = {{1,2},{3,4},{5,6}}; printf(\"%d\\n\", f(v, 3)); return 0; }\n", f);
+    fclose(f);
+    snprintf(obj_plain, sizeof obj_plain, "%s/plain.s", tmpdir);
+    snprintf(obj_traced, sizeof obj_traced, "%s/traced.s", tmpdir);
+    snprintf(file, sizeof file, "DMM_TRACE_FILE=%s/gcc.%%p.trc", tmpdir);
+    char *argv1[] = { "/usr/bin/gcc", "-O2", "-S", "-o", obj_plain, src, NULL };
+    char *argv2[] = { "/usr/bin/gcc", "-O2", "-S", "-o", obj_traced, src, NULL };
+    const char *env[] = { "LD_PRELOAD=" TRACER, file, NULL };
+    cr_assert_eq(run(argv1, NULL, tmpdir, NULL, NULL, NULL), 0);
+    cr_assert_eq(run(argv2, env, tmpdir, NULL, NULL, NULL), 0);
+    size_t la, lb;
+    char *a = slurp(obj_plain, &la), *b = slurp(obj_traced, &lb);
+    cr_assert(la > 0 && la == lb && memcmp(a, b, la) == 0, "assembly differs");
+    free(a);
+    free(b);
+    /* the driver and cc1 each wrote a trace of their own */
+    char names[8][300];
+    int n = trace_files(names, 8);
+    cr_assert_geq(n, 2, "gcc and cc1: %d trace files", n);
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        dmm_trace_t t;
+        load(names[i], &t);
+        total += t.nrecs;
+        assert_consistent(&t);
+        dmm_trace_free(&t);
+    }
+    cr_expect_gt(total, 1000);
+    remove_tmpdir();
+}
