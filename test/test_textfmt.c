@@ -513,6 +513,57 @@ Test(textfmt, writers_failed_and_null_calls)
     dmm_trace_free(&t);
 }
 
+static void add(dmm_trace_t *t, uint32_t tid, unsigned op, uint64_t size, uint64_t arg,
+                uint64_t in, uint64_t out, unsigned flags)
+{
+    dmm_rec_t *r = dmm_trace_push(t);
+    cr_assert_not_null(r);
+    r->op = (uint8_t)op;
+    r->tid = tid;
+    r->size = size;
+    r->arg = arg;
+    r->ptr_in = in;
+    r->ptr_out = out;
+    r->flags = (uint8_t)flags;
+    r->time = 1000 * t->nrecs;
+}
+
+/* A trace as the preload tracer records it: a moved realloc's RELEASE and
+ * REALLOC apart, with another thread's work between them, aligned calls,
+ * a failed free, a fork record. */
+Test(textfmt, writers_of_a_recorded_trace)
+{
+    dmm_trace_t t;
+    memset(&t, 0, sizeof t);
+    add(&t, 1, DMM_TRC_MALLOC, 100, 0, 0, 0x1000, 0);
+    add(&t, 2, DMM_TRC_POSIX_MEMALIGN, 64, 256, 0, 0x2000, 0);
+    add(&t, 1, DMM_TRC_RELEASE, 0, 0, 0x1000, 0, 0);
+    add(&t, 2, DMM_TRC_ALIGNED_ALLOC, 32, 4096, 0, 0x3000, 0);
+    add(&t, 1, DMM_TRC_REALLOC, 500, 0, 0x1000, 0x4000, 0);
+    add(&t, 2, DMM_TRC_FREE, 0, 0, 0x2000, 0, DMM_TRC_RF_FAILED);
+    add(&t, 2, DMM_TRC_FORK, 0, 0, 0, 77, 0);
+    add(&t, 2, DMM_TRC_CALLOC, 30, 3, 0, 0x5000, 0);
+    add(&t, 1, DMM_TRC_REALLOCARRAY, 600, 6, 0x4000, 0x4000, 0);
+    add(&t, 2, DMM_TRC_THREAD_EXIT, 0, 0, 0, 0, 0);
+    add(&t, 1, DMM_TRC_FREE, 0, 0, 0x4000, 0, 0);
+    size_t len;
+    char *s = write_to_string(dmm_write_android, &t, &len);
+    cr_assert_str_eq(s,
+                     "1: malloc 0x1000 100 1000 1000\n"
+                     "2: memalign 0x2000 256 64 2000 2000\n"
+                     "2: memalign 0x3000 4096 32 4000 4000\n"
+                     "1: realloc 0x4000 0x1000 500 5000 5000\n"
+                     "2: calloc 0x5000 3 10 8000 8000\n"
+                     "1: realloc 0x4000 0x4000 600 9000 9000\n"
+                     "2: thread_done 0x0 10000 10000\n"
+                     "1: free 0x4000 11000 11000\n");
+    free(s);
+    round_trip(&t, DMM_FMT_ANDROID, dmm_write_android, 1);
+    round_trip(&t, DMM_FMT_MTRACE, dmm_write_mtrace, 0);
+    round_trip(&t, DMM_FMT_REP, dmm_write_rep, 0);
+    dmm_trace_free(&t);
+}
+
 /* ---- round trips ---- */
 
 Test(textfmt, round_trip_rep)

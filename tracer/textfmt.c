@@ -832,6 +832,8 @@ int dmm_write_mtrace(const dmm_trace_t *t, FILE *out, dmm_err_t *err)
         const dmm_rec_t *r = &t->recs[i];
         int failed = (r->flags & DMM_TRC_RF_FAILED) != 0;
         uint64_t old;
+        if (failed && (r->op == DMM_TRC_FREE || r->op == DMM_TRC_RELEASE))
+            continue;   /* opstream.c ignores them: so does the text */
         if (dmm_op_is_alloc(r->op)) {
             if (failed || !r->ptr_out)
                 fprintf(out, "+ (nil) 0x%" PRIx64 "\n", r->size);
@@ -881,6 +883,8 @@ int dmm_write_android(const dmm_trace_t *t, FILE *out, dmm_err_t *err)
         int failed = (r->flags & DMM_TRC_RF_FAILED) != 0;
         uint64_t ptr = failed ? 0 : r->ptr_out, old;
         int printed = 1;
+        if (failed && (r->op == DMM_TRC_FREE || r->op == DMM_TRC_RELEASE))
+            continue;   /* opstream.c ignores them: so does the text */
         switch (r->op) {
         case DMM_TRC_MALLOC:
             fprintf(out, "%" PRIu32 ": malloc 0x%" PRIx64 " %" PRIu64, r->tid, ptr, r->size);
