@@ -1,0 +1,10 @@
+/* fuzz_rep.c - libFuzzer harness for the rep text trace reader and writer
+ * (see text_roundtrip.h for what it checks). */
+#include "text_roundtrip.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_text_roundtrip(data, size, DMM_FMT_REP, dmm_write_rep);
+}

@@ -1,0 +1,10 @@
+/* fuzz_wee.c - libFuzzer harness for the wee text trace reader and writer
+ * (see text_roundtrip.h for what it checks). */
+#include "text_roundtrip.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_text_roundtrip(data, size, DMM_FMT_WEE, dmm_write_wee);
+}
