@@ -601,3 +601,21 @@ Test(trc, regen_corpus)
         dmm_trace_free(&t);
     }
 }
+
+/* Many threads: each gets its own blocks, and every record keeps its thread
+ * and its place. */
+Test(trc, many_threads)
+{
+    dmm_trace_t a, b;
+    dmm_err_t err;
+    sample_trace(&a, 0);
+    for (size_t i = 0; i < 30000; i++) {
+        uint32_t tid = (uint32_t)((i * 7919) % 1500) * 65537u;
+        sample_rec(&a, tid, DMM_TRC_MALLOC, i, 0, 0, 0x10 * (i + 1), 0);
+    }
+    cr_assert_eq(dmm_write_trc(&a, tmp_path("mt.trc"), 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(dmm_trace_load(tmp_path("mt.trc"), &b, &err), 0, "%s", err.msg);
+    sample_compare(&a, &b);
+    dmm_trace_free(&a);
+    dmm_trace_free(&b);
+}

@@ -178,15 +178,65 @@ static int write_modules(wr_t *w, const dmm_trace_t *t)
     return 0;
 }
 
-/* Order of record indices: by thread, then by position (so by seq). */
-static const dmm_rec_t *sort_recs;
-static int by_tid(const void *a, const void *b)
+/* The records grouped by thread (threads in order of first appearance),
+ * each thread's in their order, so by seq: a counting sort on a small hash
+ * of the thread ids, O(n) however many records and threads there are. */
+static size_t *group_by_tid(const dmm_trace_t *t)
 {
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    uint32_t ti = sort_recs[i].tid, tj = sort_recs[j].tid;
-    if (ti != tj)
-        return ti < tj ? -1 : 1;
-    return i < j ? -1 : i > j;
+    size_t n = t->nrecs, cap = 64, ngroups = 0;
+    size_t *idx = malloc(n * sizeof *idx);
+    uint32_t *group = malloc(n * sizeof *group);   /* each record's thread group */
+    uint32_t *keys = NULL, *vals = NULL;            /* tid -> group, open addressing */
+    size_t *start = NULL;
+    if (!idx || !group)
+        goto fail;
+    for (;;) {   /* size the table for the threads found, growing when half full */
+        free(keys);
+        free(vals);
+        keys = malloc(cap * sizeof *keys);
+        vals = malloc(cap * sizeof *vals);
+        if (!keys || !vals)
+            goto fail;
+        memset(vals, 0xff, cap * sizeof *vals);
+        ngroups = 0;
+        size_t i;
+        for (i = 0; i < n; i++) {
+            uint32_t tid = t->recs[i].tid;
+            size_t h = (tid * 2654435761u) & (cap - 1);
+            while (vals[h] != UINT32_MAX && keys[h] != tid)
+                h = (h + 1) & (cap - 1);
+            if (vals[h] == UINT32_MAX) {
+                if (2 * (ngroups + 1) > cap)
+                    break;
+                keys[h] = tid;
+                vals[h] = (uint32_t)ngroups++;
+            }
+            group[i] = vals[h];
+        }
+        if (i == n)
+            break;
+        cap *= 2;
+    }
+    start = calloc(ngroups + 1, sizeof *start);
+    if (!start)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        start[group[i] + 1]++;
+    for (size_t g = 0; g < ngroups; g++)
+        start[g + 1] += start[g];
+    for (size_t i = 0; i < n; i++)
+        idx[start[group[i]]++] = i;
+    free(start);
+    free(keys);
+    free(vals);
+    free(group);
+    return idx;
+fail:
+    free(idx);
+    free(group);
+    free(keys);
+    free(vals);
+    return NULL;
 }
 
 static int write_recs(wr_t *w, const dmm_trace_t *t)
@@ -200,16 +250,9 @@ static int write_recs(wr_t *w, const dmm_trace_t *t)
     }
     if (t->nrecs == 0)
         return 0;
-    if (t->nrecs > SIZE_MAX / sizeof(size_t))
-        return dmm_err_set(w->err, "%s: out of memory", w->name);
-    size_t *idx = malloc(t->nrecs * sizeof *idx);
+    size_t *idx = t->nrecs < SIZE_MAX / sizeof(size_t) ? group_by_tid(t) : NULL;
     if (!idx)
         return dmm_err_set(w->err, "%s: out of memory", w->name);
-    for (size_t i = 0; i < t->nrecs; i++)
-        idx[i] = i;
-    sort_recs = t->recs;
-    qsort(idx, t->nrecs, sizeof *idx, by_tid);
-    sort_recs = NULL;
     int rc = 0;
     for (size_t k = 0; k < t->nrecs && rc == 0; k++) {
         const dmm_rec_t *s = &t->recs[idx[k]];
@@ -482,8 +525,6 @@ int dmm_out_commit(dmm_outfile_t *o, dmm_err_t *err)
     mode_t um = umask(0);
     umask(um);
     if (!e && fchmod(fileno(o->fp), 0666 & ~um) != 0)
-        e = errno;
-    if (!e && fsync(fileno(o->fp)) != 0 && errno != EINVAL)
         e = errno;
     if (fclose(o->fp) != 0 && !e)
         e = errno ? errno : EIO;

@@ -39,7 +39,7 @@ typedef struct dmm_outfile {
 } dmm_outfile_t;
 
 int dmm_out_open(dmm_outfile_t *o, const char *path, int force, dmm_err_t *err);
-/* Flush, sync and give the file its name; removes the temporary on failure. */
+/* Flush and give the file its name; removes the temporary on failure. */
 int dmm_out_commit(dmm_outfile_t *o, dmm_err_t *err);
 /* Throw the output away. */
 void dmm_out_abort(dmm_outfile_t *o);
