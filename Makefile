@@ -107,9 +107,7 @@ fuzz: $(FUZZ_BIN)
 	@$(MAKE) --no-print-directory fuzz-short FUZZ_SHORT=$(FUZZ_SECONDS)
 
 unit: all $(TEST_BIN) $(TEST_HELPERS)
-	@pass=0; fail=0; for t in $(TEST_BIN); do \
-	  if $$t --jobs 2; then pass=$$((pass+1)); else fail=$$((fail+1)); echo "FAILED: $$t"; fi; \
-	done; echo "test binaries: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+	@scripts/run_tests.sh $(TEST_BIN)
 
 test: unit
 	@$(MAKE) --no-print-directory fuzz-short

@@ -53,10 +53,12 @@ static int map_grow(map_t *m)
     return 0;
 }
 
-/* Returns the slot holding key, or NULL. */
+/* Returns the slot holding key, or NULL.  0 and DEAD mark empty and
+ * deleted slots, so they are never keys: a corrupt trace's free(0) or
+ * free(0xff..ff) finds nothing. */
 static slot_t *map_find(map_t *m, uint64_t key)
 {
-    if (!m->cap)
+    if (!m->cap || key == 0 || key == DEAD)
         return NULL;
     for (size_t j = hash64(key) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
         if (m->s[j].key == key)
@@ -68,6 +70,8 @@ static slot_t *map_find(map_t *m, uint64_t key)
 
 static int map_put(map_t *m, uint64_t key, uint32_t id)
 {
+    if (key == 0 || key == DEAD)
+        return 0;   /* cannot be held; later frees of it count as unknown */
     slot_t *s = map_find(m, key);
     if (s) {
         s->id = id;

@@ -57,6 +57,12 @@ extern char __libc_single_threaded;
 #define STACK_TABLE  (1u << 20)  /* distinct call stacks we can name */
 
 enum { ST_UNINIT, ST_INITIALIZING, ST_ON, ST_OFF };
+
+typedef struct stack_slot {
+    uint64_t hash;     /* 0 = free */
+    uint32_t id;       /* 0 until the winner names it */
+    uint32_t pad;
+} stack_slot_t;
 enum { TS_NONE, TS_ACTIVE, TS_EXITING };
 
 typedef struct tstate {
@@ -320,8 +326,8 @@ static int open_trace(int forked)
         say("cannot create trace file ", g_path, ": tracing is off");
         return -1;
     }
-    if (strcmp(g_path, base) != 0)
-        say(base, " exists; writing ", g_path);
+    /* A taken name is normal for a fixed DMM_TRACE_FILE in a program that
+     * forks or execs: each process quietly takes the next free number. */
 
     struct timespec rt, res;
     clock_gettime(CLOCK_REALTIME, &rt);
@@ -665,8 +671,17 @@ __attribute__((constructor)) static void dmm_tw_constructor(void)
         ensure_init();
 }
 
+static int emit_module(struct dl_phdr_info *info, size_t size, void *data);
+static stack_slot_t *g_stacks;
+
 __attribute__((destructor)) static void dmm_tw_destructor(void)
 {
+    /* Stacks name return addresses; list the modules again at the end so
+     * that code loaded with dlopen after the first stack is covered too. */
+    if (__atomic_load_n(&g_stacks, __ATOMIC_ACQUIRE) && dmm_tw_enter()) {
+        dl_iterate_phdr(emit_module, &ts);
+        dmm_tw_leave();
+    }
     flush_all_impl(1, 0);
 }
 
@@ -730,12 +745,6 @@ static void append_raw(tstate_t *s, const void *data, size_t len)
 }
 
 /* ---- call stacks ------------------------------------------------------ */
-
-typedef struct stack_slot {
-    uint64_t hash;     /* 0 = free */
-    uint32_t id;       /* 0 until the winner names it */
-    uint32_t pad;
-} stack_slot_t;
 
 static stack_slot_t *g_stacks;
 static uint32_t      g_next_stack = 1;
