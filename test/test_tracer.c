@@ -253,6 +253,17 @@ Test(tracer, threads_and_cross_thread_frees_in_causal_order)
     cr_expect_geq(c.ntids, 5);
     for (size_t i = 1; i < t.nrecs; i++)
         cr_assert_lt(t.recs[i - 1].seq, t.recs[i].seq);
+    /* times are nanoseconds (TSC ticks converted by the reader), never
+     * running backwards within a thread, and within the run's length */
+    cr_expect_eq(t.flags & DMM_TRC_F_NOTIME, 0);
+    for (size_t i = 0; i < t.nrecs; i++) {
+        cr_assert_lt(t.recs[i].time, 60ull * 1000000000ull);
+        for (size_t j = i + 1; j < t.nrecs && j < i + 64; j++)
+            if (t.recs[j].tid == t.recs[i].tid) {
+                cr_assert_leq(t.recs[i].time, t.recs[j].time + 1000);
+                break;
+            }
+    }
     assert_consistent(&t);
     dmm_trace_free(&t);
     remove_tmpdir();

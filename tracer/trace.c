@@ -37,6 +37,8 @@ static const char *const op_names[DMM_TRC_OP_MAX] = {
     [DMM_TRC_THREAD_EXIT] = "thread_exit",
     [DMM_TRC_FORK] = "fork",
     [DMM_TRC_EXEC] = "exec",
+    [DMM_TRC_MODULE] = "module",
+    [DMM_TRC_CLOCKSYNC] = "clocksync",
 };
 
 const char *dmm_op_name(unsigned op)
@@ -286,6 +288,48 @@ int dmm_read_file(const char *path, uint8_t **bufp, size_t *lenp, dmm_err_t *err
     return 0;
 }
 
+/* A trace recorded with DMM_TRC_CLOCK_TSC has record times in ticks:
+ * convert them to nanoseconds through the line between the first and the
+ * last CLOCKSYNC, and drop the CLOCKSYNC records.  Without two syncs far
+ * enough apart there is no rate, and the trace says it has no times. */
+static void clock_to_ns(dmm_trace_t *t)
+{
+    if (t->clock_id != DMM_TRC_CLOCK_TSC)
+        return;
+    const dmm_rec_t *lo = NULL, *hi = NULL;
+    for (size_t i = 0; i < t->nrecs; i++) {
+        const dmm_rec_t *r = &t->recs[i];
+        if (r->op != DMM_TRC_CLOCKSYNC)
+            continue;
+        if (!lo || r->arg < lo->arg)
+            lo = r;
+        if (!hi || r->arg > hi->arg)
+            hi = r;
+    }
+    double rate = 0;   /* ns per tick */
+    if (lo && hi && hi->arg > lo->arg && hi->time > lo->time)
+        rate = (double)(hi->time - lo->time) / (double)(hi->arg - lo->arg);
+    if (!(rate > 1e-4 && rate < 1e4))   /* a TSC runs between 100 kHz and 10 THz */
+        rate = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < t->nrecs; i++) {
+        dmm_rec_t r = t->recs[i];
+        if (r.op == DMM_TRC_CLOCKSYNC)
+            continue;
+        if (rate) {
+            double ns = (double)lo->time + ((double)r.time - (double)lo->arg) * rate;
+            r.time = ns > 0 ? (uint64_t)ns : 0;
+        } else {
+            r.time = 0;
+        }
+        t->recs[k++] = r;
+    }
+    t->nrecs = k;
+    t->clock_id = 1;   /* CLOCK_MONOTONIC */
+    if (!rate)
+        t->flags |= DMM_TRC_F_NOTIME;
+}
+
 int dmm_trace_parse(const char *name, const uint8_t *buf, size_t len,
                     dmm_format_t fmt, dmm_trace_t *t, dmm_err_t *err)
 {
@@ -320,6 +364,7 @@ int dmm_trace_parse(const char *name, const uint8_t *buf, size_t len,
     t->format = fmt;
     t->path = strdup(name);
     dmm_trace_sort(t);
+    clock_to_ns(t);
     return 0;
 }
 

@@ -47,6 +47,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <link.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
 
 extern char **environ;
 extern char __libc_single_threaded;
@@ -88,6 +92,8 @@ static int       g_fd = -1;
 static uint32_t  g_pid;
 static uint64_t  g_seq;
 static uint64_t  g_clock0;
+static int       g_tsc;                 /* record times are TSC ticks */
+static uint64_t  g_tsc0;
 static int       g_unbuffered;          /* after exit: write every record */
 static int       g_registry_lock;
 static tstate_t *g_registry;
@@ -142,6 +148,31 @@ static uint64_t now_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* An invariant TSC (CPUID 0x80000007 EDX bit 8) ticks at a constant rate
+ * on every core, so its ticks order and time records across threads. */
+static int tsc_usable(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+        return 0;
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    return (d >> 8) & 1;
+#else
+    return 0;
+#endif
+}
+
+/* The time field of a record: TSC ticks or ns since start. */
+static inline uint64_t stamp(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(g_tsc, 1))
+        return __rdtsc() - g_tsc0;
+#endif
+    return now_ns() - g_clock0;
 }
 
 static void *map_pages(size_t len)
@@ -340,8 +371,8 @@ static int open_trace(int forked)
     h.flags = forked ? DMM_TRC_F_FORKED : 0;
     h.pid = g_pid;
     h.ppid = (uint32_t)getppid();
-    h.clock_id = CLOCK_MONOTONIC;
-    h.clock_res_ns = (uint32_t)res.tv_nsec;
+    h.clock_id = g_tsc ? DMM_TRC_CLOCK_TSC : CLOCK_MONOTONIC;
+    h.clock_res_ns = g_tsc ? 1 : (uint32_t)res.tv_nsec;
     h.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
     h.start_clock_ns = g_clock0;
     h.cmdline_len = (uint32_t)g_cmdline_len;
@@ -426,6 +457,24 @@ static void write_block(tstate_t *s, uint32_t from, uint32_t to)
     }
 }
 
+static void append(tstate_t *s, const dmm_trc_rec_t *r);
+
+/* Pair the TSC with CLOCK_MONOTONIC (see DMM_TRC_CLOCK_TSC). */
+static void clock_sync(tstate_t *s)
+{
+    if (!g_tsc)
+        return;
+    dmm_trc_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.op = DMM_TRC_CLOCKSYNC;
+    r.seq = dmm_tw_seq();
+    r.time = now_ns() - g_clock0;
+#if defined(__x86_64__)
+    r.arg = __rdtsc() - g_tsc0;
+#endif
+    append(s, &r);
+}
+
 /* Flush what s holds.  Owner-side: the owner may also rewind its buffer. */
 static void flush_own(tstate_t *s)
 {
@@ -436,6 +485,10 @@ static void flush_own(tstate_t *s)
     s->flushed = 0;
     __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
     spin_unlock(&s->lock);
+    /* each block of a thread starts with a clock sync: a trace cut short
+     * still has two to convert its ticks with */
+    if (s->mode == TS_ACTIVE && !__atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED))
+        clock_sync(s);
     errno = saved;
 }
 
@@ -472,6 +525,11 @@ static void flush_all_impl(int final, int in_signal)
 
 void dmm_tw_flush_all(int final)
 {
+    if (ts.mode == TS_ACTIVE && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
+        ts.in_tracer++;
+        clock_sync(&ts);
+        ts.in_tracer--;
+    }
     flush_all_impl(final, 0);
 }
 
@@ -496,8 +554,6 @@ static void registry_remove(tstate_t *s)
     spin_unlock(&g_registry_lock);
 }
 
-static void append(tstate_t *s, const dmm_trc_rec_t *r);
-
 static void thread_start(tstate_t *s)
 {
     s->tid = (uint32_t)syscall(SYS_gettid);
@@ -512,6 +568,7 @@ static void thread_start(tstate_t *s)
     registry_add(s);
     if (g_key_ok)
         pthread_setspecific(g_key, s);
+    clock_sync(s);
 }
 
 /* pthread key destructor: the thread is exiting.  Flush, then keep tracing
@@ -526,7 +583,7 @@ static void thread_exit(void *arg)
     memset(&r, 0, sizeof r);
     r.op = DMM_TRC_THREAD_EXIT;
     r.seq = dmm_tw_seq();
-    r.time = now_ns() - g_clock0;
+    r.time = stamp();
     append(s, &r);
     flush_own(s);
     registry_remove(s);
@@ -584,11 +641,16 @@ static void atfork_child(void)
         close(g_fd);
     g_pid = (uint32_t)getpid();
     g_clock0 = now_ns();
+#if defined(__x86_64__)
+    g_tsc0 = __rdtsc();
+#endif
     g_fd = -1;
     if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
         g_fd = open_trace(1);
         if (g_fd < 0)
             __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
+        else if (ts.mode == TS_ACTIVE)
+            clock_sync(&ts);
     }
     ts.in_tracer--;
 }
@@ -630,6 +692,10 @@ static void init(void)
     ts.in_tracer++;
     g_pid = (uint32_t)getpid();
     g_clock0 = now_ns();
+    g_tsc = tsc_usable();
+#if defined(__x86_64__)
+    g_tsc0 = __rdtsc();
+#endif
     read_options();
     read_cmdline();
     g_fd = open_trace(0);
@@ -682,7 +748,7 @@ __attribute__((destructor)) static void dmm_tw_destructor(void)
         dl_iterate_phdr(emit_module, &ts);
         dmm_tw_leave();
     }
-    flush_all_impl(1, 0);
+    dmm_tw_flush_all(1);
 }
 
 /* ---- recording -------------------------------------------------------- */
@@ -716,7 +782,7 @@ static void append(tstate_t *s, const dmm_trc_rec_t *r)
     uint32_t pos = s->pos;
     if (pos >= s->cap) {
         flush_own(s);
-        pos = 0;
+        pos = s->pos;
     }
     s->buf[pos] = *r;
     __atomic_store_n(&s->pos, pos + 1, __ATOMIC_RELEASE);
@@ -880,19 +946,26 @@ void dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
                    const void *in, const void *out, int err)
 {
     tstate_t *s = &ts;
-    dmm_trc_rec_t r;
-    r.op = (uint8_t)op;
-    r.flags = err ? DMM_TRC_RF_FAILED : 0;
-    r.reserved = 0;
-    r.stack = g_depth ? stack_id(s) : 0;
-    r.seq = seq;
-    r.time = now_ns() - g_clock0;
-    r.size = size;
-    r.arg = arg;
-    r.ptr_in = (uint64_t)(uintptr_t)in;
-    r.ptr_out = (uint64_t)(uintptr_t)out;
-    r.errnum = (uint64_t)(unsigned)err;
-    append(s, &r);
+    uint32_t stack = g_depth ? stack_id(s) : 0;
+    uint32_t pos = s->pos;
+    if (__builtin_expect(pos >= s->cap, 0)) {
+        flush_own(s);
+        pos = s->pos;
+    }
+    /* filled in place: the slot is ours until pos is published */
+    dmm_trc_rec_t *r = &s->buf[pos];
+    r->op = (uint8_t)op;
+    r->flags = err ? DMM_TRC_RF_FAILED : 0;
+    r->reserved = 0;
+    r->stack = stack;
+    r->seq = seq;
+    r->time = stamp();
+    r->size = size;
+    r->arg = arg;
+    r->ptr_in = (uint64_t)(uintptr_t)in;
+    r->ptr_out = (uint64_t)(uintptr_t)out;
+    r->errnum = (uint64_t)(unsigned)err;
+    __atomic_store_n(&s->pos, pos + 1, __ATOMIC_RELEASE);
     if (__builtin_expect(s->mode == TS_EXITING || __atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED), 0))
         flush_own(s);
 }

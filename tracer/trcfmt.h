@@ -41,6 +41,12 @@
 #define DMM_TRC_F_FORKED      0x2u  /* recorded in the child of a fork */
 #define DMM_TRC_F_NOTIME      0x4u  /* the time field carries no clock */
 
+/* clock_id of a trace whose record times are x86 TSC ticks since start.
+ * The TSC is read in a third of the time of a vDSO clock_gettime; CLOCKSYNC
+ * records pair ticks with CLOCK_MONOTONIC nanoseconds, and readers convert
+ * record times to nanoseconds from them. */
+#define DMM_TRC_CLOCK_TSC 0x10000u
+
 typedef struct dmm_trc_header {
     char     magic[8];          /* DMM_TRC_MAGIC */
     uint16_t version;           /* DMM_TRC_VERSION */
@@ -48,7 +54,7 @@ typedef struct dmm_trc_header {
     uint32_t flags;             /* DMM_TRC_F_* */
     uint32_t pid;
     uint32_t ppid;
-    uint32_t clock_id;          /* clockid_t of the time fields */
+    uint32_t clock_id;          /* clockid_t of the time fields, or DMM_TRC_CLOCK_TSC */
     uint32_t clock_res_ns;      /* its resolution */
     uint64_t start_realtime_ns; /* wall clock at start (CLOCK_REALTIME) */
     uint64_t start_clock_ns;    /* clock_id at start; record times are relative */
@@ -96,6 +102,9 @@ enum {
                                  ptr_out = end, arg = file offset, size =
                                  path length; the path follows in
                                  ceil(size / 64) continuation slots */
+    DMM_TRC_CLOCKSYNC,        /* time = ns since start_clock_ns on
+                                 CLOCK_MONOTONIC, arg = clock ticks since
+                                 start at that moment (DMM_TRC_CLOCK_TSC) */
     DMM_TRC_OP_MAX
 };
 
