@@ -137,7 +137,9 @@ static void *run(void *arg)
                 mbs[m] = malloc(sz);
                 memset(mbs[m], m, 8);
             }
-            void *slice = malloc(96 + (next(&r) % 160));
+            uint8_t *slice = malloc(96 + (next(&r) % 160));
+            memset(slice, s, 64);
+            sum += slice[nmb % 64];
             for (int m = 0; m < nmb; m++) {
                 sum += ((uint8_t *)mbs[m])[0];
                 free(mbs[m]);
