@@ -18,7 +18,11 @@ O        := $(BUILD)
 
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-CFLAGS   += $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload
+# Flags the code needs whatever CFLAGS a user (or check-sanitize) gives.
+DMM_CFLAGS := $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload
+# Programs that tests run under the preload libraries are never sanitized:
+# a sanitizer runtime must come first in the library list.
+PROG_CFLAGS := -O2 -g $(DMM_CFLAGS)
 LDLIBS_CORE := -lzstd -lm
 
 # The modules of the dmm tool.  trace_writer.c belongs to the preload library
@@ -48,7 +52,7 @@ deps $(DEPS_OK): scripts/deps.sh
 
 $(O)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(DMM_CFLAGS) -MMD -MP -c $< -o $@
 
 # The preload library: no stack protector surprises, no lazy binding, hidden
 # internals; its code must never call malloc.
@@ -66,11 +70,11 @@ $(O)/libdmmcore.a: $(CORE_OBJ)
 	ar rcs $@ $^
 
 $(O)/dmm: $(O)/obj/tracer/dmm_main.o $(O)/libdmmcore.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS_CORE)
+	$(CC) $(CFLAGS) $(DMM_CFLAGS) -o $@ $^ $(LDLIBS_CORE)
 
 $(O)/bench/%: bench/%.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -lpthread
+	$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
 
 $(O)/test/progs/%.so: test/progs/%.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
@@ -78,11 +82,11 @@ $(O)/test/progs/%.so: test/progs/%.c | $(DEPS_OK)
 
 $(O)/test/progs/%: test/progs/%.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -lpthread
+	$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
 
 $(O)/test/%: test/%.c $(O)/libdmmcore.a | $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DDMM_BUILD_DIR='"$(abspath $(O))"' -DDMM_SRC_DIR='"$(CURDIR)"' \
+	$(CC) $(CFLAGS) $(DMM_CFLAGS) -DDMM_BUILD_DIR='"$(abspath $(O))"' -DDMM_SRC_DIR='"$(CURDIR)"' \
 	    -o $@ $< $(O)/libdmmcore.a -lcriterion $(LDLIBS_CORE) -lpthread
 
 # libFuzzer harnesses, one per reader; built with clang.
@@ -111,6 +115,7 @@ unit: all $(TEST_BIN) $(TEST_HELPERS)
 
 test: unit
 	@$(MAKE) --no-print-directory fuzz-short
+	@$(MAKE) --no-print-directory check-sanitize
 
 # The tools' tests under ASan + UBSan, in a build tree of their own.
 check-sanitize: | $(DEPS_OK)

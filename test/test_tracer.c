@@ -94,7 +94,7 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /* The trace files in tmpdir, sorted by name; returns how many. */
-static int trace_files(char names[][300], int max)
+static int trace_files(char names[][600], int max)
 {
     DIR *d = opendir(tmpdir);
     cr_assert_not_null(d);
@@ -103,13 +103,13 @@ static int trace_files(char names[][300], int max)
     while ((e = readdir(d)) && n < max) {
         size_t l = strlen(e->d_name);
         if (l > 4 && !strcmp(e->d_name + l - 4, ".trc"))
-            snprintf(names[n++], 300, "%s/%s", tmpdir, e->d_name);
+            snprintf(names[n++], 600, "%s/%s", tmpdir, e->d_name);
     }
     closedir(d);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
             if (strcmp(names[j], names[i]) < 0) {
-                char t[300];
+                char t[600];
                 strcpy(t, names[i]);
                 strcpy(names[i], names[j]);
                 strcpy(names[j], t);
@@ -190,7 +190,7 @@ static void check_pattern(const char *mode, int n)
         cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
     else
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 1);
     dmm_trace_t t;
     load(names[0], &t);
@@ -215,7 +215,7 @@ Test(tracer, records_every_aligned_call)
 {
     make_tmpdir();
     cr_assert_eq(run_tracee("aligned", "50", NULL), 0);
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 1);
     dmm_trace_t t;
     load(names[0], &t);
@@ -241,7 +241,7 @@ Test(tracer, threads_and_cross_thread_frees_in_causal_order)
 {
     make_tmpdir();
     cr_assert_eq(run_tracee("threads", "0", NULL), 0);
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 1);
     dmm_trace_t t;
     load(names[0], &t);
@@ -273,7 +273,7 @@ Test(tracer, loses_nothing_when_a_thread_exits)
 {
     make_tmpdir();
     cr_assert_eq(run_tracee("threxit", "5000", NULL), 0);
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 1);
     dmm_trace_t t;
     load(names[0], &t);
@@ -302,7 +302,7 @@ Test(tracer, fork_gives_each_process_its_own_file)
 {
     make_tmpdir();
     cr_assert_eq(run_tracee("fork", "200", NULL), 0);
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 2);
     dmm_trace_t a, b;
     load(names[0], &a);
@@ -328,7 +328,7 @@ Test(tracer, exec_flushes_and_the_new_program_writes_its_own_file)
 {
     make_tmpdir();
     cr_assert_eq(run_tracee("exec", "150", NULL), 0);
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 2, "a file before and one after the exec");
     dmm_trace_t a, b;
     load(names[0], &a);
@@ -356,7 +356,7 @@ Test(tracer, call_stacks_and_modules_are_recorded)
     make_tmpdir();
     const char *env[] = { "DMM_TRACE_STACK=6", NULL };
     cr_assert_eq(run_tracee("main", "100", env), 0);
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 1);
     dmm_trace_t t;
     load(names[0], &t);
@@ -397,7 +397,7 @@ Test(tracer, zstd_blocks_read_back_the_same)
     make_tmpdir();
     const char *env[] = { "DMM_TRACE_COMPRESS=zstd", NULL };
     cr_assert_eq(run_tracee("main", "20000", env), 0);
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 1);
     dmm_trace_t t;
     load(names[0], &t);
@@ -623,7 +623,7 @@ static void oracle(char *const argv[], const char *in, int ordered)
     free(sa);
     free(sb);
 
-    char names[8][300];
+    char names[8][600];
     cr_assert_eq(trace_files(names, 8), 1, "%s: one trace file", argv[0]);
     dmm_trace_t t;
     load(names[0], &t);
@@ -767,7 +767,7 @@ Test(tracer_programs, gcc_compiles_the_same_under_the_tracer)
     free(a);
     free(b);
     /* the driver and cc1 each wrote a trace of their own */
-    char names[8][300];
+    char names[8][600];
     int n = trace_files(names, 8);
     cr_assert_geq(n, 2, "gcc and cc1: %d trace files", n);
     uint64_t total = 0;
