@@ -41,16 +41,16 @@ TEST_HELPERS := $(patsubst test/progs/%.c,$(O)/test/progs/%,$(filter-out test/pr
 FUZZ_SRC  := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
 
-DEPS_OK := $(O)/.deps-ok
 
 .PHONY: all test check-sanitize fuzz fuzz-short bench demo install clean deps unit
-all: $(DEPS_OK) $(O)/libdmmtrace.so $(O)/dmm $(BENCH_PROGS)
+all: $(O)/libdmmtrace.so $(O)/dmm $(BENCH_PROGS)
 
-deps $(DEPS_OK): scripts/deps.sh
+# Every build first makes sure the Debian packages are there (fast when they
+# are; installs them as root, else prints the apt-get command and stops).
+deps:
 	@scripts/deps.sh
-	@mkdir -p $(O) && touch $(DEPS_OK)
 
-$(O)/obj/%.o: %.c | $(DEPS_OK)
+$(O)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DMM_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -58,7 +58,7 @@ $(O)/obj/%.o: %.c | $(DEPS_OK)
 # internals; its code must never call malloc.
 PRELOAD_CFLAGS := -O2 -g $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -fvisibility=hidden -ftls-model=initial-exec \
                   -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc
-$(O)/pic/%.o: %.c | $(DEPS_OK)
+$(O)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -72,26 +72,26 @@ $(O)/libdmmcore.a: $(CORE_OBJ)
 $(O)/dmm: $(O)/obj/tracer/dmm_main.o $(O)/libdmmcore.a
 	$(CC) $(CFLAGS) $(DMM_CFLAGS) -o $@ $^ $(LDLIBS_CORE)
 
-$(O)/bench/%: bench/%.c | $(DEPS_OK)
+$(O)/bench/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
 
-$(O)/test/progs/%.so: test/progs/%.c | $(DEPS_OK)
+$(O)/test/progs/%.so: test/progs/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ $<
 
-$(O)/test/progs/%: test/progs/%.c | $(DEPS_OK)
+$(O)/test/progs/%: test/progs/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
 
-$(O)/test/%: test/%.c $(O)/libdmmcore.a | $(DEPS_OK)
+$(O)/test/%: test/%.c $(O)/libdmmcore.a | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DMM_CFLAGS) -DDMM_BUILD_DIR='"$(abspath $(O))"' -DDMM_SRC_DIR='"$(CURDIR)"' \
 	    -o $@ $< $(O)/libdmmcore.a -lcriterion $(LDLIBS_CORE) -lpthread
 
 # libFuzzer harnesses, one per reader; built with clang.
 FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -fsanitize=fuzzer,address,undefined
-$(O)/fuzz/%: test/fuzz/%.c $(CORE_SRC) | $(DEPS_OK)
+$(O)/fuzz/%: test/fuzz/%.c $(CORE_SRC) | deps
 	@mkdir -p $(dir $@)
 	$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_CORE)
 
@@ -118,7 +118,7 @@ test: unit
 	@$(MAKE) --no-print-directory check-sanitize
 
 # The tools' tests under ASan + UBSan, in a build tree of their own.
-check-sanitize: | $(DEPS_OK)
+check-sanitize: | deps
 	$(MAKE) --no-print-directory unit BUILD=$(BUILD)/sanitize \
 	    CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all' \
 	    SANITIZE=1
