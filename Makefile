@@ -105,7 +105,7 @@ fuzz-short: $(FUZZ_BIN)
 	      -print_final_stats=1 $(O)/fuzz/work/$$n test/corpus/$${n#fuzz_} \
 	      >$(O)/fuzz/$$n.log 2>&1 || { tail -40 $(O)/fuzz/$$n.log; exit 1; }; \
 	  grep -h 'stat::number_of_executed_units' $(O)/fuzz/$$n.log; done
-	@echo "fuzz: 0 crashes"
+	@echo "fuzz: $(words $(FUZZ_BIN)) passed, 0 failed"
 
 fuzz: $(FUZZ_BIN)
 	@$(MAKE) --no-print-directory fuzz-short FUZZ_SHORT=$(FUZZ_SECONDS)
@@ -123,8 +123,8 @@ check-sanitize: | deps
 	    CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all' \
 	    SANITIZE=1
 
-bench: all
-	@scripts/bench_tracer.sh
+bench: all $(O)/test/progs/libmtrace_on.so
+	@python3 bench/tracer_overhead.py --build $(O)
 
 demo: all
 	@scripts/demo.sh

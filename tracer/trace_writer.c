@@ -525,12 +525,14 @@ static void flush_all_impl(int final, int in_signal)
 
 void dmm_tw_flush_all(int final)
 {
-    if (ts.mode == TS_ACTIVE && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
-        ts.in_tracer++;
+    /* Inside the tracer while holding flush locks: a signal handler that
+     * allocates now goes straight to glibc instead of waiting on a lock
+     * this thread holds. */
+    ts.in_tracer++;
+    if (ts.mode == TS_ACTIVE && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON)
         clock_sync(&ts);
-        ts.in_tracer--;
-    }
     flush_all_impl(final, 0);
+    ts.in_tracer--;
 }
 
 /* ---- threads ---------------------------------------------------------- */

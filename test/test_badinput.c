@@ -1,0 +1,219 @@
+/* test_badinput.c - every kind of bad input to the dmm tool gives one clear
+ * line naming the file and the byte offset or line of the fault, exit
+ * status 2, and no crash: run the real binary on each. */
+#include <criterion/criterion.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define DMM DMM_BUILD_DIR "/dmm"
+
+static char dir[64];
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/dmm-bad-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static void put(const char *name, const void *data, size_t len, char *path)
+{
+    sprintf(path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    if (len)
+        cr_assert_eq(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+/* Run `dmm stats path`; returns the exit status, stderr in err. */
+static int stats(const char *path, char *err, size_t errlen)
+{
+    char errf[128];
+    snprintf(errf, sizeof errf, "%s/stderr", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 2);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        execl(DMM, "dmm", "stats", path, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    FILE *f = fopen(errf, "r");
+    size_t n = f ? fread(err, 1, errlen - 1, f) : 0;
+    err[n] = 0;
+    if (f)
+        fclose(f);
+    cr_assert(WIFEXITED(st), "dmm died of signal %d on %s", WTERMSIG(st), path);
+    return WEXITSTATUS(st);
+}
+
+static void expect_error(const char *path, const char *where, const char *fault)
+{
+    char err[4096];
+    int rc = stats(path, err, sizeof err);
+    cr_expect_eq(rc, 2, "exit status %d for %s: %s", rc, path, err);
+    cr_expect_not_null(strstr(err, path), "the message names the file: %s", err);
+    cr_expect_not_null(strstr(err, where), "the message says '%s': %s", where, err);
+    if (fault)
+        cr_expect_not_null(strstr(err, fault), "the message says '%s': %s", fault, err);
+    cr_expect_null(strchr(strchr(err, '\n') ? strchr(err, '\n') + 1 : "", '\n'),
+                   "one line: %s", err);
+}
+
+/* A small valid trace: a header and one block of two records. */
+static size_t valid_trc(uint8_t *buf)
+{
+    dmm_trc_header_t h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, DMM_TRC_MAGIC, 8);
+    h.version = DMM_TRC_VERSION;
+    h.header_size = sizeof h;
+    h.clock_id = 1;
+    memcpy(buf, &h, sizeof h);
+    dmm_trc_rec_t r[2];
+    memset(r, 0, sizeof r);
+    r[0].op = DMM_TRC_MALLOC, r[0].seq = 0, r[0].size = 24, r[0].ptr_out = 0x1000;
+    r[1].op = DMM_TRC_FREE, r[1].seq = 1, r[1].ptr_in = 0x1000;
+    dmm_trc_block_t b;
+    memset(&b, 0, sizeof b);
+    b.magic = DMM_TRC_BLOCK_MAGIC;
+    b.tid = 7;
+    b.stored_len = b.raw_len = sizeof r;
+    b.crc32 = dmm_crc32(0, r, sizeof r);
+    b.header_crc32 = dmm_crc32(0, &b, 24);
+    memcpy(buf + 64, &b, sizeof b);
+    memcpy(buf + 96, r, sizeof r);
+    return 96 + sizeof r;
+}
+
+Test(badinput, a_valid_trace_reads, .init = setup, .fini = teardown)
+{
+    uint8_t buf[512];
+    char path[128], err[4096];
+    put("ok.trc", buf, valid_trc(buf), path);
+    cr_assert_eq(stats(path, err, sizeof err), 0, "%s", err);
+}
+
+Test(badinput, empty_file, .init = setup, .fini = teardown)
+{
+    char path[128];
+    put("empty.trc", "", 0, path);
+    expect_error(path, "offset 0", "empty");
+}
+
+Test(badinput, missing_file_and_directory, .init = setup, .fini = teardown)
+{
+    char path[128];
+    sprintf(path, "%s/none.trc", dir);
+    expect_error(path, "cannot open", NULL);
+    expect_error(dir, "directory", NULL);
+}
+
+Test(badinput, not_a_trace, .init = setup, .fini = teardown)
+{
+    char path[128];
+    put("elf", "\x7f" "ELF\2\1\1\0\0\0\0\0\0\0\0\0", 16, path);
+    expect_error(path, "offset 0", "not a trace");
+    put("zip", "PK\3\4rest", 8, path);
+    expect_error(path, "offset 0", "zip");
+}
+
+Test(badinput, wrong_magic, .init = setup, .fini = teardown)
+{
+    uint8_t buf[512];
+    char path[128];
+    size_t n = valid_trc(buf);
+    buf[7] = 'X';   /* DMMTRACX */
+    put("magic.trc", buf, n, path);
+    expect_error(path, "offset 0", "magic");
+}
+
+Test(badinput, future_version, .init = setup, .fini = teardown)
+{
+    uint8_t buf[512];
+    char path[128];
+    size_t n = valid_trc(buf);
+    buf[8] = 99;
+    put("future.trc", buf, n, path);
+    expect_error(path, "offset 8", "version 99");
+}
+
+Test(badinput, truncated_header, .init = setup, .fini = teardown)
+{
+    uint8_t buf[512];
+    char path[128];
+    valid_trc(buf);
+    put("cut.trc", buf, 40, path);
+    expect_error(path, "offset", NULL);
+}
+
+Test(badinput, truncated_block_reads_what_is_whole, .init = setup, .fini = teardown)
+{
+    uint8_t buf[512];
+    char path[128], err[4096];
+    size_t n = valid_trc(buf);
+    put("cutblock.trc", buf, n - 10, path);
+    int rc = stats(path, err, sizeof err);
+    cr_expect_eq(rc, 0, "a cut-short trace still reads: %s", err);
+    cr_expect_not_null(strstr(err, "cut short"), "and says so: %s", err);
+}
+
+Test(badinput, corrupted_payload, .init = setup, .fini = teardown)
+{
+    uint8_t buf[512];
+    char path[128];
+    size_t n = valid_trc(buf);
+    buf[96 + 20] ^= 0x40;
+    put("corrupt.trc", buf, n, path);
+    expect_error(path, "offset 64", NULL);
+}
+
+Test(badinput, absurd_count, .init = setup, .fini = teardown)
+{
+    uint8_t buf[512];
+    char path[128];
+    size_t n = valid_trc(buf);
+    dmm_trc_block_t b;
+    memcpy(&b, buf + 64, sizeof b);
+    b.raw_len = b.stored_len = 0xfffffff0u;
+    b.header_crc32 = dmm_crc32(0, &b, 24);
+    memcpy(buf + 64, &b, sizeof b);
+    put("absurd.trc", buf, n, path);
+    expect_error(path, "offset 72", "absurd");
+}
+
+Test(badinput, text_formats_name_the_line, .init = setup, .fini = teardown)
+{
+    char path[128];
+    const char rep[] = "20000\n2\n3\n1\na 0 512\nq 1 5\nf 0\n";
+    put("bad.rep", rep, sizeof rep - 1, path);
+    expect_error(path, "line 6", NULL);
+    const char wee[] = "Alloc(5),\nFree(0),\nAlloc(x),\n";
+    put("bad.trace", wee, sizeof wee - 1, path);
+    expect_error(path, "line 3", NULL);
+    const char android[] = "12: malloc 0x10 32\n12: free 0x10\n12: frob 0x10\n";
+    put("bad.txt", android, sizeof android - 1, path);
+    expect_error(path, "line 3", NULL);
+    const char mtrace[] = "= Start\n@ ./a:[0x1] + 0x10 0x20\n@ ./a:[0x2] < 0x10\n= End\n";
+    put("bad.mtrace", mtrace, sizeof mtrace - 1, path);
+    expect_error(path, "line 3", NULL);
+}
