@@ -56,14 +56,14 @@ $(O)/obj/%.o: %.c | deps
 
 # The preload library: no stack protector surprises, no lazy binding, hidden
 # internals; its code must never call malloc.
-PRELOAD_CFLAGS := -O2 -g $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -fvisibility=hidden -ftls-model=initial-exec \
+PRELOAD_CFLAGS := -O2 -g -flto $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -fvisibility=hidden -ftls-model=initial-exec \
                   -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc
 $(O)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c $< -o $@
 
 $(O)/libdmmtrace.so: $(TRACE_SO_OBJ)
-	$(CC) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -lunwind -lzstd -ldl -lpthread
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -lunwind -lzstd -ldl -lpthread
 
 $(O)/libdmmcore.a: $(CORE_OBJ)
 	@rm -f $@

@@ -1,0 +1,575 @@
+#!/usr/bin/env python3
+"""tracer_overhead.py - what recording a trace costs a program.
+
+Runs a set of real, malloc-heavy workloads plain and under each tracer
+(libdmmtrace.so with and without call stacks and with zstd, heaptrack, glibc's
+mtrace), repetitions interleaved (rep 1: every workload x every variant, in an
+order rotated per rep; rep 2: ...), so that a slow spell of the machine hits
+all variants alike.  Per run: wall time, child CPU time and peak RSS (from
+wait4), exit status, stdout checked against the plain run's, and the bytes of
+trace the run wrote (the files are then deleted).
+
+    python3 bench/tracer_overhead.py [--reps N] [--quick] [--only NAME[,NAME]]
+                                     [--build DIR]
+
+BENCH_REPS= in the environment sets the default number of repetitions.
+Writes BUILD/bench/tracer_overhead.md (also printed) and
+BUILD/bench/tracer_overhead.json (every run's raw numbers).  Exits 1 if any run
+failed or printed something other than the plain run did.
+
+Standard library only.
+"""
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import random
+import re
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUN_TIMEOUT_S = 180
+MALLOC_DEBUG = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
+PYTHON = "/usr/bin/python3"
+
+# --------------------------------------------------------------------------
+# workloads
+
+PY_SNIPPET = r"""
+import json
+N = %d
+d = {}
+for i in range(N):
+    d["k%%d" %% i] = {"id": i, "name": "item%%d" %% i,
+                     "tags": [i %% 7, i %% 11, "t%%d" %% (i %% 13)], "v": i * 0.5}
+s = json.dumps(d, sort_keys=True)
+e = json.loads(s)
+del d
+print(len(s), sum(v["id"] for v in e.values()), len(e))
+"""
+
+SQL = (
+    "CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT, v INTEGER);"
+    "CREATE INDEX t_k ON t(k);"
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<%d)"
+    " INSERT INTO t(k,v) SELECT printf('key%%08d',(x*7919)%%100003), x FROM c;"
+    "SELECT count(*), sum(v), min(k), max(k) FROM t;"
+)
+
+PERL = (
+    'my %%h; my $n=%d; for my $i (1..$n) { $h{"key$i"} = [$i, "v" x ($i %% 17)] }'
+    ' my $t=0; $t += $h{$_}[0] for keys %%h;'
+    ' delete $h{"key$_"} for grep { $_ %% 2 } 1..$n;'
+    ' print scalar(keys %%h), " $t\\n"'
+)
+
+
+def mask_checksum(data):
+    """work_media -t N: the checksum depends on thread timing (which frames a
+    pipeline drains from its inbox and which it frees itself when the inbox is
+    full, bench/work_media.c give()/drain()), so plain runs differ among
+    themselves; compare everything but the number."""
+    return re.sub(rb"checksum=[0-9]+", b"checksum=*", data)
+
+
+def gen_sort_input(path, lines):
+    rnd = random.Random(20240601)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+             "hotel", "india", "juliet", "kilo", "lima", "mike", "november"]
+    with open(path, "w") as f:
+        for i in range(lines):
+            f.write("%s %08d %s %d\n" % (rnd.choice(words), rnd.randrange(10**8),
+                                         rnd.choice(words), i))
+
+
+def workloads(build, tmp, quick):
+    """[(name, description, argv, extra_env, missing_reason_or_None, setup)]"""
+    wm = os.path.join(build, "bench", "work_media")
+    sort_in = os.path.join(tmp, "sort_input.txt")
+    f1, f2 = (1000, 500) if quick else (3000, 1500)
+    nsort = 100000 if quick else 300000
+    npy = 12000 if quick else 32000
+    nsql = 30000 if quick else 100000
+    npl = 30000 if quick else 90000
+    out = [
+        ("work_media", "build/bench/work_media -f %d" % f1,
+         [wm, "-f", str(f1)], {}, wm, None),
+        ("work_media_t2", "build/bench/work_media -f %d -t 2" % f2,
+         [wm, "-f", str(f2), "-t", "2"], {}, wm, None, mask_checksum),
+        ("sort", "sort of a generated %dk-line file (LC_ALL=C)" % (nsort // 1000),
+         [shutil.which("sort") or "/usr/bin/sort", sort_in], {"LC_ALL": "C"},
+         shutil.which("sort"), lambda: gen_sort_input(sort_in, nsort)),
+        ("python3", "/usr/bin/python3 -I: json/dict of %dk entries" % (npy // 1000),
+         [PYTHON, "-I", "-c", PY_SNIPPET % npy], {}, PYTHON, None),
+        ("sqlite3", "sqlite3 :memory:: %dk rows into an indexed table" % (nsql // 1000),
+         [shutil.which("sqlite3") or "sqlite3", ":memory:", SQL % nsql], {},
+         shutil.which("sqlite3"), None),
+        ("perl", "perl -e: hash of %dk keys" % (npl // 1000),
+         [shutil.which("perl") or "perl", "-e", PERL % npl], {},
+         shutil.which("perl"), None),
+    ]
+    res = []
+    for name, desc, argv, env, prog, setup, *rest in out:
+        missing = None
+        if not prog or not os.access(prog, os.X_OK):
+            missing = "program %s not found" % (prog or argv[0])
+        res.append(dict(name=name, desc=desc, argv=argv, env=env,
+                        missing=missing, setup=setup, normalise=rest[0] if rest else None))
+    return res
+
+
+# --------------------------------------------------------------------------
+# variants: each turns (argv, env, rundir) into (argv, env)
+
+def variants(build):
+    tracer = os.path.join(build, "libdmmtrace.so")
+    marker = os.path.join(build, "test", "progs", "libmtrace_on.so")
+    heaptrack = shutil.which("heaptrack")
+
+    def dmm(extra):
+        def f(argv, env, d):
+            e = dict(env, LD_PRELOAD=tracer,
+                     DMM_TRACE_FILE=os.path.join(d, "t.%p.trc"))
+            e.update(extra)
+            return argv, e
+        return f
+
+    v = [
+        dict(name="plain", make=lambda argv, env, d: (argv, env), missing=None),
+        dict(name="dmmtrace", make=dmm({"DMM_TRACE_STACK": "0"}), missing=None),
+        dict(name="dmmtrace stack=8", make=dmm({"DMM_TRACE_STACK": "8"}), missing=None),
+        dict(name="dmmtrace zstd",
+             make=dmm({"DMM_TRACE_STACK": "0", "DMM_TRACE_COMPRESS": "zstd"}),
+             missing=None),
+        dict(name="heaptrack",
+             make=lambda argv, env, d: ([heaptrack, "-o", os.path.join(d, "ht")] + argv, env),
+             missing=None if heaptrack else "heaptrack not installed"),
+        dict(name="glibc mtrace",
+             make=lambda argv, env, d: (argv, dict(env, LD_PRELOAD=MALLOC_DEBUG + ":" + marker,
+                                                   MALLOC_TRACE=os.path.join(d, "m.mtrace"))),
+             missing=None if os.path.exists(MALLOC_DEBUG) else MALLOC_DEBUG + " not found"),
+    ]
+    if not os.path.exists(tracer):
+        for x in v[1:4]:
+            x["missing"] = tracer + " not built (run make)"
+    if not os.path.exists(marker) and not v[5]["missing"]:
+        v[5]["missing"] = marker + " not built (make %s)" % os.path.relpath(marker, ROOT)
+    return v
+
+
+def heaptrack_stdout(data):
+    """The program's own stdout out of heaptrack's: the lines between its
+    'starting application' and 'Heaptrack finished!' messages."""
+    start = b"starting application, this might take some time...\n"
+    i = data.find(start)
+    j = data.rfind(b"Heaptrack finished!")
+    if i < 0 or j < 0 or j < i:
+        return None
+    return data[i + len(start):j]
+
+
+# --------------------------------------------------------------------------
+# one run
+
+def find_gnu_time():
+    """GNU time, used as the spawner so that the peak RSS measured is the
+    program's: a child forked from this (big) Python process keeps Python's
+    peak RSS in its ru_maxrss across exec; one forked from time does not."""
+    for t in ("/usr/bin/time", shutil.which("time")):
+        if t and os.access(t, os.X_OK):
+            try:
+                r = subprocess.run([t, "--version"], capture_output=True, text=True, timeout=20)
+                if "GNU" in r.stdout + r.stderr:
+                    return t
+            except (OSError, subprocess.SubprocessError):
+                pass
+    return None
+
+
+def run_one(argv, env, stdout_path, stderr_path, timeout, gnu_time=None, rusage_path=None):
+    """Spawns argv (under GNU time when given) in a process group of its own;
+    returns dict(exit= status or -signal, wall_s, user_s, sys_s, maxrss_kib,
+    timed_out)."""
+    if gnu_time:
+        argv = [gnu_time, "-f", "maxrss=%M", "-o", rusage_path, "--"] + argv
+    fa = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+        (os.POSIX_SPAWN_OPEN, 2, stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+    ]
+    timed_out = False
+    t0 = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=fa, setpgroup=0)
+    pidfd = None
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pass
+    if pidfd is not None:
+        p = select.poll()
+        p.register(pidfd, select.POLLIN)
+        if not p.poll(timeout * 1000):
+            timed_out = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    _, status, ru = os.wait4(pid, 0)
+    t1 = time.perf_counter()
+    if pidfd is not None:
+        os.close(pidfd)
+    if timed_out:
+        # the process group may hold other members still (heaptrack's interpreter)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    code = os.waitstatus_to_exitcode(status)
+    maxrss = ru.ru_maxrss
+    if gnu_time:
+        maxrss = None
+        try:
+            with open(rusage_path) as f:
+                text = f.read()
+            m = re.search(r"^maxrss=([0-9]+)$", text, re.M)
+            if m:
+                maxrss = int(m.group(1))
+            m = re.search(r"Command terminated by signal ([0-9]+)", text)
+            if m:
+                code = -int(m.group(1))
+        except OSError:
+            pass
+    # CPU: time's own few ms are included; it waits for the program.
+    return dict(exit=code, wall_s=t1 - t0, user_s=ru.ru_utime, sys_s=ru.ru_stime,
+                maxrss_kib=maxrss, timed_out=timed_out)
+
+
+def dir_bytes(d):
+    n = 0
+    for dp, _, files in os.walk(d):
+        for f in files:
+            try:
+                n += os.lstat(os.path.join(dp, f)).st_size
+            except OSError:
+                pass
+    return n
+
+
+def tail(path, n=15):
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines()
+        return "\n".join("    | " + l for l in lines[-n:])
+    except OSError:
+        return ""
+
+
+# --------------------------------------------------------------------------
+# report helpers
+
+def machine_info():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        glibc = os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError):
+        glibc = " ".join(platform.libc_ver())
+    return dict(nproc=os.cpu_count(), model=model, glibc=glibc,
+                kernel=platform.release())
+
+
+def tool_version(argv):
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+        return (r.stdout or r.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
+
+
+def git_rev():
+    try:
+        r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                           capture_output=True, text=True, timeout=20)
+        return r.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def fmt(x, digits=3):
+    return "-" if x is None else ("%.*f" % (digits, x))
+
+
+def mib(b):
+    return None if b is None else b / (1024.0 * 1024.0)
+
+
+# --------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=None,
+                    help="repetitions (default BENCH_REPS or 5; 2 with --quick)")
+    ap.add_argument("--quick", action="store_true", help="2 reps, smaller workloads")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated workload names to run")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="build directory (default build/)")
+    args = ap.parse_args()
+
+    reps = args.reps
+    if reps is None:
+        if os.environ.get("BENCH_REPS"):
+            reps = int(os.environ["BENCH_REPS"])
+        else:
+            reps = 2 if args.quick else 5
+    if reps < 1:
+        ap.error("--reps must be at least 1")
+    build = os.path.abspath(args.build)
+    outdir = os.path.join(build, "bench")
+    os.makedirs(outdir, exist_ok=True)
+
+    tmp = tempfile.mkdtemp(prefix="dmm-bench-")
+    try:
+        return bench(args, reps, build, outdir, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench(args, reps, build, outdir, tmp):
+    started = datetime.datetime.now().astimezone()
+    t_start = time.perf_counter()
+    notes = []
+    wls = workloads(build, tmp, args.quick)
+    if args.only:
+        want = [w.strip() for w in args.only.split(",") if w.strip()]
+        names = [w["name"] for w in wls]
+        bad = [w for w in want if w not in names]
+        if bad:
+            print("tracer_overhead: unknown workload %s (known: %s)"
+                  % (", ".join(bad), ", ".join(names)), file=sys.stderr)
+            return 2
+        wls = [w for w in wls if w["name"] in want]
+    for w in wls:
+        if w["missing"]:
+            notes.append("workload %s skipped: %s" % (w["name"], w["missing"]))
+    wls = [w for w in wls if not w["missing"]]
+    vs = variants(build)
+    for v in vs:
+        if v["missing"]:
+            notes.append("variant %s skipped: %s" % (v["name"], v["missing"]))
+    vs = [v for v in vs if not v["missing"]]
+    for n in notes:
+        print("tracer_overhead: " + n, file=sys.stderr)
+    for w in wls:
+        if w["normalise"]:
+            notes.append("%s: stdout compared with checksum=N masked: with threads "
+                         "work_media's checksum depends on timing (give()/drain()), "
+                         "plain runs differ among themselves" % w["name"])
+
+    base_env = {k: v for k, v in os.environ.items()
+                if k != "LD_PRELOAD" and not k.startswith("DMM_")
+                and not k.startswith("MALLOC_") and not k.startswith("GLIBC_TUNABLES")}
+
+    gnu_time = find_gnu_time()
+    if not gnu_time:
+        notes.append("GNU time not found: peak RSS is wait4's ru_maxrss, which includes "
+                     "this Python harness's own peak (a floor of tens of MiB)")
+    rusage = os.path.join(tmp, "rusage")
+
+    def norm(w, data):
+        return w["normalise"](data) if (w["normalise"] and data is not None) else data
+
+    # setup and one untimed plain run each: warms caches, gives the reference stdout
+    ref = {}
+    failures = []
+    for w in wls:
+        if w["setup"]:
+            w["setup"]()
+        so, se = os.path.join(tmp, "warm.out"), os.path.join(tmp, "warm.err")
+        res = run_one(w["argv"], dict(base_env, **w["env"]), so, se, RUN_TIMEOUT_S,
+                      gnu_time, rusage)
+        rc, wall = res["exit"], res["wall_s"]
+        with open(so, "rb") as f:
+            data = f.read()
+        if rc != 0:
+            failures.append("%s: warm-up plain run exited %d" % (w["name"], rc))
+            print("tracer_overhead: %s: plain run exited %d\n%s"
+                  % (w["name"], rc, tail(se)), file=sys.stderr)
+        ref[w["name"]] = norm(w, data)
+        print("tracer_overhead: warm-up %-14s %.3f s  %s"
+              % (w["name"], wall, data.decode("utf-8", "replace").splitlines()[0][:60]
+                 if data else "(no output)"), file=sys.stderr)
+
+    runs = []
+    nv = len(vs)
+    for rep in range(reps):
+        order = [vs[(i + rep) % nv] for i in range(nv)]
+        for w in wls:
+            for pos, v in enumerate(order):
+                rundir = os.path.join(tmp, "run")
+                os.mkdir(rundir)
+                so, se = os.path.join(tmp, "out"), os.path.join(tmp, "err")
+                argv, env = v["make"](w["argv"], dict(base_env, **w["env"]), rundir)
+                res = run_one(argv, env, so, se, RUN_TIMEOUT_S, gnu_time, rusage)
+                rc, to = res["exit"], res["timed_out"]
+                tbytes = dir_bytes(rundir)
+                nfiles = sum(len(f) for _, _, f in os.walk(rundir))
+                shutil.rmtree(rundir)
+                with open(so, "rb") as f:
+                    data = f.read()
+                if v["name"] == "heaptrack":
+                    data = heaptrack_stdout(data)
+                data = norm(w, data)
+                same = data == ref[w["name"]]
+                r = dict(workload=w["name"], variant=v["name"], rep=rep + 1, position=pos,
+                         wall_s=res["wall_s"], user_s=res["user_s"], sys_s=res["sys_s"],
+                         cpu_s=res["user_s"] + res["sys_s"],
+                         maxrss_kib=res["maxrss_kib"], trace_bytes=tbytes, trace_files=nfiles,
+                         exit=rc, timed_out=to, stdout_ok=same,
+                         stdout_sha1=hashlib.sha1(data or b"").hexdigest())
+                runs.append(r)
+                ok = rc == 0 and same and not to
+                if not ok:
+                    why = ("timed out after %d s" % RUN_TIMEOUT_S if to
+                           else "exited %d" % rc if rc != 0
+                           else "STDOUT DIFFERS from the plain run's")
+                    msg = "%s / %s / rep %d: %s" % (w["name"], v["name"], rep + 1, why)
+                    failures.append(msg)
+                    print("tracer_overhead: FAIL " + msg + "\n" + tail(se), file=sys.stderr)
+                    if not same and data is not None:
+                        print("    got:      %r\n    expected: %r"
+                              % (data[:200], ref[w["name"]][:200]), file=sys.stderr)
+        print("tracer_overhead: rep %d/%d done (%.0f s)"
+              % (rep + 1, reps, time.perf_counter() - t_start), file=sys.stderr)
+
+    elapsed = time.perf_counter() - t_start
+    info = machine_info()
+    tools = dict(heaptrack=tool_version(["heaptrack", "--version"]) if shutil.which("heaptrack") else None,
+                 sqlite3=tool_version(["sqlite3", "-version"]) if shutil.which("sqlite3") else None,
+                 python3=tool_version([PYTHON, "--version"]) if os.path.exists(PYTHON) else None,
+                 git=git_rev())
+
+    # ---- summarise
+    summary = {}
+    lines = []
+    lines.append("# Tracer overhead")
+    lines.append("")
+    lines.append("- date: %s" % started.strftime("%Y-%m-%d %H:%M:%S %z"))
+    lines.append("- machine: %s CPUs, %s; kernel %s" % (info["nproc"], info["model"], info["kernel"]))
+    lines.append("- glibc: %s" % info["glibc"])
+    lines.append("- reps: %d%s, interleaved (per rep: every workload, every variant, "
+                 "variant order rotated per rep); one untimed plain warm-up run each"
+                 % (reps, " (--quick)" if args.quick else ""))
+    lines.append("- dmm %s; %s; %s" % (tools["git"] or "?", tools["heaptrack"] or "no heaptrack",
+                                       tools["python3"] or "no /usr/bin/python3"))
+    lines.append("- total time %.0f s" % elapsed)
+    for n in notes:
+        lines.append("- " + n)
+    lines.append("")
+    lines.append("Wall = time.perf_counter() around spawn..wait4 of the whole command; CPU = "
+                 "user+sys of it and every process it waited for (heaptrack: its launcher "
+                 "script and heaptrack_interpret too), median; peak RSS = ru_maxrss as GNU "
+                 "time reports it for the command (the largest single process), median. "
+                 "Ratio = median/median; min–max ratio = the extremes of the per-rep ratios "
+                 "(variant run / plain run of the same rep). Trace = bytes of every file the "
+                 "run wrote (median over reps), deleted after each run.")
+    for w in wls:
+        rs = [r for r in runs if r["workload"] == w["name"]]
+        plain = {r["rep"]: r for r in rs if r["variant"] == "plain"}
+        pmed = statistics.median(r["wall_s"] for r in plain.values()) if plain else None
+        lines.append("")
+        lines.append("## %s: %s" % (w["name"], w["desc"]))
+        lines.append("")
+        lines.append("| variant | median wall s | min–max | ratio to plain | min–max ratio "
+                     "| peak RSS MiB | trace MiB | CPU s |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+        wsum = {}
+        for v in vs:
+            vr = [r for r in rs if r["variant"] == v["name"]]
+            if not vr:
+                continue
+            walls = [r["wall_s"] for r in vr]
+            med = statistics.median(walls)
+            ratio = med / pmed if pmed else None
+            per = [r["wall_s"] / plain[r["rep"]]["wall_s"] for r in vr
+                   if r["rep"] in plain and plain[r["rep"]]["wall_s"] > 0]
+            rl = [r["maxrss_kib"] for r in vr if r["maxrss_kib"] is not None]
+            rss = statistics.median(rl) / 1024.0 if rl else None
+            tb = statistics.median(r["trace_bytes"] for r in vr)
+            cpu = statistics.median(r["cpu_s"] for r in vr)
+            bad = [r for r in vr if r["exit"] != 0 or not r["stdout_ok"] or r["timed_out"]]
+            label = v["name"]
+            if bad:
+                label += " **FAILED %d/%d**" % (len(bad), len(vr))
+                if any(not r["stdout_ok"] for r in bad):
+                    label += " **OUTPUT MISMATCH**"
+            lines.append("| %s | %s | %s–%s | %s | %s | %s | %s | %s |" % (
+                label, fmt(med), fmt(min(walls)), fmt(max(walls)),
+                fmt(ratio, 2), (fmt(min(per), 2) + "–" + fmt(max(per), 2)) if per else "-",
+                fmt(rss, 1), fmt(mib(tb), 1) if v["name"] != "plain" else "-", fmt(cpu)))
+            wsum[v["name"]] = dict(median_wall_s=med, min_wall_s=min(walls), max_wall_s=max(walls),
+                                   ratio=ratio, min_ratio=min(per) if per else None,
+                                   max_ratio=max(per) if per else None,
+                                   median_maxrss_mib=rss, median_trace_bytes=tb,
+                                   median_cpu_s=cpu, failed=len(bad))
+        summary[w["name"]] = wsum
+        d = wsum.get("dmmtrace")
+        if d and d["ratio"] is not None:
+            lines.append("")
+            lines.append("dmmtrace/plain = %.2f (min %.2f, max %.2f)"
+                         % (d["ratio"], d["min_ratio"], d["max_ratio"]))
+    lines.append("")
+    lines.append("## Summary")
+    lines.append("")
+    for w in wls:
+        d = summary[w["name"]].get("dmmtrace")
+        if d and d["ratio"] is not None:
+            lines.append("- %s: dmmtrace/plain = %.2f (min %.2f, max %.2f)"
+                         % (w["name"], d["ratio"], d["min_ratio"], d["max_ratio"]))
+    lines.append("")
+    if failures:
+        lines.append("**%d run(s) FAILED or printed something else than the plain run:**" % len(failures))
+        lines.append("")
+        for f in failures:
+            lines.append("- " + f)
+    else:
+        lines.append("All %d runs exited 0 and printed what the plain run printed." % len(runs))
+    report = "\n".join(lines) + "\n"
+
+    md = os.path.join(outdir, "tracer_overhead.md")
+    js = os.path.join(outdir, "tracer_overhead.json")
+    with open(md, "w") as f:
+        f.write(report)
+    with open(js, "w") as f:
+        json.dump(dict(date=started.isoformat(), machine=info, tools=tools, reps=reps,
+                       quick=args.quick, elapsed_s=elapsed, notes=notes,
+                       workloads=[dict(name=w["name"], desc=w["desc"], argv=w["argv"],
+                                       env=w["env"]) for w in wls],
+                       variants=[v["name"] for v in vs],
+                       runs=runs, summary=summary, failures=failures), f, indent=1)
+        f.write("\n")
+    sys.stdout.write(report)
+    print("tracer_overhead: wrote %s and %s" % (os.path.relpath(md), os.path.relpath(js)),
+          file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
