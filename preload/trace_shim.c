@@ -36,10 +36,9 @@ EXPORT void *malloc(size_t n)
     if (!dmm_tw_enter())
         return __libc_malloc(n);
     void *p = __libc_malloc(n);
-    int e = errno;
-    dmm_tw_record(DMM_TRC_MALLOC, dmm_tw_seq(), n, 0, NULL, p, p ? 0 : e);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_MALLOC, dmm_tw_seq(), n, 0, NULL, p, p ? 0 : errno);
     dmm_tw_leave();
-    errno = e;
     return p;
 }
 
@@ -49,13 +48,12 @@ EXPORT void free(void *p)
         __libc_free(p);
         return;
     }
-    int e = errno;
     /* Recorded before the real free: once glibc has the block back another
-     * thread may be handed the same address.  free(NULL) is recorded too. */
+     * thread may be handed the same address.  free(NULL) is recorded too.
+     * glibc's free keeps errno, and so does the tracer. */
     dmm_tw_record(DMM_TRC_FREE, dmm_tw_seq(), 0, 0, p, NULL, 0);
     __libc_free(p);
     dmm_tw_leave();
-    errno = e;
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -66,10 +64,9 @@ EXPORT void *calloc(size_t n, size_t size)
     if (__builtin_mul_overflow(n, size, &total))
         total = 0;
     void *p = __libc_calloc(n, size);
-    int e = errno;
-    dmm_tw_record(DMM_TRC_CALLOC, dmm_tw_seq(), total, n, NULL, p, p ? 0 : e);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_CALLOC, dmm_tw_seq(), total, n, NULL, p, p ? 0 : errno);
     dmm_tw_leave();
-    errno = e;
     return p;
 }
 
@@ -134,10 +131,9 @@ EXPORT void *memalign(size_t align, size_t n)
     if (!dmm_tw_enter())
         return __libc_memalign(align, n);
     void *p = __libc_memalign(align, n);
-    int e = errno;
-    dmm_tw_record(DMM_TRC_MEMALIGN, dmm_tw_seq(), n, align, NULL, p, p ? 0 : e);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_MEMALIGN, dmm_tw_seq(), n, align, NULL, p, p ? 0 : errno);
     dmm_tw_leave();
-    errno = e;
     return p;
 }
 
@@ -148,10 +144,9 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
     if (!dmm_tw_enter())
         return __libc_memalign(align, n);
     void *p = __libc_memalign(align, n);
-    int e = errno;
-    dmm_tw_record(DMM_TRC_ALIGNED_ALLOC, dmm_tw_seq(), n, align, NULL, p, p ? 0 : e);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_ALIGNED_ALLOC, dmm_tw_seq(), n, align, NULL, p, p ? 0 : errno);
     dmm_tw_leave();
-    errno = e;
     return p;
 }
 
@@ -182,10 +177,9 @@ EXPORT void *valloc(size_t n)
     if (!dmm_tw_enter())
         return __libc_valloc(n);
     void *p = __libc_valloc(n);
-    int e = errno;
-    dmm_tw_record(DMM_TRC_VALLOC, dmm_tw_seq(), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : e);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_VALLOC, dmm_tw_seq(), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : errno);
     dmm_tw_leave();
-    errno = e;
     return p;
 }
 
@@ -194,10 +188,9 @@ EXPORT void *pvalloc(size_t n)
     if (!dmm_tw_enter())
         return __libc_pvalloc(n);
     void *p = __libc_pvalloc(n);
-    int e = errno;
-    dmm_tw_record(DMM_TRC_PVALLOC, dmm_tw_seq(), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : e);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_PVALLOC, dmm_tw_seq(), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : errno);
     dmm_tw_leave();
-    errno = e;
     return p;
 }
 

@@ -948,7 +948,12 @@ void dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
                    const void *in, const void *out, int err)
 {
     tstate_t *s = &ts;
-    uint32_t stack = g_depth ? stack_id(s) : 0;
+    uint32_t stack = 0;
+    if (g_depth) {   /* libunwind may set errno; the caller's must survive */
+        int saved = errno;
+        stack = stack_id(s);
+        errno = saved;
+    }
     uint32_t pos = s->pos;
     if (__builtin_expect(pos >= s->cap, 0)) {
         flush_own(s);
