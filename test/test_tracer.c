@@ -237,6 +237,32 @@ Test(tracer, records_every_aligned_call)
     remove_tmpdir();
 }
 
+Test(tracer, errno_is_kept_and_failures_are_recorded)
+{
+    make_tmpdir();
+    char *argv[] = { TRACEE, "errno", "0", NULL };
+    cr_assert_eq(run(argv, NULL, tmpdir, NULL, NULL, NULL), 0, "plain run");
+    cr_assert_eq(run_tracee("errno", "0", NULL), 0, "errno differs under the tracer");
+    char names[8][600];
+    cr_assert_eq(trace_files(names, 8), 1);
+    dmm_trace_t t;
+    load(names[0], &t);
+    int failed_malloc = 0, failed_calloc = 0, failed_posix = 0;
+    for (size_t i = 0; i < t.nrecs; i++) {
+        const dmm_rec_t *r = &t.recs[i];
+        if (!(r->flags & DMM_TRC_RF_FAILED))
+            continue;
+        failed_malloc += r->op == DMM_TRC_MALLOC && r->errnum == ENOMEM && r->ptr_out == 0;
+        failed_calloc += r->op == DMM_TRC_CALLOC && r->errnum == ENOMEM && r->arg == SIZE_MAX / 2;
+        failed_posix += r->op == DMM_TRC_POSIX_MEMALIGN && r->errnum == EINVAL && r->arg == 24;
+    }
+    cr_expect_eq(failed_malloc, 1);
+    cr_expect_eq(failed_calloc, 1);
+    cr_expect_eq(failed_posix, 1);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
 Test(tracer, threads_and_cross_thread_frees_in_causal_order)
 {
     make_tmpdir();

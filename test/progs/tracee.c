@@ -16,9 +16,12 @@
  *   segv N     N x main-pattern, then a write through NULL
  *   aligned N  N x each aligned call (memalign, posix_memalign,
  *              aligned_alloc, valloc, pvalloc), freed
+ *   errno N    errno survives successful calls; failed calls set it as
+ *              glibc documents (N ignored); exit status 1 on a mismatch
  *
  * It prints one line with a checksum of what it did, so that tests can
  * compare output under the tracer with a plain run. */
+#include <errno.h>
 #include <pthread.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -160,6 +163,37 @@ int main(int argc, char **argv)
             free(p);
         }
         checksum = (unsigned long)n;
+    } else if (!strcmp(mode, "errno")) {
+        int bad = 0;
+        void *volatile p;
+        /* sizes the compiler cannot see, so that it lets them be asked for */
+        volatile size_t huge = SIZE_MAX - 4096, half = SIZE_MAX / 2;
+        errno = EILSEQ;
+        p = malloc(10);
+        bad |= errno != EILSEQ;
+        p = realloc(p, 100000);
+        bad |= errno != EILSEQ;
+        free(p);
+        bad |= errno != EILSEQ;
+        p = calloc(3, 7);
+        free(p);
+        bad |= (errno != EILSEQ) << 1;
+        p = malloc(huge);
+        bad |= (p != NULL || errno != ENOMEM) << 2;
+        errno = 0;
+        p = calloc(half, 4);
+        bad |= (p != NULL || errno != ENOMEM) << 3;
+        errno = 0;
+        p = reallocarray(NULL, half, 4);
+        bad |= (p != NULL || errno != ENOMEM) << 4;
+        void *q = (void *)1;
+        errno = EILSEQ;
+        bad |= (posix_memalign(&q, 24, 10) != EINVAL || q != (void *)1 || errno != EILSEQ) << 5;
+        free(NULL);
+        bad |= (errno != EILSEQ) << 6;
+        checksum = (unsigned long)bad;
+        leave(0);
+        return bad ? 1 : 0;
     } else {
         fprintf(stderr, "tracee: unknown mode %s\n", mode);
         return 2;
