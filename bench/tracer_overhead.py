@@ -74,14 +74,6 @@ PERL = (
 )
 
 
-def mask_checksum(data):
-    """work_media -t N: the checksum depends on thread timing (which frames a
-    pipeline drains from its inbox and which it frees itself when the inbox is
-    full, bench/work_media.c give()/drain()), so plain runs differ among
-    themselves; compare everything but the number."""
-    return re.sub(rb"checksum=[0-9]+", b"checksum=*", data)
-
-
 def gen_sort_input(path, lines):
     rnd = random.Random(20240601)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
@@ -105,7 +97,7 @@ def workloads(build, tmp, quick):
         ("work_media", "build/bench/work_media -f %d" % f1,
          [wm, "-f", str(f1)], {}, wm, None),
         ("work_media_t2", "build/bench/work_media -f %d -t 2" % f2,
-         [wm, "-f", str(f2), "-t", "2"], {}, wm, None, mask_checksum),
+         [wm, "-f", str(f2), "-t", "2"], {}, wm, None),
         ("sort", "sort of a generated %dk-line file (LC_ALL=C)" % (nsort // 1000),
          [shutil.which("sort") or "/usr/bin/sort", sort_in], {"LC_ALL": "C"},
          shutil.which("sort"), lambda: gen_sort_input(sort_in, nsort)),
@@ -119,12 +111,12 @@ def workloads(build, tmp, quick):
          shutil.which("perl"), None),
     ]
     res = []
-    for name, desc, argv, env, prog, setup, *rest in out:
+    for name, desc, argv, env, prog, setup in out:
         missing = None
         if not prog or not os.access(prog, os.X_OK):
             missing = "program %s not found" % (prog or argv[0])
         res.append(dict(name=name, desc=desc, argv=argv, env=env,
-                        missing=missing, setup=setup, normalise=rest[0] if rest else None))
+                        missing=missing, setup=setup))
     return res
 
 
@@ -377,12 +369,6 @@ def bench(args, reps, build, outdir, tmp):
     vs = [v for v in vs if not v["missing"]]
     for n in notes:
         print("tracer_overhead: " + n, file=sys.stderr)
-    for w in wls:
-        if w["normalise"]:
-            notes.append("%s: stdout compared with checksum=N masked: with threads "
-                         "work_media's checksum depends on timing (give()/drain()), "
-                         "plain runs differ among themselves" % w["name"])
-
     base_env = {k: v for k, v in os.environ.items()
                 if k != "LD_PRELOAD" and not k.startswith("DMM_")
                 and not k.startswith("MALLOC_") and not k.startswith("GLIBC_TUNABLES")}
@@ -392,9 +378,6 @@ def bench(args, reps, build, outdir, tmp):
         notes.append("GNU time not found: peak RSS is wait4's ru_maxrss, which includes "
                      "this Python harness's own peak (a floor of tens of MiB)")
     rusage = os.path.join(tmp, "rusage")
-
-    def norm(w, data):
-        return w["normalise"](data) if (w["normalise"] and data is not None) else data
 
     # setup and one untimed plain run each: warms caches, gives the reference stdout
     ref = {}
@@ -412,7 +395,7 @@ def bench(args, reps, build, outdir, tmp):
             failures.append("%s: warm-up plain run exited %d" % (w["name"], rc))
             print("tracer_overhead: %s: plain run exited %d\n%s"
                   % (w["name"], rc, tail(se)), file=sys.stderr)
-        ref[w["name"]] = norm(w, data)
+        ref[w["name"]] = data
         print("tracer_overhead: warm-up %-14s %.3f s  %s"
               % (w["name"], wall, data.decode("utf-8", "replace").splitlines()[0][:60]
                  if data else "(no output)"), file=sys.stderr)
@@ -436,7 +419,6 @@ def bench(args, reps, build, outdir, tmp):
                     data = f.read()
                 if v["name"] == "heaptrack":
                     data = heaptrack_stdout(data)
-                data = norm(w, data)
                 same = data == ref[w["name"]]
                 r = dict(workload=w["name"], variant=v["name"], rep=rep + 1, position=pos,
                          wall_s=res["wall_s"], user_s=res["user_s"], sys_s=res["sys_s"],
