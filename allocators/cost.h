@@ -1,0 +1,43 @@
+/* cost.h - the simulator's cost counters.
+ *
+ * T, the time of a DMM in the paper's fitness (eq. 1), is counted, not
+ * measured: every allocator class reports the steps it takes through the
+ * DMM_COST() macro, after the paper's Figure 9 (one unit per free-list node
+ * visited, memory accesses counted apart).  The simulator and libdmm.so build
+ * the classes with DMM_COUNT=1; the evolved library builds them with
+ * DMM_COUNT=0, where every DMM_COST() compiles to nothing.
+ *
+ * dmm_cost_units() turns the counters into T; its weights are documented in
+ * the README ("Cost model") and nowhere else. */
+#ifndef DMM_COST_H
+#define DMM_COST_H
+
+#include <stdint.h>
+
+typedef struct dmm_cost {
+    uint64_t ops;           /* calls served: one unit each */
+    uint64_t nodes;         /* free-list or tree nodes visited */
+    uint64_t hdr_reads;     /* block header or boundary tag reads */
+    uint64_t hdr_writes;    /* block header or boundary tag writes */
+    uint64_t splits;        /* a block split in two */
+    uint64_t coalesces;     /* two free blocks merged */
+    uint64_t pagesrc_calls; /* chunks taken from or given back to the page source */
+    uint64_t copied;        /* bytes moved by a realloc that could not stay in place */
+} dmm_cost_t;
+
+#ifndef DMM_COUNT
+#define DMM_COUNT 1
+#endif
+
+#if DMM_COUNT
+#define DMM_COST(costp, field, n) ((costp)->field += (uint64_t)(n))
+#else
+#define DMM_COST(costp, field, n) ((void)(costp))
+#endif
+
+/* T in cost units: the weighted sum of the counters (weights in cost.c). */
+uint64_t dmm_cost_units(const dmm_cost_t *c);
+/* a += b */
+void dmm_cost_add(dmm_cost_t *a, const dmm_cost_t *b);
+
+#endif
