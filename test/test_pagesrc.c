@@ -1,0 +1,145 @@
+/* test_pagesrc.c - the page source and page map: placement, owners,
+ * footprint, and the same offsets in simulated and real mode. */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pagesrc.h"
+
+static dmm_pagesrc_t *new_ps(int mode)
+{
+    dmm_pagesrc_t *ps = malloc(sizeof *ps);
+    cr_assert_not_null(ps);
+    cr_assert_eq(dmm_pagesrc_init(ps, mode), 0);
+    return ps;
+}
+
+static void del_ps(dmm_pagesrc_t *ps)
+{
+    dmm_pagesrc_fini(ps);
+    free(ps);
+}
+
+Test(pagesrc, chunks_are_aligned_owned_and_writable)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        dmm_pagesrc_t *ps = new_ps(mode);
+        size_t aligns[] = { 0, 4096, 65536, 1 << 20, 64 << 20 };
+        for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
+            size_t len = 10000 + i * 50000;
+            char *p = dmm_pagesrc_get(ps, len, aligns[i], 7 + (unsigned)i);
+            cr_assert_not_null(p);
+            size_t al = aligns[i] ? aligns[i] : 4096;
+            cr_expect_eq((uintptr_t)p % al, 0);
+            memset(p, 0xab, len);
+            cr_expect_eq(dmm_pagesrc_owner(ps, p), 7 + i);
+            cr_expect_eq(dmm_pagesrc_owner(ps, p + len - 1), 7 + i);
+        }
+        int local;
+        cr_expect_eq(dmm_pagesrc_owner(ps, &local), DMM_OWNER_NONE);
+        cr_expect_eq(dmm_pagesrc_owner(ps, NULL), DMM_OWNER_NONE);
+        del_ps(ps);
+    }
+}
+
+Test(pagesrc, footprint_counts_chunks_and_map_pages)
+{
+    dmm_pagesrc_t *ps = new_ps(DMM_PS_SIM);
+    void *a = dmm_pagesrc_get(ps, 1, 0, 1);
+    cr_assert_not_null(a);
+    /* one page of chunk, one page of page map */
+    cr_expect_eq(ps->footprint, 2 * 4096);
+    void *b = dmm_pagesrc_get(ps, 3 * 4096, 0, 1);
+    cr_expect_eq(ps->footprint, 5 * 4096);
+    dmm_pagesrc_put(ps, a, 1);
+    cr_expect_eq(ps->footprint, 4 * 4096);
+    cr_expect_eq(ps->peak, 5 * 4096);
+    cr_expect_eq(dmm_pagesrc_owner(ps, a), DMM_OWNER_NONE);
+    /* the freed page is reused first (first fit by address) */
+    void *c = dmm_pagesrc_get(ps, 4096, 0, 2);
+    cr_expect_eq(c, a);
+    dmm_pagesrc_put(ps, b, 3 * 4096);
+    dmm_pagesrc_put(ps, c, 4096);
+    cr_expect_eq(ps->footprint, 4096, "only the page map is left");
+    cr_expect_eq(ps->nfree, 1, "the freed ranges merged");
+    del_ps(ps);
+}
+
+/* The same sequence of calls places every chunk at the same offset from
+ * its arena in both modes, and counts the same footprint. */
+Test(pagesrc, simulated_and_real_place_alike)
+{
+    dmm_pagesrc_t *ps[2] = { new_ps(DMM_PS_SIM), new_ps(DMM_PS_REAL) };
+    void *held[2][256] = { { 0 } };
+    size_t len[256];
+    unsigned x = 1;
+    for (int step = 0; step < 5000; step++) {
+        x = x * 1103515245u + 12345u;
+        int k = (int)((x >> 8) % 256);
+        size_t l = 4096 * (1 + (x >> 20) % 40);
+        size_t al = (x & 3) == 0 ? 65536 : 0;
+        for (int m = 0; m < 2; m++) {
+            if (held[m][k]) {
+                dmm_pagesrc_put(ps[m], held[m][k], len[k]);
+                held[m][k] = NULL;
+            } else {
+                held[m][k] = dmm_pagesrc_get(ps[m], l, al, 3);
+                cr_assert_not_null(held[m][k]);
+            }
+        }
+        if (held[0][k]) {
+            len[k] = l;
+            uintptr_t o0 = (uintptr_t)held[0][k] - ps[0]->arenas[0].base;
+            uintptr_t o1 = (uintptr_t)held[1][k] - ps[1]->arenas[0].base;
+            cr_assert_eq(o0, o1, "step %d: offsets %lx and %lx", step, (unsigned long)o0,
+                         (unsigned long)o1);
+            memset(held[1][k], 1, l);
+        }
+        cr_assert_eq(ps[0]->footprint, ps[1]->footprint);
+    }
+    cr_expect_eq(ps[0]->peak, ps[1]->peak);
+    del_ps(ps[0]);
+    del_ps(ps[1]);
+}
+
+Test(pagesrc, out_of_memory_is_enomem_and_recoverable)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = { 512u << 20, 512u << 20 };
+        setrlimit(RLIMIT_AS, &rl);
+        dmm_pagesrc_t ps;
+        if (dmm_pagesrc_init(&ps, DMM_PS_REAL) != 0)
+            _exit(10);
+        void *big = dmm_pagesrc_get(&ps, 1u << 30, 0, 1);
+        if (big || errno != ENOMEM)
+            _exit(11);
+        void *p = dmm_pagesrc_get(&ps, 1 << 20, 0, 1);
+        if (!p)
+            _exit(12);
+        memset(p, 1, 1 << 20);
+        dmm_pagesrc_put(&ps, p, 1 << 20);
+        if (!dmm_pagesrc_get(&ps, 1 << 20, 0, 1))
+            _exit(13);
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFEXITED(st));
+    cr_expect_eq(WEXITSTATUS(st), 0, "child step %d failed", WEXITSTATUS(st));
+}
+
+Test(pagesrc, bad_alignment_is_einval)
+{
+    dmm_pagesrc_t *ps = new_ps(DMM_PS_SIM);
+    errno = 0;
+    cr_expect_null(dmm_pagesrc_get(ps, 4096, 3 * 4096, 1));
+    cr_expect_eq(errno, EINVAL);
+    cr_expect_null(dmm_pagesrc_get(ps, 0, 0, 1));
+    del_ps(ps);
+}
