@@ -1,0 +1,124 @@
+/* test_desc.c - .dmm descriptions: presets, canonical round trip, defaults,
+ * and an error naming the line and the field for each kind of bad input. */
+#include <criterion/criterion.h>
+
+#include <string.h>
+#include <unistd.h>
+
+#include "desc.h"
+
+static const char *presets[] = { "kng", "lea", "fib", "s10", "exa" };
+
+Test(desc, presets_parse_and_print_back_exactly)
+{
+    for (size_t i = 0; i < 5; i++) {
+        const char *text = dmm_desc_preset(presets[i]);
+        cr_assert_not_null(text);
+        dmm_desc_t d;
+        char err[256], out[4096];
+        cr_assert_eq(dmm_desc_parse(presets[i], text, strlen(text), &d, err, sizeof err), 0,
+                     "%s", err);
+        cr_expect_eq(d.n, 1);
+        dmm_desc_print(&d, out, sizeof out);
+        cr_expect_str_eq(out, text);
+    }
+    cr_expect_null(dmm_desc_preset("nope"));
+}
+
+Test(desc, a_chain_round_trips)
+{
+    const char *text =
+        "# dmm 1   trace=app.trc  fitness=0.913\n"
+        "buddy-binary  range=(0,8192]         split=no  coalesce=no  list=sll   fit=exact order=lifo\n"
+        "segregated    range=(8192,65536]     split=yes coalesce=yes list=btree fit=first order=lifo lists=6\n"
+        "lea           range=(65536,inf]      split=yes coalesce=yes list=dll   fit=best  order=fifo\n";
+    dmm_desc_t d;
+    char err[256], out[4096];
+    cr_assert_eq(dmm_desc_parse("t", text, strlen(text), &d, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(d.n, 3);
+    cr_expect_eq(d.a[0].cls, DMM_CLASS_BUDDY_BINARY);
+    cr_expect_eq(d.a[0].hi, 8192);
+    cr_expect_eq(d.a[1].list, DMM_LIST_BTREE);
+    cr_expect_eq(d.a[1].lists, 6);
+    cr_expect_eq(d.a[2].hi, DMM_SIZE_INF);
+    cr_expect_eq(d.a[2].order, DMM_ORDER_FIFO);
+    cr_expect_str_eq(d.title, "dmm 1   trace=app.trc  fitness=0.913");
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_str_eq(out, text);
+}
+
+Test(desc, fields_in_any_order_with_defaults_and_comments)
+{
+    const char *text = "kingsley order=fifo range=(0,100]   # small ones\n\n  lea range=(100,inf] fit=best\n";
+    dmm_desc_t d;
+    char err[256];
+    cr_assert_eq(dmm_desc_parse("t", text, strlen(text), &d, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(d.n, 2);
+    cr_expect_eq(d.a[0].order, DMM_ORDER_FIFO);
+    cr_expect_eq(d.a[0].fit, DMM_FIT_FIRST);
+    cr_expect_eq(d.a[0].split, 0);
+    cr_expect_eq(d.a[1].fit, DMM_FIT_BEST);
+    cr_expect_eq(d.a[1].order, DMM_ORDER_LIFO);
+}
+
+static void bad(const char *text, const char *want1, const char *want2)
+{
+    dmm_desc_t d;
+    char err[512] = "";
+    cr_assert_eq(dmm_desc_parse("x.dmm", text, strlen(text), &d, err, sizeof err), -1,
+                 "accepted: %s", text);
+    cr_expect_not_null(strstr(err, want1), "'%s' not in: %s", want1, err);
+    if (want2)
+        cr_expect_not_null(strstr(err, want2), "'%s' not in: %s", want2, err);
+    cr_expect_eq(strncmp(err, "x.dmm: line ", 12), 0, "%s", err);
+}
+
+Test(desc, bad_input_names_the_line_and_field)
+{
+    bad("", "line 1", "no allocator");
+    bad("# only a comment\n", "no allocator", NULL);
+    bad("kingsly range=(0,inf]\n", "line 1", "field 'class'");
+    bad("kingsley range=(0,inf]\nlea range=(10,20]\n", "line 2", "overlaps");
+    bad("lea range=(100,200]\nlea range=(0,50]\n", "line 2", "field 'range'");
+    bad("lea range=(0,12x]\n", "field 'range'", "bad number");
+    bad("lea range=(0,99999999999999999999999]\n", "field 'range'", NULL);
+    bad("lea range=(5,5]\n", "empty range", NULL);
+    bad("lea range=0,5\n", "field 'range'", "(lo,hi]");
+    bad("lea split=maybe range=(0,5]\n", "field 'split'", "yes or no");
+    bad("lea range=(0,5] list=tree\n", "field 'list'", NULL);
+    bad("lea range=(0,5] fit=worst\n", "field 'fit'", NULL);
+    bad("lea range=(0,5] order=random\n", "field 'order'", NULL);
+    bad("lea range=(0,5] lists=0\n", "field 'lists'", NULL);
+    bad("lea range=(0,5] colour=red\n", "field 'colour'", "unknown field");
+    bad("lea range=(0,5] split\n", "field 'split'", "key=value");
+    bad("lea split=yes\n", "field 'range'", "missing");
+    bad("lea range=(0,5]\n\x01\x02garbage\n", "line 2", NULL);
+    bad("lea range=(0,5]\xff\n", "not text", NULL);
+}
+
+Test(desc, at_most_the_maximum_allocators)
+{
+    char text[8192];
+    size_t n = 0;
+    for (int i = 0; i <= DMM_DESC_MAX; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "kingsley range=(%d,%d]\n", i * 10, i * 10 + 10);
+    bad(text, "more than", NULL);
+}
+
+Test(desc, load_reads_presets_and_files)
+{
+    dmm_desc_t d;
+    char err[512];
+    cr_assert_eq(dmm_desc_load("fib", &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.a[0].cls, DMM_CLASS_BUDDY_FIB);
+    cr_expect_eq(dmm_desc_load("/nonexistent/x.dmm", &d, err, sizeof err), -1);
+    cr_expect_not_null(strstr(err, "not a preset"));
+    char path[] = "/tmp/dmm-desc-XXXXXX";
+    int fd = mkstemp(path);
+    const char *text = "sss range=(0,256]\nlea range=(256,inf]\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    cr_assert_eq(dmm_desc_load(path, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.n, 2);
+    unlink(path);
+}
