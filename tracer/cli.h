@@ -7,5 +7,6 @@
 
 int dmm_stats_main(int argc, char **argv);    /* tracer/stats.c */
 int dmm_convert_main(int argc, char **argv);  /* tracer/convert.c */
+int dmm_sim_main(int argc, char **argv);      /* allocators/sim.c */
 
 #endif
