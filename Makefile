@@ -70,8 +70,12 @@ $(O)/libdmmcore.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# --whole-archive: the class registry refers to the classes weakly, which
+# alone would not pull them out of the archive.
+WHOLE = -Wl,--whole-archive $(O)/libdmmcore.a -Wl,--no-whole-archive
+
 $(O)/dmm: $(O)/obj/tracer/dmm_main.o $(O)/libdmmcore.a
-	$(CC) $(CFLAGS) $(DMM_CFLAGS) -o $@ $^ $(LDLIBS_CORE)
+	$(CC) $(CFLAGS) $(DMM_CFLAGS) -o $@ $< $(WHOLE) $(LDLIBS_CORE)
 
 $(O)/bench/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
@@ -88,7 +92,7 @@ $(O)/test/progs/%: test/progs/%.c | deps
 $(O)/test/%: test/%.c $(O)/libdmmcore.a | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DMM_CFLAGS) -DDMM_BUILD_DIR='"$(abspath $(O))"' -DDMM_SRC_DIR='"$(CURDIR)"' \
-	    -o $@ $< $(O)/libdmmcore.a -lcriterion $(LDLIBS_CORE) -lpthread
+	    -o $@ $< $(WHOLE) -lcriterion $(LDLIBS_CORE) -lpthread
 
 # libFuzzer harnesses, one per reader; built with clang.
 FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Iallocators -fsanitize=fuzzer,address,undefined
