@@ -33,6 +33,9 @@ CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
 TRACE_SO_SRC := preload/trace_shim.c tracer/trace_writer.c tracer/crc32.c
 TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
+# libdmm.so: the allocator classes and the chain, without the simulator.
+DMM_SO_SRC   := preload/dmm_shim.c $(filter-out allocators/sim.c,$(wildcard allocators/*.c))
+DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 
 TEST_SRC  := $(wildcard test/test_*.c)
 TEST_BIN  := $(TEST_SRC:test/%.c=$(O)/test/%)
@@ -44,7 +47,7 @@ FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
 
 
 .PHONY: all test check-sanitize fuzz fuzz-short bench demo install clean deps unit
-all: $(O)/libdmmtrace.so $(O)/dmm $(BENCH_PROGS)
+all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/dmm $(BENCH_PROGS)
 
 # Every build first makes sure the Debian packages are there (fast when they
 # are; installs them as root, else prints the apt-get command and stops).
@@ -57,7 +60,7 @@ $(O)/obj/%.o: %.c | deps
 
 # The preload library: no stack protector surprises, no lazy binding, hidden
 # internals; its code must never call malloc.
-PRELOAD_CFLAGS := -O2 -g -flto $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -fvisibility=hidden -ftls-model=initial-exec \
+PRELOAD_CFLAGS := -O2 -g -flto $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -Iallocators -fvisibility=hidden -ftls-model=initial-exec \
                   -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc
 $(O)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
@@ -65,6 +68,9 @@ $(O)/pic/%.o: %.c | deps
 
 $(O)/libdmmtrace.so: $(TRACE_SO_OBJ)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -lunwind -lzstd -ldl -lpthread
+
+$(O)/libdmm.so: $(DMM_SO_OBJ)
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
 
 $(O)/libdmmcore.a: $(CORE_OBJ)
 	@rm -f $@
@@ -138,6 +144,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(O)/dmm $(DESTDIR)$(PREFIX)/bin/dmm
 	install -m 755 $(O)/libdmmtrace.so $(DESTDIR)$(PREFIX)/lib/libdmmtrace.so
+	install -m 755 $(O)/libdmm.so $(DESTDIR)$(PREFIX)/lib/libdmm.so
 
 clean:
 	rm -rf $(BUILD)

@@ -282,3 +282,24 @@ size_t dmm_chain_check(dmm_chain_t *c)
     }
     return v;
 }
+
+static void force_lock(int *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+void dmm_chain_lock_all(dmm_chain_t *c)
+{
+    for (int i = 0; i < c->n; i++)
+        force_lock(&c->locks[i]);
+    force_lock(&c->ps.lock);
+}
+
+void dmm_chain_unlock_all(dmm_chain_t *c)
+{
+    __atomic_store_n(&c->ps.lock, 0, __ATOMIC_RELEASE);
+    for (int i = c->n - 1; i >= 0; i--)
+        __atomic_store_n(&c->locks[i], 0, __ATOMIC_RELEASE);
+}

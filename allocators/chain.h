@@ -51,5 +51,9 @@ int    dmm_chain_owns(const dmm_chain_t *c, const void *p);
 int    dmm_chain_which(const dmm_chain_t *c, size_t n);
 /* Violations found by every allocator's check(). */
 size_t dmm_chain_check(dmm_chain_t *c);
+/* Take / release every lock of the chain (fork: prepare, then parent and
+ * child). */
+void   dmm_chain_lock_all(dmm_chain_t *c);
+void   dmm_chain_unlock_all(dmm_chain_t *c);
 
 #endif

@@ -1,0 +1,298 @@
+/* dmm_shim.c - the malloc family of libdmm.so: any program on any DMM.
+ *
+ *   LD_PRELOAD=build/libdmm.so DMM_CONFIG=lea|kng|fib|s10|exa|file.dmm ./app
+ *
+ * The chain is built on the first call (which may come from the dynamic
+ * loader, before any constructor): its description is parsed without
+ * malloc, its memory comes from the page source.  A block the chain does
+ * not own (a bad DMM_CONFIG leaves the program on glibc's malloc) goes to
+ * glibc, so nothing allocated is ever handed to the wrong allocator.
+ *
+ * errno and results follow glibc 2.36: malloc(0) is a unique pointer;
+ * calloc and reallocarray overflow give NULL + ENOMEM; realloc(p, 0) frees
+ * p and returns NULL; memalign and aligned_alloc round a non-power-of-two
+ * alignment up; posix_memalign returns EINVAL for an alignment that is not
+ * a power of two multiple of sizeof(void *) and leaves errno alone;
+ * valloc is page-aligned and pvalloc page-rounded. */
+#include "chain.h"
+#include "desc.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern void *__libc_malloc(size_t);
+extern void  __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern char **environ;
+
+static dmm_chain_t *g_chain;
+static int g_state;   /* 0 new, 1 starting, 2 on, 3 off (glibc) */
+static int g_stats;
+
+static void say(const char *a, const char *b)
+{
+    char msg[1200];
+    int n = snprintf(msg, sizeof msg, "dmm: %s%s\n", a, b);
+    if (n > 0) {
+        ssize_t r = write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        (void)r;
+    }
+}
+
+static void report_unknown_options(void)
+{
+    static const char *const known[] = {
+        "DMM_TRACE_FILE", "DMM_TRACE_STACK", "DMM_TRACE_COMPRESS",
+        "DMM_CONFIG", "DMM_STATS", "DMM_CHECK", "DMM_OFFLOAD",
+    };
+    if (!environ)
+        return;
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, "DMM_", 4))
+            continue;
+        size_t n = strcspn(*e, "=");
+        int ok = 0;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+            ok |= strlen(known[i]) == n && !strncmp(*e, known[i], n);
+        if (!ok) {
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)(n < 100 ? n : 100), *e);
+            say("unknown option ignored: ", name);
+        }
+    }
+}
+
+static void atfork_prepare(void)
+{
+    if (g_chain)
+        dmm_chain_lock_all(g_chain);
+}
+
+static void atfork_release(void)
+{
+    if (g_chain)
+        dmm_chain_unlock_all(g_chain);
+}
+
+static void print_stats(void)
+{
+    dmm_chain_t *c = g_chain;
+    if (!c || !g_stats)
+        return;
+    char buf[4096];
+    int n = snprintf(buf, sizeof buf,
+                     "dmm: %s\n"
+                     "dmm: T %llu cost units; footprint %zu bytes now, %zu at peak; "
+                     "%llu page-source calls\n"
+                     "dmm: ops %llu, nodes %llu, header reads %llu, writes %llu, "
+                     "splits %llu, coalesces %llu, realloc copies %llu bytes, fallback %llu\n",
+                     c->desc.title[0] ? c->desc.title : "dmm 1",
+                     (unsigned long long)dmm_cost_units(&c->cost), c->ps.footprint, c->ps.peak,
+                     (unsigned long long)c->ps.calls, (unsigned long long)c->cost.ops,
+                     (unsigned long long)c->cost.nodes, (unsigned long long)c->cost.hdr_reads,
+                     (unsigned long long)c->cost.hdr_writes, (unsigned long long)c->cost.splits,
+                     (unsigned long long)c->cost.coalesces, (unsigned long long)c->cost.copied,
+                     (unsigned long long)c->large_served);
+    for (int i = 0; i < c->n && n > 0 && (size_t)n < sizeof buf - 300; i++) {
+        char line[256];
+        dmm_desc_print_line(&c->desc.a[i], line, sizeof line);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "dmm: %12llu served by %s\n",
+                      (unsigned long long)c->alloc[i].served, line);
+    }
+    if (n > 0) {
+        ssize_t r = write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf);
+        (void)r;
+    }
+}
+
+static void init(void)
+{
+    const char *cfg = environ ? secure_getenv("DMM_CONFIG") : NULL;
+    const char *st = environ ? secure_getenv("DMM_STATS") : NULL;
+    g_stats = st && *st && strcmp(st, "0") != 0;
+    report_unknown_options();
+    if (!cfg || !*cfg)
+        cfg = "lea";
+    static dmm_desc_t d;
+    char err[512];
+    if (dmm_desc_load(cfg, &d, err, sizeof err) != 0) {
+        say(err, "; DMM_CONFIG ignored, using glibc malloc");
+        __atomic_store_n(&g_state, 3, __ATOMIC_RELEASE);
+        return;
+    }
+    dmm_chain_t *c = dmm_chain_new(&d, DMM_PS_REAL, err, sizeof err);
+    if (!c) {
+        say(err, "; using glibc malloc");
+        __atomic_store_n(&g_state, 3, __ATOMIC_RELEASE);
+        return;
+    }
+    g_chain = c;
+    pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+    if (g_stats)
+        atexit(print_stats);
+    __atomic_store_n(&g_state, 2, __ATOMIC_RELEASE);
+}
+
+/* The chain, or NULL when the program runs on glibc. */
+static inline dmm_chain_t *chain(void)
+{
+    int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(s == 2, 1))
+        return g_chain;
+    if (s == 3)
+        return NULL;
+    int expect = 0;
+    if (__atomic_compare_exchange_n(&g_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        init();
+    else
+        while (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 1)
+            sched_yield();
+    return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 2 ? g_chain : NULL;
+}
+
+__attribute__((constructor)) static void start(void)
+{
+    chain();
+}
+
+EXPORT void *malloc(size_t n)
+{
+    dmm_chain_t *c = chain();
+    if (!c)
+        return __libc_malloc(n);
+    return dmm_chain_malloc(c, n);
+}
+
+EXPORT void free(void *p)
+{
+    if (!p)
+        return;
+    dmm_chain_t *c = chain();
+    if (c && dmm_chain_owns(c, p)) {
+        int e = errno;
+        dmm_chain_free(c, p);
+        errno = e;
+        return;
+    }
+    __libc_free(p);
+}
+
+EXPORT void *calloc(size_t nmemb, size_t size)
+{
+    dmm_chain_t *c = chain();
+    if (!c)
+        return __libc_calloc(nmemb, size);
+    return dmm_chain_calloc(c, nmemb, size);
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+    dmm_chain_t *c = chain();
+    if (!c)
+        return __libc_realloc(p, n);
+    if (p && !dmm_chain_owns(c, p)) {
+        /* a block from glibc (allocated before a failed start): move it */
+        if (n == 0) {
+            __libc_free(p);
+            return NULL;
+        }
+        return __libc_realloc(p, n);
+    }
+    return dmm_chain_realloc(c, p, n);
+}
+
+EXPORT void *reallocarray(void *p, size_t nmemb, size_t size)
+{
+    size_t n;
+    if (__builtin_mul_overflow(nmemb, size, &n)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, n);
+}
+
+/* glibc: an alignment that is not a power of two is rounded up to one;
+ * one above SIZE_MAX / 2 + 1 is EINVAL. */
+static void *aligned(size_t align, size_t n)
+{
+    if (align > SIZE_MAX / 2 + 1) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (align & (align - 1)) {
+        size_t a = 1;
+        while (a < align)
+            a <<= 1;
+        align = a;
+    }
+    dmm_chain_t *c = chain();
+    if (!c)
+        return __libc_memalign(align, n);
+    return dmm_chain_memalign(c, align, n);
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+    return aligned(align, n);
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+    return aligned(align, n);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (align == 0 || (align & (align - 1)) || align % sizeof(void *))
+        return EINVAL;
+    int e = errno;
+    void *p = aligned(align, n);
+    if (!p) {
+        int r = errno ? errno : ENOMEM;
+        errno = e;
+        return r == EINVAL ? EINVAL : ENOMEM;
+    }
+    errno = e;
+    *out = p;
+    return 0;
+}
+
+EXPORT void *valloc(size_t n)
+{
+    return aligned((size_t)sysconf(_SC_PAGESIZE), n);
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (n > SIZE_MAX - page) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return aligned(page, n ? (n + page - 1) & ~(page - 1) : page);
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+    if (!p)
+        return 0;
+    dmm_chain_t *c = chain();
+    if (c && dmm_chain_owns(c, p))
+        return dmm_chain_usable(c, p);
+    /* a glibc block: glibc has no __libc_ name for this query */
+    static size_t (*real)(void *);
+    if (!real)
+        real = (size_t (*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", "GLIBC_2.2.5");
+    return real ? real(p) : 0;
+}
