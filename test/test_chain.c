@@ -1,0 +1,368 @@
+/* test_chain.c - the conformance suite of DMM chains: every preset and a
+ * multi-class chain, run in-process on real memory (DMM_PS_REAL), with the
+ * check function after every operation of the stress tests; and the
+ * simulator's M against the footprint of the same replay on real memory. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain.h"
+#include "desc.h"
+#include "sim.h"
+
+typedef struct cfg {
+    char name[32];
+    char text[1024];
+} cfg_t;
+
+static const char *const preset_names[] = { "kng", "lea", "fib", "s10", "exa" };
+
+/* Chains made of several classes, with a gap and an unbounded tail. */
+static const char *const chains[] = {
+    "sss           range=(0,256]          split=no  coalesce=no  list=sll   fit=first order=lifo\n"
+    "segregated    range=(256,65536]      split=yes coalesce=yes list=btree fit=best  order=fifo lists=6\n"
+    "buddy-binary  range=(65536,1048576]  split=yes coalesce=yes list=dll   fit=first order=lifo\n",
+    "buddy-binary  range=(0,8]            split=no  coalesce=no  list=dll   fit=first order=fifo\n"
+    "segregated    range=(8,inf]          split=no  coalesce=yes list=sll   fit=first order=lifo\n",
+    "exact         range=(0,1024]         split=no  coalesce=no  list=sll   fit=exact order=lifo\n"
+    "kingsley      range=(2048,inf]       split=no  coalesce=no  list=sll   fit=exact order=lifo\n",
+};
+
+static cfg_t *all_cfgs(size_t *n)
+{
+    size_t k = sizeof preset_names / sizeof preset_names[0] + sizeof chains / sizeof chains[0];
+    cfg_t *c = cr_malloc(k * sizeof *c);
+    size_t i = 0;
+    for (; i < 5; i++) {
+        snprintf(c[i].name, sizeof c[i].name, "%s", preset_names[i]);
+        snprintf(c[i].text, sizeof c[i].text, "%s", dmm_desc_preset(preset_names[i]));
+    }
+    for (size_t j = 0; j < sizeof chains / sizeof chains[0]; j++, i++) {
+        snprintf(c[i].name, sizeof c[i].name, "chain%zu", j + 1);
+        snprintf(c[i].text, sizeof c[i].text, "%s", chains[j]);
+    }
+    *n = k;
+    return c;
+}
+
+static void free_cfgs(struct criterion_test_params *p)
+{
+    cr_free(p->params);
+}
+
+static dmm_chain_t *make(const cfg_t *cfg, int mode)
+{
+    dmm_desc_t d;
+    char err[512];
+    cr_assert_eq(dmm_desc_parse(cfg->name, cfg->text, strlen(cfg->text), &d, err, sizeof err), 0,
+                 "%s", err);
+    dmm_chain_t *c = dmm_chain_new(&d, mode, err, sizeof err);
+    cr_assert_not_null(c, "%s: %s", cfg->name, err);
+    return c;
+}
+
+ParameterizedTestParameters(chain, alignment_sizes_and_usable)
+{
+    size_t n;
+    cfg_t *c = all_cfgs(&n);
+    return cr_make_param_array(cfg_t, c, n, free_cfgs);
+}
+
+ParameterizedTest(cfg_t *cfg, chain, alignment_sizes_and_usable)
+{
+    dmm_chain_t *c = make(cfg, DMM_PS_REAL);
+    static void *held[6000];
+    size_t k = 0;
+    for (size_t n = 0; n <= 5000; n += (n < 600 ? 1 : 37)) {
+        unsigned char *p = dmm_chain_malloc(c, n);
+        cr_assert_not_null(p, "%s: malloc(%zu)", cfg->name, n);
+        cr_assert_eq((uintptr_t)p % 16, 0, "%s: malloc(%zu) = %p", cfg->name, n, (void *)p);
+        size_t u = dmm_chain_usable(c, p);
+        cr_assert_geq(u, n ? n : 1, "%s: usable %zu < %zu", cfg->name, u, n);
+        memset(p, (int)(n & 0xff), u);
+        held[k++] = p;
+    }
+    for (size_t s = 8192; s <= (8u << 20); s *= 2) {
+        unsigned char *p = dmm_chain_malloc(c, s + 8);
+        cr_assert_not_null(p);
+        cr_assert_eq((uintptr_t)p % 16, 0);
+        cr_assert_geq(dmm_chain_usable(c, p), s + 8);
+        memset(p, 1, s + 8);
+        held[k++] = p;
+    }
+    cr_assert_eq(dmm_chain_check(c), 0, "%s", cfg->name);
+    /* no two blocks overlap: the patterns survived */
+    size_t idx = 0;
+    for (size_t n = 0; n <= 5000; n += (n < 600 ? 1 : 37), idx++) {
+        unsigned char *p = held[idx];
+        for (size_t b = 0; b < n; b++)
+            cr_assert_eq(p[b], (unsigned char)(n & 0xff), "%s: block of %zu overwritten", cfg->name, n);
+    }
+    for (size_t i = 0; i < k; i++)
+        dmm_chain_free(c, held[i]);
+    cr_assert_eq(dmm_chain_check(c), 0, "%s", cfg->name);
+    dmm_chain_delete(c);
+}
+
+ParameterizedTestParameters(chain, malloc_family_semantics)
+{
+    size_t n;
+    cfg_t *c = all_cfgs(&n);
+    return cr_make_param_array(cfg_t, c, n, free_cfgs);
+}
+
+ParameterizedTest(cfg_t *cfg, chain, malloc_family_semantics)
+{
+    dmm_chain_t *c = make(cfg, DMM_PS_REAL);
+    /* malloc(0): distinct, usable pointers */
+    void *a = dmm_chain_malloc(c, 0), *b = dmm_chain_malloc(c, 0);
+    cr_assert(a && b && a != b);
+    /* calloc clears a block that was dirty */
+    unsigned char *d = dmm_chain_malloc(c, 200);
+    memset(d, 0xee, 200);
+    dmm_chain_free(c, d);
+    unsigned char *z = dmm_chain_calloc(c, 10, 20);
+    for (int i = 0; i < 200; i++)
+        cr_assert_eq(z[i], 0);
+    /* overflow */
+    errno = 0;
+    cr_assert_null(dmm_chain_calloc(c, SIZE_MAX / 2, 3));
+    cr_assert_eq(errno, ENOMEM);
+    /* realloc keeps contents, growing and shrinking, in and across classes */
+    size_t sizes[] = { 10, 100, 3000, 70000, 500, 2000000, 40, 5 };
+    unsigned char *r = dmm_chain_realloc(c, NULL, 1);
+    r[0] = 7;
+    size_t have = 1;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        for (size_t k = 1; k < have; k++)
+            r[k] = (unsigned char)(k * 31);
+        r = dmm_chain_realloc(c, r, sizes[i]);
+        cr_assert_not_null(r);
+        size_t keep = have < sizes[i] ? have : sizes[i];
+        cr_assert_eq(r[0], 7, "%s: realloc to %zu lost byte 0", cfg->name, sizes[i]);
+        for (size_t k = 1; k < keep; k++)
+            cr_assert_eq(r[k], (unsigned char)(k * 31), "%s: realloc to %zu lost byte %zu",
+                         cfg->name, sizes[i], k);
+        have = sizes[i];
+        cr_assert_eq(dmm_chain_check(c), 0);
+    }
+    cr_assert_null(dmm_chain_realloc(c, r, 0), "realloc(p, 0) frees and returns NULL");
+    /* aligned blocks */
+    for (size_t al = 32; al <= (1u << 20); al *= 2) {
+        void *p = dmm_chain_memalign(c, al, 100);
+        cr_assert_not_null(p);
+        cr_assert_eq((uintptr_t)p % al, 0, "%s: memalign(%zu)", cfg->name, al);
+        cr_assert_geq(dmm_chain_usable(c, p), 100);
+        memset(p, 3, 100);
+        dmm_chain_free(c, p);
+    }
+    /* a huge request fails with ENOMEM and the heap still works */
+    errno = 0;
+    cr_assert_null(dmm_chain_malloc(c, (size_t)1 << 62));
+    cr_assert_eq(errno, ENOMEM);
+    void *after = dmm_chain_malloc(c, 64);
+    cr_assert_not_null(after);
+    dmm_chain_free(c, after);
+    dmm_chain_free(c, a);
+    dmm_chain_free(c, b);
+    dmm_chain_free(c, z);
+    cr_assert_eq(dmm_chain_check(c), 0);
+    dmm_chain_delete(c);
+}
+
+ParameterizedTestParameters(chain, random_stress_with_patterns_and_checks)
+{
+    size_t n;
+    cfg_t *c = all_cfgs(&n);
+    return cr_make_param_array(cfg_t, c, n, free_cfgs);
+}
+
+ParameterizedTest(cfg_t *cfg, chain, random_stress_with_patterns_and_checks)
+{
+    dmm_chain_t *c = make(cfg, DMM_PS_REAL);
+    enum { SLOTS = 512, OPS = 20000 };
+    static unsigned char *p[SLOTS];
+    static size_t len[SLOTS];
+    memset(p, 0, sizeof p);
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < OPS; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int s = (int)(x % SLOTS);
+        size_t n = (x >> 20) % 100 < 90 ? (x >> 32) % 512 : (x >> 32) % 200000;
+        unsigned char tag = (unsigned char)(s * 7 + 1);
+        if (p[s]) {
+            for (size_t k = 0; k < len[s]; k += 1 + len[s] / 64)
+                cr_assert_eq(p[s][k], tag, "%s: op %d: block %d corrupted at %zu", cfg->name, i, s, k);
+            if ((x >> 50) & 1) {
+                p[s] = dmm_chain_realloc(c, p[s], n + 1);
+                cr_assert_not_null(p[s]);
+                len[s] = n + 1;
+                memset(p[s], tag, len[s]);
+            } else {
+                dmm_chain_free(c, p[s]);
+                p[s] = NULL;
+            }
+        } else {
+            p[s] = dmm_chain_malloc(c, n);
+            cr_assert_not_null(p[s]);
+            len[s] = n;
+            memset(p[s], tag, n);
+        }
+        if (i < 3000 || i % 50 == 0)
+            cr_assert_eq(dmm_chain_check(c), 0, "%s: op %d", cfg->name, i);
+    }
+    for (int s = 0; s < SLOTS; s++)
+        dmm_chain_free(c, p[s]);
+    cr_assert_eq(dmm_chain_check(c), 0);
+    dmm_chain_delete(c);
+}
+
+typedef struct thr {
+    dmm_chain_t *c;
+    int          id;
+    void       **mailbox;   /* blocks handed to the next thread */
+    int          failures;
+} thr_t;
+
+static void *stress_thread(void *arg)
+{
+    thr_t *t = arg;
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(t->id + 1);
+    void *mine[256] = { 0 };
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int s = (int)(x % 256);
+        if (mine[s]) {
+            if (((unsigned char *)mine[s])[0] != (unsigned char)t->id)
+                t->failures++;
+            /* every 8th block is freed by the next thread */
+            void *give = mine[s];
+            if ((x >> 40) % 8 == 0)
+                give = __atomic_exchange_n(&t->mailbox[s], give, __ATOMIC_ACQ_REL);
+            dmm_chain_free(t->c, give);
+            mine[s] = NULL;
+        } else {
+            size_t n = 1 + (x >> 24) % 3000;
+            mine[s] = dmm_chain_malloc(t->c, n);
+            if (!mine[s]) {
+                t->failures++;
+                continue;
+            }
+            memset(mine[s], t->id, n);
+        }
+    }
+    for (int s = 0; s < 256; s++)
+        dmm_chain_free(t->c, mine[s]);
+    return NULL;
+}
+
+ParameterizedTestParameters(chain, four_threads_with_cross_thread_frees)
+{
+    size_t n;
+    cfg_t *c = all_cfgs(&n);
+    return cr_make_param_array(cfg_t, c, n, free_cfgs);
+}
+
+ParameterizedTest(cfg_t *cfg, chain, four_threads_with_cross_thread_frees)
+{
+    dmm_chain_t *c = make(cfg, DMM_PS_REAL);
+    static void *mailbox[256];
+    memset(mailbox, 0, sizeof mailbox);
+    thr_t t[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (thr_t){ .c = c, .id = i + 1, .mailbox = mailbox };
+        pthread_create(&th[i], NULL, stress_thread, &t[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        cr_expect_eq(t[i].failures, 0, "%s: thread %d", cfg->name, i);
+    }
+    for (int s = 0; s < 256; s++)
+        dmm_chain_free(c, mailbox[s]);
+    cr_assert_eq(dmm_chain_check(c), 0, "%s", cfg->name);
+    dmm_chain_delete(c);
+}
+
+/* ---- the simulator against real memory --------------------------------- */
+
+static void synthetic_stream(dmm_opstream_t *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t cap = 200000;
+    s->ops = malloc(cap * sizeof *s->ops);
+    uint32_t live[4096];
+    size_t nlive = 0;
+    uint64_t x = 12345;
+    while (s->nops < cap - 2) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned r = (unsigned)(x >> 33);
+        if (nlive && (r % 100 < 45 || nlive == 4096)) {
+            size_t k = (r >> 8) % nlive;
+            if (r % 7 == 0) {
+                s->ops[s->nops++] = (dmm_op_t){ .kind = DMM_OP_REALLOC, .id = live[k],
+                                                .size = 1 + (r >> 12) % 9000 };
+            } else {
+                s->ops[s->nops++] = (dmm_op_t){ .kind = DMM_OP_FREE, .id = live[k] };
+                live[k] = live[--nlive];
+            }
+        } else {
+            size_t n = r % 10 < 8 ? 1 + (r >> 10) % 256 : 1 + (r >> 10) % 300000;
+            live[nlive++] = s->nids;
+            s->ops[s->nops++] = (dmm_op_t){ .kind = DMM_OP_ALLOC, .id = s->nids++, .size = n };
+        }
+    }
+}
+
+ParameterizedTestParameters(chain, simulated_M_is_the_real_footprint)
+{
+    size_t n;
+    cfg_t *c = all_cfgs(&n);
+    return cr_make_param_array(cfg_t, c, n, free_cfgs);
+}
+
+ParameterizedTest(cfg_t *cfg, chain, simulated_M_is_the_real_footprint)
+{
+    dmm_opstream_t s;
+    synthetic_stream(&s);
+    dmm_desc_t d;
+    char err[512];
+    cr_assert_eq(dmm_desc_parse(cfg->name, cfg->text, strlen(cfg->text), &d, err, sizeof err), 0);
+    dmm_sim_result_t r1, r2;
+    cr_assert_eq(dmm_sim_run(&s, &d, cfg->name, 0, &r1, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_sim_run(&s, &d, cfg->name, 0, &r2, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r1.T, r2.T, "%s: the simulation is deterministic", cfg->name);
+    cr_expect_eq(r1.M, r2.M);
+    /* the same stream on real memory, writing every payload */
+    dmm_chain_t *c = make(cfg, DMM_PS_REAL);
+    void **ptr = calloc(s.nids, sizeof *ptr);
+    for (size_t i = 0; i < s.nops; i++) {
+        const dmm_op_t *op = &s.ops[i];
+        if (op->kind == DMM_OP_ALLOC) {
+            ptr[op->id] = dmm_chain_malloc(c, op->size);
+            memset(ptr[op->id], 0x5a, op->size);
+        } else if (op->kind == DMM_OP_REALLOC) {
+            ptr[op->id] = dmm_chain_realloc(c, ptr[op->id], op->size);
+            memset(ptr[op->id], 0x5b, op->size);
+        } else {
+            dmm_chain_free(c, ptr[op->id]);
+            ptr[op->id] = NULL;
+        }
+    }
+    cr_expect_eq(c->ps.peak, r1.M, "%s: real peak %zu, simulated M %zu", cfg->name, c->ps.peak, r1.M);
+    cr_expect_eq(dmm_cost_units(&c->cost), r1.T, "%s: the same steps were counted", cfg->name);
+    cr_expect_eq(dmm_chain_check(c), 0);
+    free(ptr);
+    dmm_chain_delete(c);
+    free(s.ops);
+}
