@@ -116,6 +116,8 @@ int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d
                 tl--;
             if (tl >= sizeof d->title)
                 tl = sizeof d->title - 1;
+            while (tl && (text[ts + tl - 1] == ' ' || text[ts + tl - 1] == '\r'))
+                tl--;   /* again, after the cut: print then parse gives the same */
             memcpy(d->title, text + ts, tl);
             d->title[tl] = 0;
         }
@@ -282,11 +284,13 @@ size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap)
 size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
 {
     size_t used = 0;
-    char line[256];
+    char line[sizeof d->title + 16];
     int n = snprintf(line, sizeof line, "# %s\n", d->title[0] ? d->title : "dmm 1");
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = 0;
     for (int i = -1; i < d->n; i++) {
         if (i >= 0) {
-            dmm_desc_print_line(&d->a[i], line, sizeof line - 1);
+            dmm_desc_print_line(&d->a[i], line, sizeof line - 2);
             n = (int)strlen(line);
             line[n++] = '\n';
             line[n] = 0;
