@@ -158,6 +158,14 @@ ParameterizedTest(combo_t *c, buddy, sizes, .timeout = 300)
 
 /* ---- random stress ---- */
 
+/* 200k operations per combination; a quarter of that under AddressSanitizer
+ * (48 combinations), which makes each one several times slower */
+#ifdef __SANITIZE_ADDRESS__
+#define STRESS_OPS 50000
+#else
+#define STRESS_OPS 200000
+#endif
+
 #define NSLOT 1024
 typedef struct slot {
     unsigned char *p;
@@ -249,7 +257,7 @@ ParameterizedTest(combo_t *c, buddy, stress, .timeout = 600)
 {
     harness_t *h = h_new(c, 0, 4u << 20, DMM_PS_SIM);
     get_sizes(h);
-    stress(h, c, 42 + (uint64_t)(c - all_combos), 200000, 5000, 4u << 20);
+    stress(h, c, 42 + (uint64_t)(c - all_combos), STRESS_OPS, 5000, 4u << 20);
     if (c->coalesce) {
         /* everything merged back: only whole regions are listed, one kept */
         for (unsigned j = 0; j + 1 < nS; j++) {
