@@ -3,7 +3,7 @@
  * every size 1..4096 and the powers of two up to 1 MiB (alignment, usable
  * size, owner, payload writes), a 200k-operation random stress with payload
  * patterns and check() after every operation for the first 5000 and every
- * 101st after, coalescing back to whole regions, split counts, the
+ * 499th after, coalescing back to whole regions, split counts, the
  * Fibonacci sequence and buddy geometry, the left/right and memory bits
  * through exhaustive fill-and-free of regions and corruption that check()
  * must see, resize, the LARGE path and the footprint. */
