@@ -301,12 +301,12 @@ Test(stress, segregated_72_combinations, .timeout = 600)
 
 Test(stress, exact_72_combinations, .timeout = 600)
 {
-    stress_all_combinations(DMM_CLASS_EXACT, 20000);
+    stress_all_combinations(DMM_CLASS_EXACT, 6000);
 }
 
 Test(stress, sss_72_combinations, .timeout = 600)
 {
-    stress_all_combinations(DMM_CLASS_SSS, 20000);
+    stress_all_combinations(DMM_CLASS_SSS, 6000);
 }
 
 Test(stress, segregated_ranges_and_list_counts, .timeout = 600)
