@@ -38,6 +38,9 @@ extern char **environ;
 
 static dmm_chain_t *g_chain;
 static int g_state;   /* 0 new, 1 starting, 2 on, 3 off (glibc) */
+/* Set while this thread builds the chain: what it allocates meanwhile
+ * (pthread_atfork, atexit) comes from glibc and goes back there. */
+static __thread int t_starting __attribute__((tls_model("initial-exec")));
 static int g_stats;
 
 static void say(const char *a, const char *b)
@@ -150,12 +153,14 @@ static inline dmm_chain_t *chain(void)
     int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
     if (__builtin_expect(s == 2, 1))
         return g_chain;
-    if (s == 3)
+    if (s == 3 || t_starting)
         return NULL;
     int expect = 0;
-    if (__atomic_compare_exchange_n(&g_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (__atomic_compare_exchange_n(&g_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        t_starting = 1;
         init();
-    else
+        t_starting = 0;
+    } else
         while (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 1)
             sched_yield();
     return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 2 ? g_chain : NULL;

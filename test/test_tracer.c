@@ -17,81 +17,13 @@
 #include <unistd.h>
 
 #include "opstream.h"
+#include "progrun.h"
 #include "trace.h"
 
 #define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
 #define MTRACEON DMM_BUILD_DIR "/test/progs/libmtrace_on.so"
 #define MALLOC_DEBUG "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
-
-extern char **environ;
-
-static char tmpdir[256];
-
-static void make_tmpdir(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/dmm-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-}
-
-/* Run argv with the parent's environment minus LD_PRELOAD, DMM_* and
- * MALLOC_TRACE, plus `extra` (NULL-terminated "NAME=value" strings), in
- * directory `cwd`, stdin from `in` (or /dev/null), stdout to `out`, stderr to
- * `err` (either may be NULL for /dev/null).  Returns the wait status. */
-static int run(char *const argv[], const char *const extra[], const char *cwd,
-               const char *in, const char *out, const char *err)
-{
-    const char *env[512];
-    size_t n = 0;
-    for (char **e = environ; *e && n < 400; e++)
-        if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "DMM_", 4) &&
-            strncmp(*e, "MALLOC_TRACE=", 13))
-            env[n++] = *e;
-    for (size_t i = 0; extra && extra[i] && n < 510; i++)
-        env[n++] = extra[i];
-    env[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        if (cwd && chdir(cwd) != 0)
-            _exit(126);
-        int fd = open(in ? in : "/dev/null", O_RDONLY);
-        dup2(fd, 0);
-        fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 1);
-        fd = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 2);
-        execve(argv[0], argv, (char *const *)env);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return st;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    uint8_t *buf;
-    size_t l;
-    dmm_err_t err;
-    if (dmm_read_file(path, &buf, &l, &err) != 0)
-        return NULL;
-    char *s = realloc(buf, l + 1);
-    s[l] = 0;
-    if (len)
-        *len = l;
-    return s;
-}
 
 /* The trace files in tmpdir, sorted by name; returns how many. */
 static int trace_files(char names[][600], int max)
