@@ -109,6 +109,9 @@ Test(pagesrc, simulated_and_real_place_alike)
 
 Test(pagesrc, out_of_memory_is_enomem_and_recoverable)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("AddressSanitizer's shadow memory does not fit under a small RLIMIT_AS");
+#endif
     pid_t pid = fork();
     if (pid == 0) {
         struct rlimit rl = { 512u << 20, 512u << 20 };
