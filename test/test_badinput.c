@@ -41,6 +41,33 @@ static void put(const char *name, const void *data, size_t len, char *path)
     fclose(f);
 }
 
+/* Run `dmm ARGS...` (NULL-terminated); returns the exit status, stdout in
+ * DIR/stdout, stderr in err. */
+static int dmm_run(char *const args[], char *err, size_t errlen)
+{
+    char errf[128], outf[128];
+    snprintf(errf, sizeof errf, "%s/stderr", dir);
+    snprintf(outf, sizeof outf, "%s/stdout", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 2);
+        int out = open(outf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(out, 1);
+        execv(DMM, args);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    FILE *f = fopen(errf, "r");
+    size_t n = f ? fread(err, 1, errlen - 1, f) : 0;
+    err[n] = 0;
+    if (f)
+        fclose(f);
+    cr_assert(WIFEXITED(st), "dmm died of signal %d", WTERMSIG(st));
+    return WEXITSTATUS(st);
+}
+
 /* Run `dmm stats path`; returns the exit status, stderr in err. */
 static int stats(const char *path, char *err, size_t errlen)
 {
@@ -216,4 +243,58 @@ Test(badinput, text_formats_name_the_line, .init = setup, .fini = teardown)
     const char mtrace[] = "= Start\n@ ./a:[0x1] + 0x10 0x20\n@ ./a:[0x2] < 0x10\n= End\n";
     put("bad.mtrace", mtrace, sizeof mtrace - 1, path);
     expect_error(path, "line 3", NULL);
+}
+
+Test(badinput, bad_dmm_descriptions_for_dmm_sim, .init = setup, .fini = teardown)
+{
+    uint8_t buf[512];
+    char trace[128], dmm[128], err[4096];
+    put("ok.trc", buf, valid_trc(buf), trace);
+    const char *bad[][3] = {
+        { "lea range=(0,100]\nkingsley range=(50,inf]\n", "line 2", "field 'range'" },
+        { "kingsly range=(0,inf]\n", "line 1", "field 'class'" },
+        { "lea range=(0,1x]\n", "line 1", "field 'range'" },
+        { "# nothing\n", "no allocator", NULL },
+        { "lea range=(0,5] fit=worst\n", "line 1", "field 'fit'" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        put("bad.dmm", bad[i][0], strlen(bad[i][0]), dmm);
+        char *args[] = { "dmm", "sim", "--dmm", dmm, trace, NULL };
+        int rc = dmm_run(args, err, sizeof err);
+        cr_expect_eq(rc, 2, "exit %d for %s: %s", rc, bad[i][0], err);
+        cr_expect_not_null(strstr(err, dmm), "names the file: %s", err);
+        cr_expect_not_null(strstr(err, bad[i][1]), "%s", err);
+        if (bad[i][2])
+            cr_expect_not_null(strstr(err, bad[i][2]), "%s", err);
+    }
+    char *none[] = { "dmm", "sim", "--dmm", "nosuchpreset", trace, NULL };
+    cr_expect_eq(dmm_run(none, err, sizeof err), 2);
+    cr_expect_not_null(strstr(err, "not a preset"), "%s", err);
+}
+
+Test(badinput, dmm_sim_output_is_the_same_on_every_run, .init = setup, .fini = teardown)
+{
+    /* a wee trace with reuse, reallocs by free+alloc, several sizes */
+    char trace[128], err[4096], out1[128];
+    char text[8192];
+    size_t n = 0;
+    for (int i = 0; i < 300; i++) {
+        n += (size_t)snprintf(text + n, sizeof text - n, "Alloc(%d),\n", 1 + (i * 37) % 5000);
+        if (i % 3 == 2)
+            n += (size_t)snprintf(text + n, sizeof text - n, "Free(%d),\n", i - 1);
+    }
+    put("t.trace", text, n, trace);
+    char *args[] = { "dmm", "sim", "--all", "--check", "1", trace, NULL };
+    cr_assert_eq(dmm_run(args, err, sizeof err), 0, "%s", err);
+    snprintf(out1, sizeof out1, "%s/stdout", dir);
+    uint8_t *a, *b;
+    size_t la, lb;
+    dmm_err_t e;
+    cr_assert_eq(dmm_read_file(out1, &a, &la, &e), 0);
+    cr_assert_eq(dmm_run(args, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_read_file(out1, &b, &lb, &e), 0);
+    cr_expect(la == lb && memcmp(a, b, la) == 0, "two runs of dmm sim printed different output");
+    cr_expect_not_null(memmem(a, la, "check() violations", 18));
+    free(a);
+    free(b);
 }

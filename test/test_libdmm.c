@@ -152,7 +152,8 @@ Test(libdmm, gcc_compiles_the_same_on_every_preset)
 Test(libdmm, tracee_modes_on_every_preset)
 {
     const char *modes[][2] = { { "errno", "0" }, { "threads", "0" }, { "threxit", "3000" },
-                               { "fork", "300" }, { "aligned", "100" }, { "exit", "500" } };
+                               { "fork", "300" }, { "forkmt", "30" }, { "aligned", "100" },
+                               { "exit", "500" } };
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         char *argv[] = { TRACEE, (char *)modes[m][0], (char *)modes[m][1], NULL };
         same_under_every_preset(argv, NULL);

@@ -282,6 +282,29 @@ Test(tracer, fork_gives_each_process_its_own_file)
     remove_tmpdir();
 }
 
+Test(tracer, fork_while_another_thread_allocates)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("forkmt", "20", NULL), 0);
+    char names[32][600];
+    int n = trace_files(names, 32);
+    cr_assert_eq(n, 21, "the parent and 20 children: %d files", n);
+    for (int i = 0; i < n; i++) {
+        dmm_trace_t t;
+        load(names[i], &t);
+        if (t.flags & DMM_TRC_F_FORKED) {
+            counts_t c;
+            count(&t, &c);
+            /* the child's 100 mallocs; none of the parent's buffered records */
+            cr_expect_eq(c.op[DMM_TRC_MALLOC], 100, "%s", names[i]);
+            cr_expect_eq(c.ntids, 1);
+        }
+        assert_consistent(&t);
+        dmm_trace_free(&t);
+    }
+    remove_tmpdir();
+}
+
 Test(tracer, exec_flushes_and_the_new_program_writes_its_own_file)
 {
     make_tmpdir();

@@ -16,6 +16,8 @@
  *   segv N     N x main-pattern, then a write through NULL
  *   aligned N  N x each aligned call (memalign, posix_memalign,
  *              aligned_alloc, valloc, pvalloc), freed
+ *   forkmt N   a thread allocates without pause while main forks N times;
+ *              each child allocates and frees, checks its blocks, exits
  *   errno N    errno survives successful calls; failed calls set it as
  *              glibc documents (N ignored); exit status 1 on a mismatch
  *
@@ -76,6 +78,24 @@ static void *exiting_thread(void *arg)
         free(v[i]);
     free(v);
     pthread_exit(NULL);
+}
+
+static volatile int spinning = 1;
+
+static void *busy_thread(void *arg)
+{
+    (void)arg;
+    void *held[64] = { 0 };
+    unsigned i = 0;
+    while (__atomic_load_n(&spinning, __ATOMIC_RELAXED)) {
+        unsigned k = i++ % 64;
+        free(held[k]);
+        held[k] = malloc(16 + (i * 7) % 4000);
+        memset(held[k], 1, 16);
+    }
+    for (int k = 0; k < 64; k++)
+        free(held[k]);
+    return NULL;
 }
 
 static void leave(int how)
@@ -163,6 +183,37 @@ int main(int argc, char **argv)
             free(p);
         }
         checksum = (unsigned long)n;
+    } else if (!strcmp(mode, "forkmt")) {
+        pthread_t th;
+        pthread_create(&th, NULL, busy_thread, NULL);
+        int bad = 0;
+        for (int f = 0; f < n; f++) {
+            fflush(stdout);
+            pid_t pid = fork();
+            if (pid == 0) {
+                /* only this thread exists here: the allocator must not be
+                 * left locked by the one that was busy in the parent */
+                char *v[100];
+                for (int i = 0; i < 100; i++) {
+                    v[i] = malloc(32 + (size_t)i * 40);
+                    memset(v[i], i, 32);
+                }
+                int ok = 1;
+                for (int i = 0; i < 100; i++) {
+                    ok &= v[i][31] == (char)i;
+                    free(v[i]);
+                }
+                _exit(ok ? 0 : 1);
+            }
+            int st;
+            waitpid(pid, &st, 0);
+            bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+        }
+        __atomic_store_n(&spinning, 0, __ATOMIC_RELAXED);
+        pthread_join(th, NULL);
+        checksum = (unsigned long)bad;
+        leave(0);
+        return bad ? 1 : 0;
     } else if (!strcmp(mode, "errno")) {
         int bad = 0;
         void *volatile p;
