@@ -4,7 +4,7 @@
 #   make test         unit, integration and short fuzz tests (Criterion)
 #   make check-sanitize  the tools' tests under ASan + UBSan
 #   make fuzz         long libFuzzer runs of every reader (FUZZ_SECONDS=)
-#   make bench        benchmarks (tracer overhead, ...)
+#   make bench        benchmarks (tracer overhead, simulator speed)
 #   make demo         trace the bundled workload and print its statistics
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -136,6 +136,7 @@ check-sanitize: | deps
 
 bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/tracer_overhead.py --build $(O)
+	@python3 bench/sim_speed.py --build $(O)
 
 demo: all
 	@scripts/demo.sh
