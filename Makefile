@@ -31,10 +31,10 @@ CORE_SRC := $(filter-out tracer/trace_writer.c tracer/dmm_main.c,$(wildcard trac
             $(wildcard allocators/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
-TRACE_SO_SRC := preload/trace_shim.c tracer/trace_writer.c tracer/crc32.c
+TRACE_SO_SRC := preload/trace_shim.c preload/options.c tracer/trace_writer.c tracer/crc32.c
 TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
 # libdmm.so: the allocator classes and the chain, without the simulator.
-DMM_SO_SRC   := preload/dmm_shim.c $(filter-out allocators/sim.c,$(wildcard allocators/*.c))
+DMM_SO_SRC   := preload/dmm_shim.c preload/options.c $(filter-out allocators/sim.c,$(wildcard allocators/*.c))
 DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 
 TEST_SRC  := $(wildcard test/test_*.c)

@@ -16,6 +16,7 @@
  * valloc is page-aligned and pvalloc page-rounded. */
 #include "chain.h"
 #include "desc.h"
+#include "options.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,13 +28,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
-
-extern void *__libc_malloc(size_t);
-extern void  __libc_free(void *);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
 extern char **environ;
 
 static dmm_chain_t *g_chain;
@@ -50,29 +44,6 @@ static void say(const char *a, const char *b)
     if (n > 0) {
         ssize_t r = write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
         (void)r;
-    }
-}
-
-static void report_unknown_options(void)
-{
-    static const char *const known[] = {
-        "DMM_TRACE_FILE", "DMM_TRACE_STACK", "DMM_TRACE_COMPRESS",
-        "DMM_CONFIG", "DMM_STATS", "DMM_CHECK", "DMM_OFFLOAD",
-    };
-    if (!environ)
-        return;
-    for (char **e = environ; *e; e++) {
-        if (strncmp(*e, "DMM_", 4))
-            continue;
-        size_t n = strcspn(*e, "=");
-        int ok = 0;
-        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-            ok |= strlen(known[i]) == n && !strncmp(*e, known[i], n);
-        if (!ok) {
-            char name[128];
-            snprintf(name, sizeof name, "%.*s", (int)(n < 100 ? n : 100), *e);
-            say("unknown option ignored: ", name);
-        }
     }
 }
 
@@ -124,7 +95,7 @@ static void init(void)
     const char *cfg = environ ? secure_getenv("DMM_CONFIG") : NULL;
     const char *st = environ ? secure_getenv("DMM_STATS") : NULL;
     g_stats = st && *st && strcmp(st, "0") != 0;
-    report_unknown_options();
+    dmm_options_report_unknown();
     if (!cfg || !*cfg)
         cfg = "lea";
     static dmm_desc_t d;

@@ -9,6 +9,7 @@
  *
  * Also here: exec (flush first), _exit (flush first).  C++ new and delete
  * reach malloc and free and need nothing of their own. */
+#include "options.h"
 #include "trace_writer.h"
 #include "trcfmt.h"
 
@@ -21,15 +22,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
-
-extern void *__libc_malloc(size_t);
-extern void  __libc_free(void *);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_valloc(size_t);
-extern void *__libc_pvalloc(size_t);
 
 EXPORT void *malloc(size_t n)
 {

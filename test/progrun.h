@@ -85,4 +85,17 @@ static char *slurp(const char *path, size_t *len)
     return s;
 }
 
+/* A text file of `lines` pseudo-random lines, the same on every run. */
+static void write_input_file(const char *path, int lines)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    unsigned x = 12345;
+    for (int i = 0; i < lines; i++) {
+        x = x * 1103515245u + 12345u;
+        fprintf(f, "%u line %d %x\n", x % 100000, i, x);
+    }
+    fclose(f);
+}
+
 #endif

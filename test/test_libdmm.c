@@ -63,20 +63,9 @@ static void same_under_every_preset(char *const argv[], const char *in)
     remove_tmpdir();
 }
 
-static void write_input(const char *path, int lines)
-{
-    FILE *f = fopen(path, "w");
-    unsigned x = 777;
-    for (int i = 0; i < lines; i++) {
-        x = x * 1103515245u + 12345u;
-        fprintf(f, "%u %d %x\n", x % 50000, i, x);
-    }
-    fclose(f);
-}
-
 Test(libdmm, sort_runs_the_same_on_every_preset)
 {
-    write_input("/tmp/dmm-libdmm-sort", 30000);
+    write_input_file("/tmp/dmm-libdmm-sort", 30000);
     char *argv[] = { "/usr/bin/sort", "/tmp/dmm-libdmm-sort", NULL };
     same_under_every_preset(argv, NULL);
     char *argv2[] = { "/usr/bin/sort", "--parallel=2", "-S", "1M", "/tmp/dmm-libdmm-sort", NULL };
@@ -129,7 +118,7 @@ Test(libdmm, git_runs_the_same_on_every_preset)
 {
     if (!have("/usr/bin/git"))
         cr_skip_test("no git");
-    write_input("/tmp/dmm-libdmm-git", 3000);
+    write_input_file("/tmp/dmm-libdmm-git", 3000);
     char *argv[] = { "/usr/bin/git", "hash-object", "--stdin", NULL };
     same_under_every_preset(argv, "/tmp/dmm-libdmm-git");
 }

@@ -652,13 +652,7 @@ static void write_input(const char *name, int lines)
 {
     char path[300];
     snprintf(path, sizeof path, "/tmp/dmm-test-input-%s", name);
-    FILE *f = fopen(path, "w");
-    unsigned x = 12345;
-    for (int i = 0; i < lines; i++) {
-        x = x * 1103515245u + 12345u;
-        fprintf(f, "%u line %d %x\n", x % 100000, i, x);
-    }
-    fclose(f);
+    write_input_file(path, lines);
 }
 
 Test(tracer_programs, sort_matches_mtrace_call_for_call)

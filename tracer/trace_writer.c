@@ -27,6 +27,7 @@
  *                 default) flushes with try-locks, then re-raises.
  */
 #include "trace_writer.h"
+#include "options.h"
 #include "trcfmt.h"
 #include "trace.h"
 
@@ -196,34 +197,6 @@ static size_t u64_to_dec(uint64_t v, char *out)
 
 /* ---- options ---------------------------------------------------------- */
 
-/* Every DMM_* name the project knows; anything else is reported once. */
-static const char *const known_opts[] = {
-    "DMM_TRACE_FILE", "DMM_TRACE_STACK", "DMM_TRACE_COMPRESS",
-    "DMM_CONFIG", "DMM_STATS", "DMM_CHECK", "DMM_OFFLOAD",
-};
-
-static void check_unknown_options(void)
-{
-    if (!environ)
-        return;
-    for (char **e = environ; *e; e++) {
-        if (strncmp(*e, "DMM_", 4) != 0)
-            continue;
-        size_t n = strcspn(*e, "=");
-        int known = 0;
-        for (size_t i = 0; i < sizeof known_opts / sizeof known_opts[0]; i++)
-            if (strlen(known_opts[i]) == n && strncmp(*e, known_opts[i], n) == 0)
-                known = 1;
-        if (!known) {
-            char name[128];
-            size_t m = n < sizeof name - 1 ? n : sizeof name - 1;
-            memcpy(name, *e, m);
-            name[m] = 0;
-            say("unknown option ", name, " ignored (see the README for DMM_* options)");
-        }
-    }
-}
-
 static void read_options(void)
 {
     const char *v;
@@ -253,7 +226,7 @@ static void read_options(void)
         else
             say("DMM_TRACE_COMPRESS=", v, ": expected none, zstd or zstd:1..9; not compressing");
     }
-    check_unknown_options();
+    dmm_options_report_unknown();
 }
 
 /* ---- the file --------------------------------------------------------- */
