@@ -109,4 +109,13 @@ const char *dmm_class_name(dmm_class_t c);
 /* Helpers for classes. */
 static inline size_t dmm_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
+/* Is a's description one a class can be set up with (options in range, a
+ * non-empty range, a page source and counters)?  Classes check it in init(). */
+static inline int dmm_alloc_desc_ok(const dmm_alloc_t *a)
+{
+    const dmm_alloc_desc_t *d = &a->desc;
+    return a->ps && a->cost && d->list <= DMM_LIST_BTREE && d->fit <= DMM_FIT_EXACT &&
+           d->order <= DMM_ORDER_LIFO && d->split <= 1 && d->coalesce <= 1 && d->lo < d->hi;
+}
+
 #endif

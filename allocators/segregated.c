@@ -102,8 +102,7 @@ dmm_flist_t *dmm_seg_new_list(seg_t *s)
 int dmm_seg_setup(dmm_alloc_t *a)
 {
     const dmm_alloc_desc_t *d = &a->desc;
-    if (!a->ps || !a->cost || d->list > DMM_LIST_BTREE || d->fit > DMM_FIT_EXACT ||
-        d->order > DMM_ORDER_LIFO || d->split > 1 || d->coalesce > 1 || d->lo >= d->hi) {
+    if (!dmm_alloc_desc_ok(a)) {
         errno = EINVAL;
         return -1;
     }

@@ -94,8 +94,7 @@ static inline sss_area_t *area_of(const void *p)
 static int sss_init(dmm_alloc_t *a)
 {
     const dmm_alloc_desc_t *d = &a->desc;
-    if (!a->ps || !a->cost || d->list > DMM_LIST_BTREE || d->fit > DMM_FIT_EXACT ||
-        d->order > DMM_ORDER_LIFO || d->split > 1 || d->coalesce > 1 || d->lo >= d->hi) {
+    if (!dmm_alloc_desc_ok(a)) {
         errno = EINVAL;
         return -1;
     }
