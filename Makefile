@@ -19,7 +19,7 @@ O        := $(BUILD)
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 # Flags the code needs whatever CFLAGS a user (or check-sanitize) gives.
-DMM_CFLAGS := $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -Iallocators
+DMM_CFLAGS := $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -Iallocators -Icodegen
 # Programs that tests run under the preload libraries are never sanitized:
 # a sanitizer runtime must come first in the library list.
 PROG_CFLAGS := -O2 -g $(DMM_CFLAGS)
@@ -28,7 +28,7 @@ LDLIBS_CORE := -lzstd -lm
 # The modules of the dmm tool.  trace_writer.c belongs to the preload library
 # only; dmm_main.c is the dispatcher.
 CORE_SRC := $(filter-out tracer/trace_writer.c tracer/dmm_main.c,$(wildcard tracer/*.c)) \
-            $(wildcard allocators/*.c)
+            $(wildcard allocators/*.c) $(wildcard codegen/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
 TRACE_SO_SRC := preload/trace_shim.c preload/options.c tracer/trace_writer.c tracer/crc32.c
@@ -101,7 +101,7 @@ $(O)/test/%: test/%.c $(O)/libdmmcore.a | deps
 	    -o $@ $< $(WHOLE) -lcriterion $(LDLIBS_CORE) -lpthread
 
 # libFuzzer harnesses, one per reader; built with clang.
-FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Iallocators -fsanitize=fuzzer,address,undefined
+FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Iallocators -Icodegen -fsanitize=fuzzer,address,undefined
 $(O)/fuzz/%: test/fuzz/%.c $(CORE_SRC) | deps
 	@mkdir -p $(dir $@)
 	$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_CORE)
