@@ -46,8 +46,8 @@ FUZZ_SRC  := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
 
 
-.PHONY: all test check-sanitize fuzz fuzz-short bench demo install clean deps unit
-all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/dmm $(BENCH_PROGS)
+.PHONY: all test check-sanitize fuzz fuzz-short bench demo install clean deps unit evolve FORCE
+all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_PROGS)
 
 # Every build first makes sure the Debian packages are there (fast when they
 # are; installs them as root, else prints the apt-get command and stops).
@@ -70,6 +70,34 @@ $(O)/libdmmtrace.so: $(TRACE_SO_OBJ)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -lunwind -lzstd -ldl -lpthread
 
 $(O)/libdmm.so: $(DMM_SO_OBJ)
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
+
+# libdmm_evolved.so: the chain of EVOLVED_DMM as C source (dmm codegen), the
+# shim of libdmm.so around it (preload/evolved_shim.c includes both), and the
+# allocator classes built again without cost counting (DMM_COUNT=0).
+# `make evolve` sets EVOLVED_DMM to the search's best.dmm.
+EVOLVED_DMM ?= codegen/default.dmm
+EVOLVED_OBJ := $(O)/evolved/evolved_shim.o $(O)/pic/preload/options.o \
+               $(patsubst %.c,$(O)/pic-nocount/%.o,$(filter-out allocators/sim.c,$(wildcard allocators/*.c)))
+
+# Which .dmm the generated source came from: regenerate when it changes.
+$(O)/evolved/source.path: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(EVOLVED_DMM)' | cmp -s - $@ || echo '$(EVOLVED_DMM)' > $@
+FORCE:
+
+$(O)/evolved/dmm_evolved.c: $(EVOLVED_DMM) $(O)/evolved/source.path $(O)/dmm
+	$(O)/dmm codegen -o $@ $(EVOLVED_DMM)
+	cp $(EVOLVED_DMM) $(O)/evolved/source.dmm
+
+$(O)/evolved/evolved_shim.o: preload/evolved_shim.c $(O)/evolved/dmm_evolved.c | deps
+	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -I$(O)/evolved -MMD -MP -c $< -o $@
+
+$(O)/pic-nocount/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
+
+$(O)/libdmm_evolved.so: $(EVOLVED_OBJ)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
 
 $(O)/libdmmcore.a: $(CORE_OBJ)
@@ -141,11 +169,18 @@ bench: all $(O)/test/progs/libmtrace_on.so
 demo: all
 	@scripts/demo.sh
 
+# The whole pipeline on the bundled workload, or on TRACE=file: stats,
+# grammar, search, codegen, libdmm_evolved.so, report (scripts/evolve.sh).
+evolve: deps all
+	@TRACE='$(TRACE)' POP='$(POP)' GENS='$(GENS)' SEED='$(SEED)' JOBS='$(JOBS)' TIME='$(TIME)' \
+	    BUILD='$(BUILD)' scripts/evolve.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(O)/dmm $(DESTDIR)$(PREFIX)/bin/dmm
 	install -m 755 $(O)/libdmmtrace.so $(DESTDIR)$(PREFIX)/lib/libdmmtrace.so
 	install -m 755 $(O)/libdmm.so $(DESTDIR)$(PREFIX)/lib/libdmm.so
+	install -m 755 $(O)/libdmm_evolved.so $(DESTDIR)$(PREFIX)/lib/libdmm_evolved.so
 
 clean:
 	rm -rf $(BUILD)

@@ -30,6 +30,15 @@
 
 extern char **environ;
 
+/* libdmm_evolved.so compiles this file a second time, included from
+ * preload/evolved_shim.c with DMM_EVOLVED defined: the chain is then the
+ * generated dmm_evolved_desc, and malloc and free take the shim_malloc and
+ * shim_free that evolved_shim.c defines. */
+#ifndef DMM_EVOLVED
+#define shim_malloc dmm_chain_malloc
+#define shim_free   dmm_chain_free
+#endif
+
 static dmm_chain_t *g_chain;
 static int g_state;   /* 0 new, 1 starting, 2 on, 3 off (glibc) */
 /* Set while this thread builds the chain: what it allocates meanwhile
@@ -65,6 +74,14 @@ static void print_stats(void)
     if (!c || !g_stats)
         return;
     char buf[4096];
+#ifdef DMM_EVOLVED
+    int n = snprintf(buf, sizeof buf,
+                     "dmm: %s\n"
+                     "dmm: libdmm_evolved.so (no cost counters); footprint %zu bytes now, "
+                     "%zu at peak; %llu page-source calls; fallback %llu\n",
+                     c->desc.title[0] ? c->desc.title : "dmm 1", c->ps.footprint, c->ps.peak,
+                     (unsigned long long)c->ps.calls, (unsigned long long)c->large_served);
+#else
     int n = snprintf(buf, sizeof buf,
                      "dmm: %s\n"
                      "dmm: T %llu cost units; footprint %zu bytes now, %zu at peak; "
@@ -78,6 +95,7 @@ static void print_stats(void)
                      (unsigned long long)c->cost.hdr_writes, (unsigned long long)c->cost.splits,
                      (unsigned long long)c->cost.coalesces, (unsigned long long)c->cost.copied,
                      (unsigned long long)c->large_served);
+#endif
     for (int i = 0; i < c->n && n > 0 && (size_t)n < sizeof buf - 300; i++) {
         char line[256];
         dmm_desc_print_line(&c->desc.a[i], line, sizeof line);
@@ -96,16 +114,24 @@ static void init(void)
     const char *st = environ ? secure_getenv("DMM_STATS") : NULL;
     g_stats = st && *st && strcmp(st, "0") != 0;
     dmm_options_report_unknown();
+    char err[512];
+#ifdef DMM_EVOLVED
+    if (cfg && *cfg)
+        say("DMM_CONFIG ignored: libdmm_evolved.so runs the chain it was built with: ",
+            dmm_evolved_desc.title);
+    const dmm_desc_t *dp = &dmm_evolved_desc;
+#else
     if (!cfg || !*cfg)
         cfg = "lea";
     static dmm_desc_t d;
-    char err[512];
+    const dmm_desc_t *dp = &d;
     if (dmm_desc_load(cfg, &d, err, sizeof err) != 0) {
         say(err, "; DMM_CONFIG ignored, using glibc malloc");
         __atomic_store_n(&g_state, 3, __ATOMIC_RELEASE);
         return;
     }
-    dmm_chain_t *c = dmm_chain_new(&d, DMM_PS_REAL, err, sizeof err);
+#endif
+    dmm_chain_t *c = dmm_chain_new(dp, DMM_PS_REAL, err, sizeof err);
     if (!c) {
         say(err, "; using glibc malloc");
         __atomic_store_n(&g_state, 3, __ATOMIC_RELEASE);
@@ -147,7 +173,7 @@ EXPORT void *malloc(size_t n)
     dmm_chain_t *c = chain();
     if (!c)
         return __libc_malloc(n);
-    return dmm_chain_malloc(c, n);
+    return shim_malloc(c, n);
 }
 
 EXPORT void free(void *p)
@@ -157,7 +183,7 @@ EXPORT void free(void *p)
     dmm_chain_t *c = chain();
     if (c && dmm_chain_owns(c, p)) {
         int e = errno;
-        dmm_chain_free(c, p);
+        shim_free(c, p);
         errno = e;
         return;
     }

@@ -1,0 +1,109 @@
+#!/bin/sh
+# evolve.sh - the `make evolve` pipeline: a trace in, a memory allocator made
+# for it out.
+#
+#   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS]
+#
+# Without TRACE it records the bundled workload (build/bench/work_media) under
+# libdmmtrace.so; with TRACE it uses that trace (any format dmm reads), named
+# after its file name without the extension.  Then, into build/evolve/NAME/:
+#
+#   stats.txt, stats.json      dmm stats: what the program asks for (Table 2)
+#   grammar.bnf, best.dmm,     dmm evolve: the grammar of the trace and the
+#   log.csv, references.csv,   search over it (POP, GENS, SEED, JOBS, TIME
+#   search.json                passed through)
+#   sim.json                   dmm sim of best.dmm: each allocator's share
+#   dmm_evolved.c              dmm codegen of best.dmm
+#   libdmm_evolved.so          built from it (also copied to build/)
+#   report.md                  scripts/report.py: Tables 2, 3/4 and 1, and the
+#                              line that runs the program on its allocator
+#
+# Everything is written into a scratch directory that replaces
+# build/evolve/NAME only when every step has succeeded; a failure leaves the
+# previous result, if any, as it was.  Exit status 2 for a bad TRACE.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+build=${BUILD:-build}
+dmm="$top/$build/dmm"
+# The bundled workload's size: the whole pipeline stays within a few minutes
+# on two cores (see the README, "Evolving: make evolve").
+frames=${MEDIA_FRAMES:-300}
+
+say() { printf 'evolve: %s\n' "$*"; }
+die() { printf 'evolve: %s\n' "$*" >&2; exit 2; }
+
+trace=${TRACE:-}
+if [ -n "$trace" ]; then
+    [ -e "$trace" ] || die "TRACE '$trace' does not exist"
+    [ -f "$trace" ] && [ -r "$trace" ] || die "TRACE '$trace' is not a readable file"
+    case $trace in /*) ;; *) trace="$PWD/$trace" ;; esac
+    name=$(basename "$trace")
+    name=${name%.*}
+    [ -n "$name" ] || name=trace
+else
+    name=work_media
+fi
+
+out="$top/$build/evolve/$name"
+mkdir -p "$top/$build/evolve"
+tmp=$(mktemp -d "$top/$build/evolve/.$name.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+start=$(date +%s.%N)
+step() {
+    now=$(date +%s.%N)
+    printf 'evolve: [%6.1fs] %s\n' "$(awk "BEGIN { print $now - $start }")" "$*"
+}
+
+if [ -z "$trace" ]; then
+    step "recording the bundled workload: LD_PRELOAD=$build/libdmmtrace.so $build/bench/work_media -f $frames"
+    DMM_TRACE_FILE="$tmp/work_media.trc" LD_PRELOAD="$top/$build/libdmmtrace.so" \
+        "$top/$build/bench/work_media" -f "$frames" >/dev/null
+    trace="$tmp/work_media.trc"
+    final_trace="$out/work_media.trc"
+else
+    final_trace="$trace"
+fi
+
+step "dmm stats"
+"$dmm" stats "$trace" >"$tmp/stats.txt" || die "dmm stats could not read '$final_trace'"
+"$dmm" stats --json "$trace" >"$tmp/stats.json"
+
+set --
+[ -n "${POP:-}" ] && set -- "$@" --pop "$POP"
+[ -n "${GENS:-}" ] && set -- "$@" --gens "$GENS"
+[ -n "${SEED:-}" ] && set -- "$@" --seed "$SEED"
+[ -n "${JOBS:-}" ] && set -- "$@" --jobs "$JOBS"
+[ -n "${TIME:-}" ] && set -- "$@" --time "$TIME"
+step "dmm evolve $* --out $tmp/search $trace"
+"$dmm" evolve "$@" --out "$tmp/search" "$trace"
+for f in "$tmp/search"/*; do mv "$f" "$tmp/"; done
+rmdir "$tmp/search"
+
+step "dmm codegen best.dmm -> dmm_evolved.c"
+"$dmm" codegen -o "$tmp/dmm_evolved.c" "$tmp/best.dmm"
+
+step "building libdmm_evolved.so from best.dmm"
+${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$tmp/best.dmm" \
+    "$build/libdmm_evolved.so" >"$tmp/build.log" 2>&1 ||
+    { cat "$tmp/build.log" >&2; die "building libdmm_evolved.so failed"; }
+rm -f "$tmp/build.log"
+cp "$build/libdmm_evolved.so" "$tmp/libdmm_evolved.so"
+
+step "dmm sim best.dmm (each allocator's share)"
+"$dmm" sim --json --dmm "$tmp/best.dmm" "$trace" >"$tmp/sim.json"
+
+elapsed=$(awk "BEGIN { print $(date +%s.%N) - $start }")
+step "report.md"
+python3 "$top/scripts/report.py" --dir "$tmp" --final-dir "$out" --trace "$final_trace" \
+    --name "$name" --seconds "$elapsed" >/dev/null
+
+rm -rf "$out"
+mv "$tmp" "$out"
+trap - EXIT
+step "done: $out"
+say "report:  $out/report.md"
+say "run it:  $(grep -m1 '^LD_PRELOAD=' "$out/report.md" | head -n 1)"

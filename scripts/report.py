@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""report.py - the report of one `make evolve` run (build/evolve/NAME/report.md).
+
+Reads, from --dir: stats.json (dmm stats --json), best.dmm, references.csv
+(name,T,M,F of kng lea fib s10 exa), sim.json (dmm sim --json of best.dmm),
+and, when present, search.json and log.csv.  Writes report.md there with
+
+  - the paper's Table 2 row for the trace;
+  - the Table 3/4-style comparison: GEA (best.dmm) against KNG, LEA, FIB,
+    S10 and EXA in F, T and M, with the paper's improvement
+    100 * (X* - X_GEA) / X*;
+  - the DMM map in the paper's Table 1 layout, with each allocator's share
+    of the requests;
+  - the line that runs the traced program on libdmm_evolved.so.
+
+Paths in the report name --final-dir, where the directory will live."""
+import argparse
+import csv
+import json
+import os
+import shlex
+import sys
+
+PAPER_CLASS = {
+    "buddy-binary": "BuddySystemBinary", "buddy-fib": "BuddySystemFibonacci",
+    "segregated": "SegregatedFreeList", "sss": "SimpleSegregatedStorage",
+    "exact": "ExactSegregatedFit", "kingsley": "Kingsley", "lea": "Lea",
+}
+REFS = ["kng", "lea", "fib", "s10", "exa"]
+
+
+def read_dmm(path):
+    """The title and the allocator lines of a .dmm file, each a dict."""
+    title, allocs = "", []
+    with open(path) as f:
+        for i, line in enumerate(f):
+            text = line.split("#", 1)
+            if i == 0 and len(text) > 1 and not text[0].strip():
+                title = text[1].strip()
+            words = text[0].split()
+            if not words:
+                continue
+            a = {"class": words[0], "split": "no", "coalesce": "no", "list": "sll",
+                 "fit": "first", "order": "lifo", "line": " ".join(words)}
+            for w in words[1:]:
+                k, _, v = w.partition("=")
+                a[k] = v
+            allocs.append(a)
+    return title, allocs
+
+
+def read_refs(path):
+    refs = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            row = {k.strip().lower(): v.strip() for k, v in row.items() if k}
+            refs[row["name"].lower()] = dict(T=float(row["t"]), M=float(row["m"]),
+                                             F=float(row["f"]))
+    return refs
+
+
+def human(n):
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return "%.2f %s" % (n / div, unit)
+    return "%d B" % n
+
+
+def pct(ref, gea):
+    return "%.2f%%" % (100.0 * (ref - gea) / ref) if ref else "n/a"
+
+
+def last_log_row(path):
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        return rows[-1] if rows else None
+    except OSError:
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--final-dir")
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--seconds", type=float)
+    a = ap.parse_args()
+    d = a.dir
+    final = os.path.abspath(a.final_dir or d)
+
+    stats = json.load(open(os.path.join(d, "stats.json")))
+    title, allocs = read_dmm(os.path.join(d, "best.dmm"))
+    refs = read_refs(os.path.join(d, "references.csv"))
+    sim = json.load(open(os.path.join(d, "sim.json")))["dmms"][0]
+    search = {}
+    if os.path.exists(os.path.join(d, "search.json")):
+        search = json.load(open(os.path.join(d, "search.json")))
+    log = last_log_row(os.path.join(d, "log.csv"))
+
+    T, M = float(sim["t"]), float(sim["m"])
+    F = 0.5 * T / refs["kng"]["T"] + 0.5 * M / refs["lea"]["M"]
+    out = []
+    w = out.append
+    w("# dmm evolve: %s" % a.name)
+    w("")
+    w("Trace: `%s`" % a.trace)
+    cmd = stats.get("trace", {}).get("command", "")
+    if cmd:
+        w("Program: `%s`" % cmd)
+    if title:
+        w("Best DMM: `%s` — `%s`" % (os.path.join(final, "best.dmm"), title))
+    facts = []
+    for k in ("pop", "gens", "seed", "jobs", "evaluations", "cache_hits", "seconds",
+              "generations"):
+        if isinstance(search.get(k), (int, float, str)):
+            facts.append("%s %s" % (k, search[k]))
+    if not facts and log:
+        facts = ["%s %s" % (k, log[k]) for k in ("generation", "evaluations", "cache_hits",
+                                                 "seconds") if k in log]
+    if facts:
+        w("Search: " + ", ".join(facts))
+    if a.seconds is not None:
+        w("Pipeline time (record, stats, grammar, search, codegen, build): %.1f s" % a.seconds)
+    w("")
+
+    t2 = stats["table2"]
+    w("## What the program asks for (the paper's Table 2)")
+    w("")
+    w("| benchmark | objects | total memory (bytes) | max in use (bytes) | average size (bytes) | memory ops |")
+    w("|---|---:|---:|---:|---:|---:|")
+    w("| %s | %d | %d | %d | %.2f | %d |" % (a.name, t2["objects"], t2["total_memory"],
+                                            t2["max_in_use"], t2["average_size"],
+                                            t2["memory_ops"]))
+    w("")
+
+    w("## GEA against the general-purpose DMMs (the paper's Tables 3 and 4)")
+    w("")
+    w("F = 0.5·T/T_KNG + 0.5·M/M_LEA (eq. 1); T counted cost, M peak footprint, both from "
+      "`dmm sim`. Improvement = 100·(X* − X_GEA)/X*: positive means GEA is better.")
+    w("")
+    w("| DMM | F | T (cost units) | M (bytes) | F impr. | T impr. | M impr. |")
+    w("|---|---:|---:|---:|---:|---:|---:|")
+    w("| **GEA** | **%.4f** | **%d** | **%d** (%s) | | | |" % (F, T, M, human(M)))
+    gains = {"F": [], "T": [], "M": []}
+    for r in REFS:
+        if r not in refs:
+            continue
+        x = refs[r]
+        for k, g in (("F", F), ("T", T), ("M", M)):
+            if x[k]:
+                gains[k].append(100.0 * (x[k] - g) / x[k])
+        w("| %s | %.4f | %d | %d (%s) | %s | %s | %s |" % (
+            r.upper(), x["F"], x["T"], x["M"], human(x["M"]), pct(x["F"], F), pct(x["T"], T),
+            pct(x["M"], M)))
+    if gains["F"]:
+        w("| average | | | | %.2f%% | %.2f%% | %.2f%% |" % tuple(
+            sum(gains[k]) / len(gains[k]) for k in "FTM"))
+    w("")
+
+    served = [x["served"] for x in sim["allocators"]]
+    fallback = sim.get("fallback_served", 0)
+    total = sum(served) + fallback
+    w("## The DMM map (the paper's Table 1 layout)")
+    w("")
+    w("```")
+    for i, al in enumerate(allocs):
+        extra = ", lists=%s" % al["lists"] if "lists" in al else ""
+        share = served[i] if i < len(served) else 0
+        w("%s, split=%s, coalesce=%s%s    serves %d requests (%.2f%%)" % (
+            PAPER_CLASS.get(al["class"], al["class"]),
+            "true" if al["split"] == "yes" else "false",
+            "true" if al["coalesce"] == "yes" else "false", extra, share,
+            100.0 * share / total if total else 0.0))
+        w("  %-16s%-20s%s" % ("Data Structure", "Mechanism(Policy)", "Range (bytes)"))
+        rng = al.get("range", "(0,inf]").strip("(]").split(",")
+        w("  %-16s%-20s(%s, %s]" % (al["list"].upper(),
+                                     "%s(%s)" % (al["fit"].upper(), al["order"].upper()),
+                                     rng[0], rng[1]))
+    w("fallback path (outside every range, aligned > 16)    serves %d requests (%.2f%%)" % (
+        fallback, 100.0 * fallback / total if total else 0.0))
+    w("```")
+    w("")
+    w("As `.dmm` text (`%s`):" % os.path.join(final, "best.dmm"))
+    w("")
+    w("```")
+    w(open(os.path.join(d, "best.dmm")).read().rstrip("\n"))
+    w("```")
+    w("")
+
+    w("## Running the program on it")
+    w("")
+    lib = os.path.join(final, "libdmm_evolved.so")
+    w("The library (`%s`, also `build/libdmm_evolved.so` until the next `make` rebuilds that "
+      "from `codegen/default.dmm`) was compiled from `%s`:" % (lib, os.path.join(
+          final, "dmm_evolved.c")))
+    w("")
+    w("```")
+    run = cmd if cmd else "./your-program"
+    w("LD_PRELOAD=%s %s" % (shlex.quote(lib), run))
+    w("```")
+    w("")
+    w("`DMM_STATS=1` prints its footprint and each allocator's share at exit.")
+    text = "\n".join(out) + "\n"
+    with open(os.path.join(d, "report.md"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
