@@ -1,0 +1,310 @@
+/* test_codegen.c - `dmm codegen` and libdmm_evolved.so: the generated source
+ * carries the Table 1 map and the literal range bounds and compiles with
+ * -Wall -Wextra -Werror; a bad .dmm exits 2 with the parser's message; the
+ * library built by `make` runs real programs with a plain run's output, the
+ * tracee's modes (errno, threads, fork, aligned calls), ignores DMM_CONFIG
+ * with a notice, and holds the footprint dmm sim predicts for its chain. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "desc.h"
+#include "opstream.h"
+#include "progrun.h"
+#include "sim.h"
+#include "trace.h"
+
+#define DMM      DMM_BUILD_DIR "/dmm"
+#define EVOLVED  DMM_BUILD_DIR "/libdmm_evolved.so"
+#define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
+#define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
+#define MEDIA    DMM_BUILD_DIR "/bench/work_media"
+/* The .dmm the library was generated from (the Makefile copies it there). */
+#define SOURCE_DMM DMM_BUILD_DIR "/evolved/source.dmm"
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int exit_code(int st)
+{
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* dmm codegen ARGS... into tmpdir/out.c; its exit code; stderr in *err. */
+static int codegen(char *const extra[], const char *dmm_path, char **err)
+{
+    char out[300], errf[300];
+    snprintf(out, sizeof out, "%s/out.c", tmpdir);
+    snprintf(errf, sizeof errf, "%s/err", tmpdir);
+    char *argv[16] = { DMM, "codegen", "-o", out };
+    int n = 4;
+    for (int i = 0; extra && extra[i] && n < 14; i++)
+        argv[n++] = extra[i];
+    argv[n++] = (char *)dmm_path;
+    argv[n] = NULL;
+    int st = run(argv, NULL, tmpdir, NULL, NULL, errf);
+    if (err)
+        *err = slurp(errf, NULL);
+    return exit_code(st);
+}
+
+static int syntax_check(const char *c_file, char **err)
+{
+    char cmd[1200], errf[300];
+    snprintf(errf, sizeof errf, "%s/cc.err", tmpdir);
+    snprintf(cmd, sizeof cmd,
+             "gcc -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -D_GNU_SOURCE "
+             "-I'%s/allocators' -I'%s/tracer' '%s'",
+             DMM_SRC_DIR, DMM_SRC_DIR, c_file);
+    char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+    int st = run(argv, NULL, tmpdir, NULL, NULL, errf);
+    *err = slurp(errf, NULL);
+    return exit_code(st);
+}
+
+static const char two[] =
+    "# dmm 1  trace=app.trc seed=7 fitness=0.6123\n"
+    "sss           range=(0,1024]         split=no  coalesce=no  list=dll   fit=first order=lifo\n"
+    "segregated    range=(1024,7832240]   split=no  coalesce=yes list=sll   fit=first order=lifo lists=6\n";
+
+Test(codegen, two_allocators_compile_with_the_map_and_literal_bounds)
+{
+    make_tmpdir();
+    char in[300], out[300];
+    snprintf(in, sizeof in, "%s/best.dmm", tmpdir);
+    snprintf(out, sizeof out, "%s/out.c", tmpdir);
+    write_text(in, two);
+    char *err;
+    cr_assert_eq(codegen(NULL, in, &err), 0, "%s", err);
+    free(err);
+    char *src = slurp(out, NULL);
+    cr_assert_not_null(src);
+    const char *want[] = {
+        /* Table 1 */
+        "SimpleSegregatedStorage, split=false, coalesce=false",
+        "SegregatedFreeList, split=false, coalesce=true, lists=6",
+        "Data Structure  Mechanism(Policy)   Range (bytes)",
+        "DLL             FIRST(LIFO)         (0, 1024]",
+        "SLL             FIRST(LIFO)         (1024, 7832240]",
+        /* where it came from */
+        "trace    app.trc", "seed     7", "fitness  0.6123",
+        /* the chain as constants and the dispatch with literal bounds */
+        "static const dmm_desc_t dmm_evolved_desc = {",
+        ".cls = DMM_CLASS_SEGREGATED, .lo = 1024, .hi = 7832240",
+        ".lists = 6",
+        "static inline int dmm_evolved_which(size_t n)",
+        "    if (n <= 1024)\n        return 0;\n    if (n <= 7832240)\n        return 1;\n    return -1;\n",
+        "return dmm_class_sss.malloc(&c->alloc[0], n);",
+        "dmm_class_segregated.free(&c->alloc[1], p);",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_expect_not_null(strstr(src, want[i]), "missing: %s\n--- source:\n%s", want[i], src);
+    cr_assert_eq(syntax_check(out, &err), 0, "gcc: %s", err);
+    free(err);
+    free(src);
+    remove_tmpdir();
+}
+
+/* A gap below the first range and between ranges, an unbounded last one,
+ * every class, and options that override the title's words. */
+Test(codegen, gaps_every_class_and_options)
+{
+    make_tmpdir();
+    char in[300], out[300];
+    snprintf(in, sizeof in, "%s/x.dmm", tmpdir);
+    snprintf(out, sizeof out, "%s/out.c", tmpdir);
+    write_text(in, "# dmm 1  trace=a\"b*/c.trc seed=1\n"
+                   "buddy-binary range=(16,64] list=btree fit=exact order=fifo\n"
+                   "buddy-fib range=(64,128] split=yes coalesce=yes\n"
+                   "exact range=(128,256]\n"
+                   "kingsley range=(300,4096]\n"
+                   "segregated range=(4096,8192]\n"
+                   "sss range=(8192,9000]\n"
+                   "lea range=(9000,inf]\n");
+    char *opt[] = { "--seed", "42", "--fitness", "0.5", NULL };
+    char *err;
+    cr_assert_eq(codegen(opt, in, &err), 0, "%s", err);
+    free(err);
+    char *src = slurp(out, NULL);
+    cr_expect_not_null(strstr(src, "    if (n <= 16)\n        return -1;\n    if (n <= 64)\n        return 0;\n"), "%s", src);
+    cr_expect_not_null(strstr(src, "    if (n <= 300)\n        return -1;\n    if (n <= 4096)\n        return 3;\n"), "%s", src);
+    cr_expect_not_null(strstr(src, "    return 6;\n}"), "%s", src);
+    cr_expect_not_null(strstr(src, "seed     42"));
+    cr_expect_not_null(strstr(src, "fitness  0.5"));
+    cr_expect_not_null(strstr(src, "BuddySystemFibonacci, split=true, coalesce=true"));
+    cr_expect_not_null(strstr(src, "BTREE           EXACT(FIFO)         (16, 64]"));
+    cr_expect_not_null(strstr(src, "Lea, split=false, coalesce=false"));
+    cr_expect_not_null(strstr(src, "(9000, inf]"));
+    char *end = strstr(src, "*/");
+    cr_expect(end && !strncmp(end, "*/\n#ifndef DMM_EVOLVED_C", 24),
+              "a title must not close the header comment:\n%s", src);
+    cr_assert_eq(syntax_check(out, &err), 0, "gcc: %s", err);
+    free(err);
+    free(src);
+    remove_tmpdir();
+}
+
+Test(codegen, bad_input_exits_2_with_the_parsers_message)
+{
+    make_tmpdir();
+    char in[300], out[300];
+    snprintf(in, sizeof in, "%s/bad.dmm", tmpdir);
+    snprintf(out, sizeof out, "%s/out.c", tmpdir);
+    write_text(in, "# dmm 1\nsss range=(0,64]\nlea range=(32,inf]\n");
+    char *err;
+    cr_expect_eq(codegen(NULL, in, &err), 2);
+    cr_expect_not_null(strstr(err, "bad.dmm: line 3: field 'range'"), "%s", err);
+    free(err);
+    cr_expect_neq(access(out, F_OK), 0, "no output for a bad .dmm");
+    write_text(in, "sss range=(0,64] fit=worst\n");
+    cr_expect_eq(codegen(NULL, in, &err), 2);
+    cr_expect_not_null(strstr(err, "field 'fit'"), "%s", err);
+    free(err);
+    cr_expect_eq(codegen(NULL, "/nonexistent/best.dmm", &err), 2);
+    cr_expect_not_null(strstr(err, "/nonexistent/best.dmm"), "%s", err);
+    free(err);
+    char *argv[] = { DMM, "codegen", NULL };
+    cr_expect_eq(exit_code(run(argv, NULL, tmpdir, NULL, NULL, NULL)), 1);
+    char *argv2[] = { DMM, "codegen", "--bogus", in, NULL };
+    cr_expect_eq(exit_code(run(argv2, NULL, tmpdir, NULL, NULL, NULL)), 1);
+    remove_tmpdir();
+}
+
+/* The library's own source (the default winner, or the last make evolve's)
+ * compiles standalone as well. */
+Test(codegen, the_built_source_compiles_standalone)
+{
+    make_tmpdir();
+    char *err;
+    cr_assert_eq(syntax_check(DMM_BUILD_DIR "/evolved/dmm_evolved.c", &err), 0, "%s", err);
+    free(err);
+    remove_tmpdir();
+}
+
+/* Run argv plainly and on libdmm_evolved.so: same status and output,
+ * nothing from dmm on stderr. */
+static void same_on_evolved(char *const argv[], const char *in)
+{
+    cr_assert_eq(access(EVOLVED, R_OK), 0, "%s missing: make builds it", EVOLVED);
+    make_tmpdir();
+    char plain[300], out[300], err[300];
+    snprintf(plain, sizeof plain, "%s/plain", tmpdir);
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    snprintf(err, sizeof err, "%s/err", tmpdir);
+    int st = run(argv, NULL, tmpdir, in, plain, NULL);
+    const char *env[] = { "LD_PRELOAD=" EVOLVED, NULL };
+    int st2 = run(argv, env, tmpdir, in, out, err);
+    size_t lp, lo;
+    char *want = slurp(plain, &lp), *got = slurp(out, &lo), *e = slurp(err, NULL);
+    cr_expect_gt(lp, 0, "%s printed nothing", argv[0]);
+    cr_expect_eq(st2, st, "%s %s: status %d, plain %d; stderr: %.300s", argv[0],
+                 argv[1] ? argv[1] : "", st2, st, e);
+    cr_expect(lo == lp && memcmp(got, want, lp) == 0, "%s: output differs", argv[0]);
+    cr_expect_null(strstr(e, "dmm:"), "%s: %.300s", argv[0], e);
+    free(want);
+    free(got);
+    free(e);
+    remove_tmpdir();
+}
+
+Test(evolved, sort_runs_the_same)
+{
+    write_input_file("/tmp/dmm-evolved-sort", 30000);
+    char *argv[] = { "/usr/bin/sort", "/tmp/dmm-evolved-sort", NULL };
+    same_on_evolved(argv, NULL);
+    char *argv2[] = { "/usr/bin/sort", "--parallel=2", "-S", "1M", "/tmp/dmm-evolved-sort", NULL };
+    same_on_evolved(argv2, NULL);
+    unlink("/tmp/dmm-evolved-sort");
+}
+
+Test(evolved, python3_runs_the_same)
+{
+    if (access("/usr/bin/python3", X_OK) != 0)
+        cr_skip_test("no python3");
+    char *argv[] = { "/usr/bin/python3", "-c",
+                     "import json, threading\n"
+                     "d = {str(i): [i] * (i % 9) for i in range(20000)}\n"
+                     "out = []\n"
+                     "def work(k):\n"
+                     "    out.append(sum(len(v) for v in json.loads(json.dumps(d)).values()) + k)\n"
+                     "ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]\n"
+                     "[t.start() for t in ts]; [t.join() for t in ts]\n"
+                     "print(sorted(out), len(bytearray(1 << 22)))\n",
+                     NULL };
+    same_on_evolved(argv, NULL);
+}
+
+Test(evolved, tracee_modes_run_the_same)
+{
+    if (access(TRACEE, X_OK) != 0)
+        cr_skip_test("no tracee (make unit builds it)");
+    const char *modes[][2] = { { "errno", "0" }, { "threads", "0" }, { "fork", "300" },
+                               { "aligned", "100" }, { "exit", "500" } };
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        char *argv[] = { TRACEE, (char *)modes[m][0], (char *)modes[m][1], NULL };
+        same_on_evolved(argv, NULL);
+    }
+}
+
+Test(evolved, dmm_config_is_ignored_with_a_notice)
+{
+    make_tmpdir();
+    char out[300], err[300];
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    snprintf(err, sizeof err, "%s/err", tmpdir);
+    const char *env[] = { "LD_PRELOAD=" EVOLVED, "DMM_CONFIG=/nonexistent.dmm", NULL };
+    char *argv[] = { MEDIA, "-f", "20", NULL };
+    cr_assert_eq(run(argv, env, tmpdir, NULL, out, err), 0);
+    char *e = slurp(err, NULL);
+    cr_expect_not_null(strstr(e, "dmm: DMM_CONFIG ignored"), "%s", e);
+    cr_expect_eq(strchr(e, '\n'), e + strlen(e) - 1, "one line: %s", e);
+    free(e);
+    remove_tmpdir();
+}
+
+/* The bundled workload's footprint on libdmm_evolved.so equals dmm sim's M
+ * for the library's .dmm on the trace of the same run. */
+Test(evolved, footprint_equals_simulated_M)
+{
+    make_tmpdir();
+    char tfile[320], err[300], path[330];
+    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media.trc", tmpdir);
+    snprintf(err, sizeof err, "%s/err", tmpdir);
+    snprintf(path, sizeof path, "%s/media.trc", tmpdir);
+    char *argv[] = { MEDIA, "-f", "300", NULL };
+    const char *tenv[] = { "LD_PRELOAD=" TRACER, tfile, NULL };
+    cr_assert_eq(run(argv, tenv, tmpdir, NULL, NULL, NULL), 0);
+    dmm_trace_t t;
+    dmm_err_t terr;
+    cr_assert_eq(dmm_trace_load(path, &t, &terr), 0, "%s", terr.msg);
+    dmm_opstream_t s;
+    cr_assert_eq(dmm_opstream_build(&t, &s, &terr), 0);
+    dmm_desc_t d;
+    char e[512];
+    cr_assert_eq(dmm_desc_load(SOURCE_DMM, &d, e, sizeof e), 0, "%s", e);
+    dmm_sim_result_t r;
+    cr_assert_eq(dmm_sim_run(&s, &d, "evolved", 0, &r, e, sizeof e), 0, "%s", e);
+    const char *env[] = { "LD_PRELOAD=" EVOLVED, "DMM_STATS=1", NULL };
+    cr_assert_eq(run(argv, env, tmpdir, NULL, NULL, err), 0);
+    char *txt = slurp(err, NULL);
+    char *at = strstr(txt, "bytes now, ");
+    cr_assert_not_null(at, "no DMM_STATS line: %s", txt);
+    unsigned long long peak = strtoull(at + 11, NULL, 10);
+    double diff = (double)peak - (double)r.M;
+    if (diff < 0)
+        diff = -diff;
+    cr_expect_leq(diff, (double)r.M * 0.01, "real peak %llu, simulated M %zu", peak, r.M);
+    free(txt);
+    dmm_opstream_free(&s);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
