@@ -14,6 +14,7 @@ static const command_t commands[] = {
     { "stats",   dmm_stats_main,   "what a trace asks of the allocator (the paper's Table 2 and more)" },
     { "convert", dmm_convert_main, "convert between trc, rep, mtrace, android, wee and a text dump" },
     { "sim",     dmm_sim_main,     "replay a trace through simulated DMMs: cost T, footprint M, and more" },
+    { "grammar", dmm_grammar_main, "the paper's BNF of DMM designs, with a trace's request sizes" },
     { "codegen", dmm_codegen_main, "a .dmm description as the C source of libdmm_evolved.so" },
 };
 
