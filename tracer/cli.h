@@ -9,6 +9,7 @@ int dmm_stats_main(int argc, char **argv);    /* tracer/stats.c */
 int dmm_convert_main(int argc, char **argv);  /* tracer/convert.c */
 int dmm_sim_main(int argc, char **argv);      /* allocators/sim.c */
 int dmm_grammar_main(int argc, char **argv);  /* codegen/grammar_cli.c */
+int dmm_evolve_main(int argc, char **argv);   /* codegen/evolve.c */
 int dmm_codegen_main(int argc, char **argv);  /* codegen/emit.c */
 
 #endif

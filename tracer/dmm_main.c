@@ -15,6 +15,7 @@ static const command_t commands[] = {
     { "convert", dmm_convert_main, "convert between trc, rep, mtrace, android, wee and a text dump" },
     { "sim",     dmm_sim_main,     "replay a trace through simulated DMMs: cost T, footprint M, and more" },
     { "grammar", dmm_grammar_main, "the paper's BNF of DMM designs, with a trace's request sizes" },
+    { "evolve",  dmm_evolve_main,  "search a DMM for a trace by grammatical evolution (best.dmm)" },
     { "codegen", dmm_codegen_main, "a .dmm description as the C source of libdmm_evolved.so" },
 };
 

@@ -1,0 +1,609 @@
+/* test_ge.c - the GE search (codegen/ge.c) and `dmm evolve`: reproducible
+ * from the seed whatever the number of threads, the phenotype cache, invalid
+ * individuals, eq. 1 on the references, elitism, the time budget and stop
+ * request, and the command's outputs and bad inputs. */
+#include <criterion/criterion.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ge.h"
+#include "sim.h"
+
+#define DMM DMM_BUILD_DIR "/dmm"
+
+/* ---- a small trace in memory --------------------------------------------- */
+
+static const uint64_t sizes[] = { 16, 24, 40, 100, 256, 1000, 4000 };
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+/* ~300 mallocs and their frees, at most 40 blocks live, sizes from a few. */
+static void small_trace(dmm_trace_t *t)
+{
+    memset(t, 0, sizeof *t);
+    t->path = strdup("mem.trc");
+    uint64_t live[40];
+    int nlive = 0;
+    uint64_t next = 0x10000, x = 12345;
+    for (int i = 0; i < 600; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned r = (unsigned)(x >> 33);
+        if (nlive == 40 || (nlive > 0 && r % 3 == 0)) {
+            int k = (int)(r / 3 % (unsigned)nlive);
+            dmm_rec_t *rec = dmm_trace_push(t);
+            cr_assert_not_null(rec);
+            rec->op = DMM_TRC_FREE;
+            rec->ptr_in = live[k];
+            live[k] = live[--nlive];
+        } else {
+            dmm_rec_t *rec = dmm_trace_push(t);
+            cr_assert_not_null(rec);
+            rec->op = DMM_TRC_MALLOC;
+            rec->size = sizes[r % NSIZES];
+            rec->ptr_out = next;
+            live[nlive++] = next;
+            next += 8192;
+        }
+    }
+}
+
+static dmm_opstream_t ops;
+static dmm_grammar_t *gram;     /* generated from the trace */
+
+static void setup(void)
+{
+    dmm_trace_t t;
+    small_trace(&t);
+    dmm_err_t e;
+    cr_assert_eq(dmm_opstream_build(&t, &ops, &e), 0, "%s", e.msg);
+    cr_assert_gt(ops.nops, 300);
+    char err[512];
+    char *text = dmm_grammar_for_trace(&t, 0, "mem.trc", err, sizeof err);
+    cr_assert_not_null(text, "%s", err);
+    gram = dmm_grammar_parse("mem.bnf", text, strlen(text), err, sizeof err);
+    cr_assert_not_null(gram, "%s", err);
+    free(text);
+    dmm_trace_free(&t);
+}
+
+static void teardown(void)
+{
+    dmm_grammar_free(gram);
+    dmm_opstream_free(&ops);
+}
+
+static dmm_grammar_t *grammar(const char *text)
+{
+    char err[512];
+    dmm_grammar_t *g = dmm_grammar_parse("test.bnf", text, strlen(text), err, sizeof err);
+    cr_assert_not_null(g, "%s", err);
+    return g;
+}
+
+static void small_config(dmm_ge_config_t *c, uint64_t seed, int jobs)
+{
+    dmm_ge_config_default(c);
+    c->pop = 30;
+    c->elite = 3;
+    c->gens = 8;
+    c->seed = seed;
+    c->jobs = jobs;
+}
+
+static void run(const dmm_ge_config_t *c, const dmm_grammar_t *g, dmm_ge_result_t *r)
+{
+    char err[512];
+    cr_assert_eq(dmm_ge_run(c, g, &ops, r, err, sizeof err), 0, "%s", err);
+}
+
+static void text_of(const dmm_ge_result_t *r, char *buf, size_t cap)
+{
+    dmm_desc_print(&r->best, buf, cap);
+}
+
+/* Everything but the clock. */
+static void expect_same_run(const dmm_ge_result_t *a, const dmm_ge_result_t *b, const char *what)
+{
+    cr_expect_eq(a->found, b->found, "%s", what);
+    cr_expect_eq(a->F, b->F, "%s: best F %.17g vs %.17g", what, a->F, b->F);
+    cr_expect_eq(a->T, b->T, "%s", what);
+    cr_expect_eq(a->M, b->M, "%s", what);
+    char ta[8192], tb[8192];
+    text_of(a, ta, sizeof ta);
+    text_of(b, tb, sizeof tb);
+    cr_expect_str_eq(ta, tb, "%s", what);
+    cr_expect_eq(memcmp(a->genome, b->genome, (size_t)a->length * sizeof *a->genome), 0, "%s",
+                 what);
+    cr_assert_eq(a->nlog, b->nlog, "%s", what);
+    for (int i = 0; i < a->nlog; i++) {
+        const dmm_ge_gen_t *x = &a->log[i], *y = &b->log[i];
+        cr_expect(x->best_F == y->best_F && x->mean_F == y->mean_F && x->best_T == y->best_T &&
+                      x->best_M == y->best_M && x->evaluations == y->evaluations &&
+                      x->cache_hits == y->cache_hits && x->simulations == y->simulations &&
+                      x->invalid == y->invalid && x->nvalid == y->nvalid,
+                  "%s: generation %d differs", what, i);
+    }
+    cr_expect_eq(a->evaluations, b->evaluations, "%s", what);
+    cr_expect_eq(a->cache_hits, b->cache_hits, "%s", what);
+}
+
+TestSuite(ge, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(ge, same_seed_same_result_whatever_the_jobs)
+{
+    dmm_ge_config_t c;
+    dmm_ge_result_t r1, r2, r1b;
+    small_config(&c, 7, 1);
+    run(&c, gram, &r1);
+    small_config(&c, 7, 2);
+    run(&c, gram, &r2);
+    small_config(&c, 7, 1);
+    run(&c, gram, &r1b);
+    cr_assert(r1.found, "the generated grammar gives valid DMMs");
+    cr_expect_eq(r1.nlog, 9, "the initial population and 8 generations");
+    cr_expect_eq(r1.evaluations, 30 + 8 * 27u);
+    expect_same_run(&r1, &r2, "jobs 1 vs 2");
+    expect_same_run(&r1, &r1b, "twice in a row");
+    /* the best F is what eq. 1 gives for its T and M */
+    cr_expect_eq(r1.F, dmm_ge_fitness(r1.T, r1.M, r1.T_KNG, r1.M_LEA));
+    dmm_ge_result_free(&r1);
+    dmm_ge_result_free(&r2);
+    dmm_ge_result_free(&r1b);
+}
+
+Test(ge, a_different_seed_takes_another_path)
+{
+    dmm_ge_config_t c;
+    dmm_ge_result_t a, b;
+    small_config(&c, 1, 2);
+    run(&c, gram, &a);
+    small_config(&c, 2, 2);
+    run(&c, gram, &b);
+    cr_assert(a.found && b.found);
+    int differ = memcmp(a.genome, b.genome, (size_t)a.length * sizeof *a.genome) != 0;
+    for (int i = 0; i < a.nlog && i < b.nlog; i++)
+        differ |= a.log[i].mean_F != b.log[i].mean_F;
+    cr_expect(differ, "seeds 1 and 2 gave the same populations");
+    dmm_ge_result_free(&a);
+    dmm_ge_result_free(&b);
+}
+
+Test(ge, the_cache_answers_repeated_phenotypes)
+{
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 3, 2);
+    run(&c, gram, &r);
+    cr_expect_gt(r.cache_hits, 0);
+    cr_expect_eq(r.simulations + r.cache_hits + (r.invalid - 0) >= r.evaluations, 1);
+    cr_expect_lt(r.simulations, r.evaluations);
+    dmm_ge_result_free(&r);
+
+    /* a grammar with one phenotype: one simulation, every other evaluation
+     * a hit */
+    dmm_grammar_t *g = grammar("<S> ::= <C> false false 4000 SLL EXACT LIFO\n"
+                               "<C> ::= Kingsley\n");
+    small_config(&c, 3, 2);
+    run(&c, g, &r);
+    cr_expect_eq(r.simulations, 1);
+    cr_expect_eq(r.cache_hits, r.evaluations - 1);
+    cr_expect_eq(r.invalid, 0);
+    dmm_ge_result_free(&r);
+    dmm_grammar_free(g);
+}
+
+/* Needs 1 + 4 + 16 + 64 + 256 = 341 codons: more than 50 with 3 wraps. */
+static const char deep[] =
+    "<S> ::= <A> <A> <A> <A>\n"
+    "<A> ::= <B> <B> <B> <B>\n"
+    "<B> ::= <C> <C> <C> <C>\n"
+    "<C> ::= <D> <D> <D> <D>\n"
+    "<D> ::= Kingsley | Lea\n";
+
+Test(ge, invalid_only_grammar_completes_with_no_valid_individual)
+{
+    dmm_grammar_t *g = grammar(deep);
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 5, 2);
+    run(&c, g, &r);
+    cr_expect_eq(r.found, 0);
+    cr_expect_eq(r.nlog, c.gens + 1, "the run still completes");
+    cr_expect_eq(r.simulations, 0);
+    cr_expect_eq(r.invalid, r.evaluations);
+    for (int i = 0; i < r.nlog; i++) {
+        cr_expect_eq(r.log[i].nvalid, 0);
+        cr_expect_eq(r.log[i].best_F, DMM_GE_WORST);
+    }
+    dmm_ge_result_free(&r);
+    dmm_grammar_free(g);
+}
+
+static void sim_preset(const char *name, dmm_sim_result_t *r)
+{
+    dmm_desc_t d;
+    char err[512];
+    cr_assert_eq(dmm_desc_load(name, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_sim_run(&ops, &d, name, 0, r, err, sizeof err), 0, "%s", err);
+}
+
+Test(ge, kng_scores_exactly_half_plus_half_its_memory_over_lea)
+{
+    static dmm_sim_result_t kng, lea;
+    sim_preset("kng", &kng);
+    sim_preset("lea", &lea);
+    double F = dmm_ge_fitness(kng.T, kng.M, kng.T, lea.M);
+    cr_expect_eq(F, 0.5 + 0.5 * (double)kng.M / (double)lea.M);
+    cr_expect_eq(dmm_ge_fitness(lea.T, lea.M, kng.T, lea.M),
+                 0.5 * (double)lea.T / (double)kng.T + 0.5);
+
+    /* the engine's own references are the same simulations */
+    dmm_grammar_t *g = grammar("<S> ::= Kingsley false false 4000 SLL EXACT LIFO\n");
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 1, 1);
+    c.gens = 0;
+    run(&c, g, &r);
+    cr_expect_eq(r.T_KNG, kng.T);
+    cr_expect_eq(r.M_LEA, lea.M);
+    cr_assert(r.found);
+    /* Kingsley over (0, 4000] holds every request of the trace, as kng does */
+    cr_expect_eq(r.T, kng.T);
+    cr_expect_eq(r.M, kng.M);
+    cr_expect_eq(r.F, 0.5 + 0.5 * (double)kng.M / (double)lea.M);
+    dmm_ge_result_free(&r);
+    dmm_grammar_free(g);
+}
+
+Test(ge, elitism_keeps_the_best_F_from_rising)
+{
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 11, 2);
+    c.gens = 15;
+    c.pmut = 0.1;   /* plenty of disruption */
+    run(&c, gram, &r);
+    cr_assert_eq(r.nlog, 16);
+    for (int i = 1; i < r.nlog; i++)
+        cr_expect_leq(r.log[i].best_F, r.log[i - 1].best_F, "generation %d", i);
+    cr_expect_eq(r.F, r.log[r.nlog - 1].best_F);
+    dmm_ge_result_free(&r);
+}
+
+Test(ge, a_time_budget_or_a_stop_request_ends_early)
+{
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 1, 2);
+    c.gens = 100000;
+    c.time_budget = 0.3;
+    run(&c, gram, &r);
+    cr_expect_eq(r.stopped, DMM_GE_TIME);
+    cr_expect_lt(r.nlog, 100001);
+    cr_expect_lt(r.seconds, 10);
+    cr_expect_geq(r.log[r.nlog - 1].seconds, 0.3, "stops after the generation crossing it");
+    cr_expect(r.found);
+    dmm_ge_result_free(&r);
+
+    volatile sig_atomic_t stop = 1;
+    small_config(&c, 1, 2);
+    c.stop = &stop;
+    run(&c, gram, &r);
+    cr_expect_eq(r.stopped, DMM_GE_STOPPED);
+    cr_expect_eq(r.nlog, 1, "the initial generation only");
+    cr_expect(r.found, "the best so far is kept");
+    dmm_ge_result_free(&r);
+}
+
+Test(ge, bad_configurations_are_refused)
+{
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    char err[256];
+    small_config(&c, 1, 1);
+    c.elite = c.pop;
+    cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, err, sizeof err), -1);
+    cr_expect_not_null(strstr(err, "elite"), "%s", err);
+    dmm_ge_result_free(&r);
+    small_config(&c, 1, 1);
+    c.length = 0;
+    cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, err, sizeof err), -1);
+    dmm_ge_result_free(&r);
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+static char dir[64];
+
+static void cmd_setup(void)
+{
+    strcpy(dir, "/tmp/dmm-ge-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void cmd_teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static void put(const char *name, const char *text, char *path)
+{
+    sprintf(path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The small trace as mdriver .rep text. */
+static void put_rep(char *path)
+{
+    dmm_trace_t t;
+    small_trace(&t);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    uint64_t ids = 0;
+    for (size_t i = 0; i < t.nrecs; i++)
+        ids += t.recs[i].op == DMM_TRC_MALLOC;
+    fprintf(m, "100000\n%llu\n%zu\n1\n", (unsigned long long)ids, t.nrecs);
+    /* ids by address: every address is allocated once */
+    for (size_t i = 0; i < t.nrecs; i++) {
+        const dmm_rec_t *r = &t.recs[i];
+        if (r->op == DMM_TRC_MALLOC)
+            fprintf(m, "a %llu %llu\n", (unsigned long long)((r->ptr_out - 0x10000) / 8192),
+                    (unsigned long long)r->size);
+        else
+            fprintf(m, "f %llu\n", (unsigned long long)((r->ptr_in - 0x10000) / 8192));
+    }
+    fclose(m);
+    put("mem.rep", buf, path);
+    free(buf);
+    dmm_trace_free(&t);
+}
+
+/* Run dmm with args (NULL-terminated); exit status; stderr into err. */
+static int dmm_run(char *const args[], char *err, size_t errlen)
+{
+    char errf[128], outf[128];
+    snprintf(errf, sizeof errf, "%s/stderr", dir);
+    snprintf(outf, sizeof outf, "%s/stdout", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 2);
+        int out = open(outf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(out, 1);
+        execv(DMM, args);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    FILE *f = fopen(errf, "r");
+    size_t n = f ? fread(err, 1, errlen - 1, f) : 0;
+    err[n] = 0;
+    if (f)
+        fclose(f);
+    cr_assert(WIFEXITED(st), "dmm died of signal %d", WTERMSIG(st));
+    return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return strdup(buf);
+}
+
+static int exists(const char *d, const char *name)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", d, name);
+    return access(p, F_OK) == 0;
+}
+
+/* Files in d, hidden ones included. */
+static int count_files(const char *d)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", d);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1)
+            n = -1;
+        pclose(p);
+    }
+    return n;
+}
+
+TestSuite(evolve, .init = cmd_setup, .fini = cmd_teardown, .timeout = 60);
+
+Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
+{
+    char rep[256], outdir[256], err[4096];
+    put_rep(rep);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    char *args[] = { "dmm", "evolve", "--pop", "20", "--elite", "2", "--gens", "6", "--seed",
+                     "9", "--jobs", "2", "--out", outdir, rep, NULL };
+    int rc = dmm_run(args, err, sizeof err);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+    const char *files[] = { "best.dmm", "log.csv", "references.csv", "search.json",
+                            "grammar.bnf" };
+    for (size_t i = 0; i < 5; i++)
+        cr_expect(exists(outdir, files[i]), "%s missing", files[i]);
+    cr_expect_eq(count_files(outdir), 5, "no temporary file left");
+
+    char p[512];
+    snprintf(p, sizeof p, "%s/best.dmm", outdir);
+    char *best = slurp(p);
+    cr_assert_not_null(best);
+    cr_expect_eq(strncmp(best, "# dmm 1  trace=mem.rep seed=9 fitness=", 38), 0, "%s", best);
+    char *nl = strchr(best, '\n');
+    cr_assert_not_null(nl);
+    *nl = 0;
+    cr_expect_not_null(strstr(best, " T="), "%s", best);
+    cr_expect_not_null(strstr(best, " M="), "%s", best);
+    *nl = '\n';
+    dmm_desc_t d;
+    char derr[512];
+    cr_expect_eq(dmm_desc_load(p, &d, derr, sizeof derr), 0, "%s", derr);
+    cr_expect_gt(d.n, 0);
+    free(best);
+
+    /* log.csv: header and one row per generation, best F never rising */
+    snprintf(p, sizeof p, "%s/log.csv", outdir);
+    char *log = slurp(p);
+    cr_assert_not_null(log);
+    cr_expect_eq(strncmp(log, "generation,evaluations,cache_hits,best_F,mean_F,best_T,best_M,"
+                              "seconds,best_phenotype_dmm_line_count", 96), 0, "%s", log);
+    int rows = 0;
+    double prev = INFINITY;
+    for (char *line = strchr(log, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        int gen;
+        unsigned long long ev, hits;
+        double bf;
+        cr_assert_eq(sscanf(line + 1, "%d,%llu,%llu,%lf", &gen, &ev, &hits, &bf), 4, "%s", line);
+        cr_expect_eq(gen, rows);
+        cr_expect_leq(bf, prev, "generation %d", gen);
+        prev = bf;
+        rows++;
+    }
+    cr_expect_eq(rows, 7);
+    free(log);
+
+    /* references.csv: the five presets; kng's F is 0.5 + 0.5 M_KNG/M_LEA */
+    snprintf(p, sizeof p, "%s/references.csv", outdir);
+    char *refs = slurp(p);
+    cr_assert_not_null(refs);
+    unsigned long long kT, kM, lT, lM;
+    double kF, lF;
+    char *k = strstr(refs, "\nkng,"), *l = strstr(refs, "\nlea,");
+    cr_assert(k && l, "%s", refs);
+    cr_assert_eq(sscanf(k, "\nkng,%llu,%llu,%lf", &kT, &kM, &kF), 3);
+    cr_assert_eq(sscanf(l, "\nlea,%llu,%llu,%lf", &lT, &lM, &lF), 3);
+    cr_expect(fabs(kF - (0.5 + 0.5 * (double)kM / (double)lM)) < 1e-8, "%s", refs);
+    for (const char *n = "fib\0s10\0exa\0"; *n; n += 4) {
+        char key[8];
+        snprintf(key, sizeof key, "\n%s,", n);
+        cr_expect_not_null(strstr(refs, key), "%s missing: %s", n, refs);
+    }
+    free(refs);
+
+    snprintf(p, sizeof p, "%s/search.json", outdir);
+    char *js = slurp(p);
+    cr_assert_not_null(js);
+    cr_expect_not_null(strstr(js, "\"seed\": 9"), "%s", js);
+    cr_expect_not_null(strstr(js, "\"T_KNG\": "), "%s", js);
+    cr_expect_not_null(strstr(js, "\"cache_hits\": "), "%s", js);
+    free(js);
+
+    snprintf(p, sizeof p, "%s/stdout", dir);
+    char *out = slurp(p);
+    cr_assert_not_null(out);
+    cr_expect_not_null(strstr(out, "evaluations: "), "%s", out);
+    cr_expect_not_null(strstr(out, "eval/s"), "%s", out);
+    free(out);
+    cr_expect_not_null(strstr(err, "gen 6/6"), "progress lines on stderr: %s", err);
+}
+
+Test(evolve, same_seed_same_best_dmm_whatever_the_jobs)
+{
+    char rep[256], o1[256], o2[256], err[4096];
+    put_rep(rep);
+    snprintf(o1, sizeof o1, "%s/o1", dir);
+    snprintf(o2, sizeof o2, "%s/o2", dir);
+    char *a1[] = { "dmm", "evolve", "-q", "--pop", "16", "--gens", "4", "--jobs", "1",
+                   "--out", o1, rep, NULL };
+    char *a2[] = { "dmm", "evolve", "-q", "--pop", "16", "--gens", "4", "--jobs", "2",
+                   "--out", o2, rep, NULL };
+    cr_assert_eq(dmm_run(a1, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_run(a2, err, sizeof err), 0, "%s", err);
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/best.dmm", o1);
+    snprintf(p2, sizeof p2, "%s/best.dmm", o2);
+    char *b1 = slurp(p1), *b2 = slurp(p2);
+    cr_assert(b1 && b2);
+    cr_expect_str_eq(b1, b2);
+    free(b1);
+    free(b2);
+}
+
+Test(evolve, no_valid_individual_exits_2_without_a_best_dmm)
+{
+    char rep[256], bnf[256], outdir[256], err[4096];
+    put_rep(rep);
+    put("deep.bnf", deep, bnf);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    char *args[] = { "dmm", "evolve", "--pop", "10", "--elite", "1", "--gens", "2",
+                     "--grammar", bnf, "--out", outdir, rep, NULL };
+    int rc = dmm_run(args, err, sizeof err);
+    cr_expect_eq(rc, 2, "exit %d: %s", rc, err);
+    cr_expect_not_null(strstr(err, "no valid individual"), "%s", err);
+    cr_expect(!exists(outdir, "best.dmm"));
+    cr_expect(!exists(outdir, "grammar.bnf"), "a given grammar is not copied");
+}
+
+Test(evolve, bad_inputs_exit_2_leaving_nothing)
+{
+    char rep[256], bnf[256], empty[256], outdir[256], err[4096], path[512];
+    put_rep(rep);
+    put("bad.bnf", "<S> ::= <Undefined>\n", bnf);
+    put("empty.rep", "100\n0\n0\n1\n", empty);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+
+    snprintf(path, sizeof path, "%s/missing.trc", dir);
+    char *a1[] = { "dmm", "evolve", "--out", outdir, path, NULL };
+    cr_expect_eq(dmm_run(a1, err, sizeof err), 2, "%s", err);
+    cr_expect_not_null(strstr(err, "missing.trc"), "%s", err);
+
+    char *a2[] = { "dmm", "evolve", "--out", outdir, empty, NULL };
+    cr_expect_eq(dmm_run(a2, err, sizeof err), 2, "%s", err);
+    cr_expect_not_null(strstr(err, "empty.rep"), "%s", err);
+
+    char *a3[] = { "dmm", "evolve", "--grammar", bnf, "--out", outdir, rep, NULL };
+    cr_expect_eq(dmm_run(a3, err, sizeof err), 2, "%s", err);
+    cr_expect_not_null(strstr(err, "bad.bnf"), "%s", err);
+
+    snprintf(path, sizeof path, "%s/sub", rep);   /* under a regular file */
+    char *a4[] = { "dmm", "evolve", "--out", path, rep, NULL };
+    cr_expect_eq(dmm_run(a4, err, sizeof err), 2, "%s", err);
+    cr_expect_not_null(strstr(err, path), "%s", err);
+
+    cr_expect(!exists(dir, "out") || count_files(outdir) == 0, "nothing written");
+
+    char *a5[] = { "dmm", "evolve", "--pop", "10", "--elite", "10", "--out", outdir, rep, NULL };
+    cr_expect_eq(dmm_run(a5, err, sizeof err), 1, "%s", err);
+}
+
+Test(evolve, a_time_budget_stops_early)
+{
+    char rep[256], outdir[256], err[4096];
+    put_rep(rep);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    char *args[] = { "dmm", "evolve", "-q", "--pop", "10", "--elite", "1", "--gens", "1000000",
+                     "--time", "0.5", "--out", outdir, rep, NULL };
+    cr_assert_eq(dmm_run(args, err, sizeof err), 0, "%s", err);
+    cr_expect_not_null(strstr(err, "time budget"), "%s", err);
+    cr_expect(exists(outdir, "best.dmm"));
+    char p[512];
+    snprintf(p, sizeof p, "%s/search.json", outdir);
+    char *js = slurp(p);
+    cr_assert_not_null(js);
+    cr_expect_not_null(strstr(js, "\"stopped\": \"time budget\""), "%s", js);
+    free(js);
+}
