@@ -158,6 +158,7 @@ test: unit
 
 # The tools' tests under ASan + UBSan, in a build tree of their own.
 check-sanitize: | deps
+	LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp:print_suppressions=0 \
 	$(MAKE) --no-print-directory unit BUILD=$(BUILD)/sanitize \
 	    CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all' \
 	    SANITIZE=1

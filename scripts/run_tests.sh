@@ -15,6 +15,8 @@ for t in "$@"; do
     passed=$((passed + ${p:-0}))
     failed=$((failed + ${f:-0} + ${c:-0}))
     if [ $rc -ne 0 ] || [ -z "$syn" ]; then
+        # say why: a crash, a sanitizer report at exit, ...
+        printf '%s\n' "$out" | grep -v '^\[\(PASS\|----\)\]' | tail -n 25 | sed "s|^|$(basename "$t"): |"
         broken="$broken $(basename "$t")"
         [ -z "$syn" ] && failed=$((failed + 1))
     fi
