@@ -29,7 +29,7 @@ build=${BUILD:-build}
 dmm="$top/$build/dmm"
 # The bundled workload's size: the whole pipeline stays within a few minutes
 # on two cores (see the README, "Evolving: make evolve").
-frames=${MEDIA_FRAMES:-300}
+frames=${MEDIA_FRAMES:-600}
 
 say() { printf 'evolve: %s\n' "$*"; }
 die() { printf 'evolve: %s\n' "$*" >&2; exit 2; }
@@ -49,6 +49,7 @@ fi
 out="$top/$build/evolve/$name"
 mkdir -p "$top/$build/evolve"
 tmp=$(mktemp -d "$top/$build/evolve/.$name.XXXXXX")
+chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
@@ -97,9 +98,18 @@ step "dmm sim best.dmm (each allocator's share)"
 "$dmm" sim --json --dmm "$tmp/best.dmm" "$trace" >"$tmp/sim.json"
 
 elapsed=$(awk "BEGIN { print $(date +%s.%N) - $start }")
+set --
+if [ "$name" = work_media ] && [ -z "${TRACE:-}" ]; then
+    step "running the workload on the new library (DMM_STATS=1)"
+    DMM_STATS=1 LD_PRELOAD="$tmp/libdmm_evolved.so" "$top/$build/bench/work_media" -f "$frames" \
+        >/dev/null 2>"$tmp/run.err" || { cat "$tmp/run.err" >&2; die "the workload failed on libdmm_evolved.so"; }
+    peak=$(sed -n 's/.*bytes now, \([0-9]*\) at peak.*/\1/p' "$tmp/run.err")
+    rm -f "$tmp/run.err"
+    [ -n "$peak" ] && set -- --real-peak "$peak"
+fi
 step "report.md"
 python3 "$top/scripts/report.py" --dir "$tmp" --final-dir "$out" --trace "$final_trace" \
-    --name "$name" --seconds "$elapsed" >/dev/null
+    --name "$name" --seconds "$elapsed" --build "$build" "$@" >/dev/null
 
 rm -rf "$out"
 mv "$tmp" "$out"

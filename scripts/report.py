@@ -86,6 +86,9 @@ def main():
     ap.add_argument("--trace", required=True)
     ap.add_argument("--name", required=True)
     ap.add_argument("--seconds", type=float)
+    ap.add_argument("--build", default="build", help="the build directory, as the user names it")
+    ap.add_argument("--real-peak", type=int,
+                    help="peak footprint of the traced program run on the library (DMM_STATS=1)")
     a = ap.parse_args()
     d = a.dir
     final = os.path.abspath(a.final_dir or d)
@@ -112,10 +115,15 @@ def main():
     if title:
         w("Best DMM: `%s` — `%s`" % (os.path.join(final, "best.dmm"), title))
     facts = []
-    for k in ("pop", "gens", "seed", "jobs", "evaluations", "cache_hits", "seconds",
-              "generations"):
-        if isinstance(search.get(k), (int, float, str)):
-            facts.append("%s %s" % (k, search[k]))
+    par = search.get("parameters", {})
+    for label, v in (("population", par.get("population")),
+                     ("generations", search.get("generations_run", par.get("generations"))),
+                     ("seed", search.get("seed")), ("evaluations", search.get("evaluations")),
+                     ("cache hits", search.get("cache_hits")),
+                     ("simulations", search.get("simulations")),
+                     ("seconds", search.get("seconds")), ("stopped", search.get("stopped"))):
+        if isinstance(v, (int, float, str)):
+            facts.append("%s %s" % (label, v))
     if not facts and log:
         facts = ["%s %s" % (k, log[k]) for k in ("generation", "evaluations", "cache_hits",
                                                  "seconds") if k in log]
@@ -192,8 +200,8 @@ def main():
     w("## Running the program on it")
     w("")
     lib = os.path.join(final, "libdmm_evolved.so")
-    w("The library (`%s`, also `build/libdmm_evolved.so` until the next `make` rebuilds that "
-      "from `codegen/default.dmm`) was compiled from `%s`:" % (lib, os.path.join(
+    w("The library (`%s`, also `%s/libdmm_evolved.so` until the next `make` rebuilds that "
+      "from `codegen/default.dmm`) was compiled from `%s`:" % (lib, a.build, os.path.join(
           final, "dmm_evolved.c")))
     w("")
     w("```")
@@ -202,6 +210,11 @@ def main():
     w("```")
     w("")
     w("`DMM_STATS=1` prints its footprint and each allocator's share at exit.")
+    if a.real_peak:
+        w("")
+        w("Checked: that command, run on the library with `DMM_STATS=1`, peaked at %d bytes "
+          "held from the OS; `dmm sim` predicted M = %d (%+.2f%%)." % (
+              a.real_peak, M, 100.0 * (a.real_peak - M) / M if M else 0.0))
     text = "\n".join(out) + "\n"
     with open(os.path.join(d, "report.md"), "w") as f:
         f.write(text)
