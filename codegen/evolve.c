@@ -418,6 +418,7 @@ int dmm_evolve_main(int argc, char **argv)
     }
     cfg.T_KNG = refs[0].T;
     cfg.M_LEA = refs[1].M;
+    cfg.fail_limit = refs[0].failed < refs[1].failed ? refs[0].failed : refs[1].failed;
 
     /* the search; Ctrl-C ends it after the current generation */
     progress_t prog = { isatty(2), quiet };

@@ -79,6 +79,7 @@ static double rng_unit(rng_t *r)
 typedef struct entry {
     char    *key;       /* NULL: empty slot */
     uint64_t hash;
+    int      pending;   /* >= 0: being simulated for that individual */
     int      valid;
     uint64_t T;
     size_t   M;
@@ -145,7 +146,8 @@ static int cache_get(cache_t *c, const char *key, entry_t *out)
 }
 
 /* Insert (or overwrite) key; 0, or -1 out of memory. */
-static int cache_put(cache_t *c, const char *key, int valid, uint64_t T, size_t M, double F)
+static int cache_put(cache_t *c, const char *key, int pending, int valid, uint64_t T, size_t M,
+                     double F)
 {
     uint64_t h = fnv1a(key);
     int rc = 0;
@@ -174,6 +176,7 @@ static int cache_put(cache_t *c, const char *key, int valid, uint64_t T, size_t 
         e->hash = h;
         c->n++;
     }
+    e->pending = pending;
     e->valid = valid;
     e->T = T;
     e->M = M;
@@ -271,7 +274,7 @@ static void simulate(state_t *st, indiv_t *x)
         x->F = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
     }
     free(r);
-    if (cache_put(&st->cache, x->key, x->valid, x->T, x->M, x->F) != 0)
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->T, x->M, x->F) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
 }
 
@@ -371,6 +374,11 @@ static int evaluate(state_t *st, int from)
         entry_t e;
         if (cache_get(&st->cache, text, &e)) {
             st->cache_hits++;
+            if (e.pending >= 0) {   /* an earlier individual of this generation */
+                x->todo = 2;
+                x->dup_of = e.pending;
+                continue;
+            }
             x->valid = e.valid;
             x->T = e.T;
             x->M = e.M;
@@ -379,20 +387,8 @@ static int evaluate(state_t *st, int from)
                 st->invalid++;
             continue;
         }
-        int dup = -1;
-        for (int k = 0; k < st->nwork; k++)
-            if (!strcmp(st->pop[st->work[k]].key, text)) {
-                dup = st->work[k];
-                break;
-            }
-        if (dup >= 0) {
-            st->cache_hits++;
-            x->todo = 2;
-            x->dup_of = dup;
-            continue;
-        }
         x->key = strdup(text);
-        if (!x->key)
+        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, DMM_GE_WORST) != 0)
             return -1;
         x->todo = 1;
         st->work[st->nwork++] = i;
@@ -539,6 +535,12 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
 
 static int references(state_t *st, char *err, size_t errlen)
 {
+    if (st->cfg->T_KNG && st->cfg->M_LEA) {
+        st->T_KNG = st->cfg->T_KNG;
+        st->M_LEA = st->cfg->M_LEA;
+        st->fail_limit = st->cfg->fail_limit;
+        return 0;
+    }
     const char *names[2] = { "kng", "lea" };
     dmm_sim_result_t *r = malloc(sizeof *r);
     if (!r) {

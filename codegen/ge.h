@@ -71,9 +71,12 @@ typedef struct dmm_ge_config {
                                crosses it */
     /* Set (e.g. by a signal handler) to stop after the current generation. */
     volatile sig_atomic_t *stop;
-    /* T_KNG and M_LEA; 0 = simulate kng and lea at the start. */
+    /* T_KNG and M_LEA, and the failed requests tolerated (the fewer of
+     * KNG's and LEA's); T_KNG or M_LEA 0 = simulate kng and lea at the
+     * start to find all three. */
     uint64_t T_KNG;
     size_t   M_LEA;
+    uint64_t fail_limit;
     /* Called after every generation (the initial one included), from the
      * calling thread. */
     void   (*progress)(const dmm_ge_gen_t *row, const struct dmm_ge_config *cfg, void *arg);
