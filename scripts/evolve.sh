@@ -85,7 +85,7 @@ for f in "$tmp/search"/*; do mv "$f" "$tmp/"; done
 rmdir "$tmp/search"
 
 step "dmm codegen best.dmm -> dmm_evolved.c"
-"$dmm" codegen -o "$tmp/dmm_evolved.c" "$tmp/best.dmm"
+(cd "$tmp" && "$dmm" codegen -o dmm_evolved.c best.dmm)
 
 step "building libdmm_evolved.so from best.dmm"
 ${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$tmp/best.dmm" \
@@ -114,6 +114,10 @@ python3 "$top/scripts/report.py" --dir "$tmp" --final-dir "$out" --trace "$final
 rm -rf "$out"
 mv "$tmp" "$out"
 trap - EXIT
+# build/libdmm_evolved.so (and the make rules' record of its source) from
+# the result's final place; the same .dmm, so the same library
+${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$out/best.dmm" \
+    "$build/libdmm_evolved.so" >/dev/null
 step "done: $out"
 say "report:  $out/report.md"
 say "run it:  $(grep -m1 '^LD_PRELOAD=' "$out/report.md" | head -n 1)"
