@@ -112,14 +112,14 @@ static dmm_arena_t *arena_of(const dmm_pagesrc_t *ps, uintptr_t p)
     return NULL;
 }
 
-/* Commit (real mode) and mark pages [p, p+len) for owner. */
+/* Mark pages [p, p+len) for owner.  Ranges given back stay readable and
+ * writable (their pages dropped), so taking one again costs no system call;
+ * only fresh arena space is opened (real mode) by the bump path. */
 static int take(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t p, size_t len, unsigned owner)
 {
-    if (ps->mode == DMM_PS_REAL &&
-        mprotect((void *)p, len, PROT_READ | PROT_WRITE) != 0)
-        return -1;
     memset(a->map + (p - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
     account(ps, (ptrdiff_t)len);
+    ps->chunk_bytes += len;
     return 0;
 }
 
@@ -184,6 +184,21 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
     len = round_up(len, DMM_PAGE);
     lock(ps);
     ps->calls++;
+    /* a retained chunk of this length, newest first */
+    for (size_t i = ps->nretained; i-- > 0;) {
+        dmm_range_t r = ps->retained[i];
+        if (r.len != len || r.start % align)
+            continue;
+        memmove(&ps->retained[i], &ps->retained[i + 1],
+                (ps->nretained - i - 1) * sizeof ps->retained[0]);
+        ps->nretained--;
+        ps->retained_bytes -= len;
+        dmm_arena_t *a = arena_of(ps, r.start);
+        memset(a->map + (r.start - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
+        ps->chunk_bytes += len;
+        unlock(ps);
+        return (void *)r.start;
+    }
     /* first fit by address among the ranges given back */
     for (size_t i = 0; i < ps->nfree; i++) {
         dmm_range_t *r = &ps->free[i];
@@ -218,9 +233,14 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         uintptr_t s = round_up(a->base + a->used, align);
         if (s + len > a->base + a->size)
             continue;
+        uintptr_t old = a->base + a->used;
+        /* open the fresh space, alignment gap included: the gap joins the
+         * free ranges and must be usable like them */
+        if (ps->mode == DMM_PS_REAL &&
+            mprotect((void *)old, s + len - old, PROT_READ | PROT_WRITE) != 0)
+            break;
         if (take(ps, a, s, len, owner) != 0)
             break;
-        uintptr_t old = a->base + a->used;
         grow_used(ps, a, s + len - a->base);
         if (s > old)
             free_range(ps, old, s - old);
@@ -232,6 +252,17 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
     return NULL;
 }
 
+/* Drop the pages of [s, s+len) and make the range free.  Caller locks. */
+static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
+{
+    /* Both modes drop the pages, so a chunk taken again reads as zeros in
+     * both and a simulation's memory stays small.  One system call: the
+     * range stays mapped read-write for its next use. */
+    madvise((void *)s, len, MADV_DONTNEED);
+    account(ps, -(ptrdiff_t)len);
+    free_range(ps, s, len);
+}
+
 void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
 {
     uintptr_t s = (uintptr_t)p;
@@ -241,13 +272,23 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
     dmm_arena_t *a = arena_of(ps, s);
     if (a && len && s + len <= a->base + a->size) {
         memset(a->map + (s - a->base) / DMM_PAGE, DMM_OWNER_NONE, len / DMM_PAGE);
-        /* Both modes drop the pages, so a chunk taken again reads as zeros
-         * in both and a simulation's memory stays small. */
-        madvise(p, len, MADV_DONTNEED);
-        if (ps->mode == DMM_PS_REAL)
-            mprotect(p, len, PROT_NONE);
-        account(ps, -(ptrdiff_t)len);
-        free_range(ps, s, len);
+        ps->chunk_bytes -= len;
+        if (len >= DMM_RETAIN_MIN && len <= DMM_RETAIN_BYTES) {
+            /* keep it; make room by dropping the oldest */
+            while (ps->nretained == DMM_RETAIN_SLOTS ||
+                   ps->retained_bytes + len > DMM_RETAIN_BYTES) {
+                dmm_range_t old = ps->retained[0];
+                memmove(&ps->retained[0], &ps->retained[1],
+                        (ps->nretained - 1) * sizeof ps->retained[0]);
+                ps->nretained--;
+                ps->retained_bytes -= old.len;
+                drop(ps, old.start, old.len);
+            }
+            ps->retained[ps->nretained++] = (dmm_range_t){ s, len };
+            ps->retained_bytes += len;
+        } else {
+            drop(ps, s, len);
+        }
     }
     unlock(ps);
 }

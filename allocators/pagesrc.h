@@ -6,9 +6,10 @@
  * ranges given back, else from the arena's bump pointer.  Chunk addresses
  * are the same offsets from the arena base in both modes:
  *
- *   DMM_PS_REAL  (libdmm.so, libdmm_evolved.so) commits the pages of each
- *                chunk (mprotect) and decommits them when given back
- *                (madvise DONTNEED + PROT_NONE);
+ *   DMM_PS_REAL  (libdmm.so, libdmm_evolved.so) reserves arenas inaccessible,
+ *                opens fresh space as the bump pointer passes it (mprotect),
+ *                and drops the pages of a chunk given back (madvise
+ *                DONTNEED: one system call; the range stays mapped);
  *   DMM_PS_SIM   (dmm sim) reserves the arena readable and writable once and
  *                only counts: allocators write their headers, payloads are
  *                never touched, so a simulation holds little memory.
@@ -30,6 +31,14 @@
 #define DMM_ARENA_ALIGN   (64u << 20)
 #define DMM_MAX_ARENAS    64
 #define DMM_MAX_FREE_RANGES 4096
+/* Chunks of at least DMM_RETAIN_MIN given back are kept, pages and all, up
+ * to DMM_RETAIN_BYTES in DMM_RETAIN_SLOTS, for the next request of the same
+ * length: a program that frees and allocates large blocks in turn then pays
+ * neither a system call nor page faults.  Retained chunks are still held
+ * from the OS and counted in the footprint. */
+#define DMM_RETAIN_MIN      (64u << 10)
+#define DMM_RETAIN_BYTES    (1u << 20)
+#define DMM_RETAIN_SLOTS    8
 
 /* Owner ids in the page map.  1..DMM_OWNER_MAX_ALLOC are the allocators of
  * a chain, in order. */
@@ -64,7 +73,10 @@ typedef struct dmm_pagesrc {
     dmm_arena_t arenas[DMM_MAX_ARENAS];
     size_t      nfree;
     dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
-    size_t      footprint;    /* bytes held: chunks + page-map pages */
+    size_t      nretained, retained_bytes;
+    dmm_range_t retained[DMM_RETAIN_SLOTS]; /* given back, kept; oldest first */
+    size_t      footprint;    /* bytes held: chunks out, retained ones, page-map pages */
+    size_t      chunk_bytes;  /* bytes of the chunks handed out and not given back */
     size_t      peak;         /* highest footprint */
     uint64_t    calls;        /* get + put */
     size_t      arena_size;   /* reservation size for new arenas */
@@ -81,6 +93,12 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps);
 void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner);
 /* Give back a chunk (or the whole of one) that get returned. */
 void  dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len);
+/* Bytes held for no chunk that is out: page-map pages and retained chunks
+ * (footprint - chunk_bytes). */
+static inline size_t dmm_pagesrc_overhead(const dmm_pagesrc_t *ps)
+{
+    return ps->footprint - ps->chunk_bytes;
+}
 /* The owner of the page holding p, or DMM_OWNER_NONE if p is not ours. */
 unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p);
 

@@ -58,12 +58,11 @@ static harness_t *h_new(const combo_t *c, size_t lo, size_t hi, int mode)
     return h;
 }
 
+/* Held for no chunk of the allocator: page-map pages, and chunks the page
+ * source retains for reuse. */
 static size_t map_bytes(const dmm_pagesrc_t *ps)
 {
-    size_t n = 0;
-    for (int i = 0; i < ps->narenas; i++)
-        n += ps->arenas[i].map_pages * DMM_PAGE;
-    return n;
+    return dmm_pagesrc_overhead(ps);
 }
 
 static void h_end(harness_t *h)

@@ -36,12 +36,11 @@ static harness_t *h_new(size_t lo, size_t hi, int mode)
     return h;
 }
 
+/* Held for no chunk of the allocator: page-map pages, and chunks the page
+ * source retains for reuse. */
 static size_t map_bytes(const dmm_pagesrc_t *ps)
 {
-    size_t n = 0;
-    for (int i = 0; i < ps->narenas; i++)
-        n += ps->arenas[i].map_pages * DMM_PAGE;
-    return n;
+    return dmm_pagesrc_overhead(ps);
 }
 
 static size_t fp(const harness_t *h) { return h->ps->footprint - map_bytes(h->ps); }

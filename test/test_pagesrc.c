@@ -146,3 +146,38 @@ Test(pagesrc, bad_alignment_is_einval)
     cr_expect_null(dmm_pagesrc_get(ps, 0, 0, 1));
     del_ps(ps);
 }
+
+/* Large chunks given back are kept for the next request of their length:
+ * no system call, the pages still there, and still counted as held. */
+Test(pagesrc, large_chunks_are_retained_for_reuse)
+{
+    dmm_pagesrc_t *ps = new_ps(DMM_PS_REAL);
+    size_t big = 256 << 10;
+    char *a = dmm_pagesrc_get(ps, big, 0, 1);
+    memset(a, 9, big);
+    size_t fp = ps->footprint;
+    dmm_pagesrc_put(ps, a, big);
+    cr_expect_eq(ps->footprint, fp, "a retained chunk is still held");
+    cr_expect_eq(ps->chunk_bytes, 0);
+    cr_expect_eq(dmm_pagesrc_owner(ps, a), DMM_OWNER_NONE);
+    char *b = dmm_pagesrc_get(ps, big, 0, 2);
+    cr_expect_eq(b, a, "the same length gets the retained chunk back");
+    cr_expect_eq(b[100], 9, "pages and all");
+    cr_expect_eq(dmm_pagesrc_owner(ps, b), 2);
+    dmm_pagesrc_put(ps, b, big);
+    /* past the budget, the oldest are dropped */
+    char *c[8];
+    for (int i = 0; i < 8; i++)
+        c[i] = dmm_pagesrc_get(ps, big, 0, 1);
+    size_t held = ps->footprint;
+    for (int i = 0; i < 8; i++)
+        dmm_pagesrc_put(ps, c[i], big);
+    cr_expect_eq(ps->retained_bytes, DMM_RETAIN_BYTES);
+    cr_expect_eq(ps->footprint, held - (8 * big - DMM_RETAIN_BYTES));
+    /* small chunks are never retained */
+    char *s = dmm_pagesrc_get(ps, 4096, 0, 1);
+    size_t before = ps->footprint;
+    dmm_pagesrc_put(ps, s, 4096);
+    cr_expect_eq(ps->footprint, before - 4096);
+    del_ps(ps);
+}
