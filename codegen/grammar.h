@@ -18,7 +18,10 @@
  * Mapping (dmm_ge_map): a leftmost derivation; every non-terminal expanded,
  * single-alternative ones included, reads the next codon c and takes
  * alternative c mod (number of alternatives) — this is what reproduces the
- * paper's worked example (Figure 4 -> Table 1).  Reaching the end of the
+ * paper's worked example (Figure 4 -> Table 1), but for one slip of the
+ * paper's: its 16th gene, 197, gives 197 mod 3 = 2 (EXACT), where the paper
+ * reads FIRST (test_grammar.c checks the genome as printed and with 195).
+ * Reaching the end of the
  * genome wraps to its start, at most max_wraps times; past that the
  * individual is invalid.
  *
