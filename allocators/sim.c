@@ -195,7 +195,7 @@ static const col_t rows[] = {
     { "bytes copied by realloc", 1, U64(cost.copied) },
     { "largest single-op cost", 0, U64(max_op_cost) },
     { "fallback-path requests", 0, U64(large_served) },
-    { "check() violations", 0, U64(violations) },
+    { "check violations", 0, U64(violations) },
 };
 /* Only with --time: the rest of the output is the same on every run. */
 static const col_t speed_row = { "simulated ops/s", 3, U64(seconds) };
