@@ -8,11 +8,12 @@
 # Build: gcc make pkg-config libunwind-dev libzstd-dev
 # Tests: libcriterion-dev clang (libFuzzer) and the real programs the
 #        integration tests run: python3 perl sqlite3 git
-# Bench: libjemalloc-dev (the baseline) heaptrack hyperfine
+# Bench: libjemalloc-dev (the baseline) heaptrack hyperfine, the peers
+#        libmimalloc2.0 libtcmalloc-minimal4, and gnuplot-nox for the plots
 set -u
 
 PKGS="gcc make pkg-config libunwind-dev libzstd-dev libcriterion-dev \
-libjemalloc-dev clang libclang-rt-dev python3 perl sqlite3 git heaptrack hyperfine"
+libjemalloc-dev clang libclang-rt-dev python3 perl sqlite3 git heaptrack hyperfine libmimalloc2.0 libtcmalloc-minimal4 gnuplot-nox"
 
 missing=""
 for p in $PKGS; do
