@@ -11,5 +11,6 @@ int dmm_sim_main(int argc, char **argv);      /* allocators/sim.c */
 int dmm_grammar_main(int argc, char **argv);  /* codegen/grammar_cli.c */
 int dmm_evolve_main(int argc, char **argv);   /* codegen/evolve.c */
 int dmm_codegen_main(int argc, char **argv);  /* codegen/emit.c */
+int dmm_replay_main(int argc, char **argv);   /* bench/replay.c */
 
 #endif

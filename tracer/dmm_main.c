@@ -17,6 +17,7 @@ static const command_t commands[] = {
     { "grammar", dmm_grammar_main, "the paper's BNF of DMM designs, with a trace's request sizes" },
     { "evolve",  dmm_evolve_main,  "search a DMM for a trace by grammatical evolution (best.dmm)" },
     { "codegen", dmm_codegen_main, "a .dmm description as the C source of libdmm_evolved.so" },
+    { "replay",  dmm_replay_main,  "replay a trace through this process's malloc (LD_PRELOAD=any): time, latency, RSS" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,631 @@
+/* test_replay.c - dmm replay: the real binary on small traces written here,
+ * plainly and under libdmm.so; its JSON parses and holds the known numbers;
+ * the mdriver table; --no-write; --csv; --plot; --check against an
+ * allocator planted to overlap two blocks; bad input.  The histogram and the
+ * mdriver points directly.  No timing assertions. */
+#include <criterion/criterion.h>
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../bench/replay.h"
+#include "progrun.h"
+
+/* progrun.h's helper this file does not need */
+static void (*const unused_helper)(const char *, int) __attribute__((unused)) = write_input_file;
+
+#define DMM    DMM_BUILD_DIR "/dmm"
+#define LIBDMM DMM_BUILD_DIR "/libdmm.so"
+
+/* ASan's runtime must come first in the library list: the sanitized dmm
+ * cannot run under another allocator's LD_PRELOAD. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+/* ------------------------------------------------------------------ */
+/* a small JSON syntax check                                          */
+
+static const char *js_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *js_value(const char *p, int depth);
+
+static const char *js_string(const char *p)
+{
+    if (*p != '"')
+        return NULL;
+    for (p++; *p && *p != '"'; p++) {
+        if ((unsigned char)*p < 0x20)
+            return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)p[i]))
+                        return NULL;
+                p += 4;
+            } else if (!strchr("\"\\/bfnrt", *p) || !*p) {
+                return NULL;
+            }
+        }
+    }
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *js_number(const char *p)
+{
+    const char *s = p;
+    if (*p == '-')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return NULL;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return NULL;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!isdigit((unsigned char)*p))
+            return NULL;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    return p > s ? p : NULL;
+}
+
+static const char *js_value(const char *p, int depth)
+{
+    if (depth > 32)
+        return NULL;
+    p = js_ws(p);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        int obj = *p == '{';
+        p = js_ws(p + 1);
+        if (*p == close)
+            return p + 1;
+        for (;;) {
+            if (obj) {
+                p = js_string(js_ws(p));
+                if (!p)
+                    return NULL;
+                p = js_ws(p);
+                if (*p++ != ':')
+                    return NULL;
+            }
+            p = js_value(p, depth + 1);
+            if (!p)
+                return NULL;
+            p = js_ws(p);
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            return *p == close ? p + 1 : NULL;
+        }
+    }
+    if (*p == '"')
+        return js_string(p);
+    if (!strncmp(p, "true", 4))
+        return p + 4;
+    if (!strncmp(p, "false", 5))
+        return p + 5;
+    if (!strncmp(p, "null", 4))
+        return p + 4;
+    return js_number(p);
+}
+
+static int json_ok(const char *s)
+{
+    const char *e = js_value(s, 0);
+    return e && *js_ws(e) == 0;
+}
+
+/* The number after the first "key": in s (or, with `within`, after the
+ * first occurrence of "within":); NAN if absent. */
+static double jnum(const char *s, const char *within, const char *key)
+{
+    char k[128];
+    if (within) {
+        snprintf(k, sizeof k, "\"%s\":", within);
+        s = strstr(s, k);
+        if (!s)
+            return NAN;
+    }
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(s, k);
+    if (!p)
+        return NAN;
+    char *end;
+    double v = strtod(p + strlen(k), &end);
+    return end == p + strlen(k) ? NAN : v;
+}
+
+static int jhas(const char *s, const char *text)
+{
+    return strstr(s, text) != NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* running dmm replay                                                 */
+
+static void put(const char *name, const char *text, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+typedef struct result {
+    int status;   /* exit status, or -1 if killed */
+    char *out, *err;
+} result_t;
+
+/* dmm replay ARGS... (NULL-terminated), with the extra environment. */
+static result_t replay_run(const char *const env[], const char *a0, ...)
+{
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)DMM;
+    argv[n++] = (char *)"replay";
+    va_list ap;
+    va_start(ap, a0);
+    for (const char *a = a0; a && n < 31; a = va_arg(ap, const char *))
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    char out[300], err[300];
+    snprintf(out, sizeof out, "%s/stdout", tmpdir);
+    snprintf(err, sizeof err, "%s/stderr", tmpdir);
+    int st = run(argv, env, tmpdir, NULL, out, err);
+    result_t r = { .status = WIFEXITED(st) ? WEXITSTATUS(st) : -1 };
+    r.out = slurp(out, NULL);
+    r.err = slurp(err, NULL);
+    cr_assert(r.out && r.err);
+    return r;
+}
+
+static void result_free(result_t *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static const char *const plain_env[] = { NULL };
+static const char *const kng_env[] = { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=kng", NULL };
+
+/* a .rep with 7 operations, 3 blocks and a peak of 5000 live bytes */
+static const char rep_text[] =
+    "20000\n3\n7\n1\n"
+    "a 0 1000\n"
+    "a 1 2000\n"
+    "r 0 3000\n"     /* 5000 live: the peak */
+    "f 1\n"
+    "a 2 500\n"
+    "f 0\n"
+    "f 2\n";
+
+/* a wee_alloc trace: 6 operations, peak 300 */
+static const char wee_text[] =
+    "Alloc(100),\nAlloc(200),\nFree(0),\nAlloc(50),\nFree(1),\nFree(2),\n";
+
+TestSuite(replay, .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 120);
+
+static void check_json(const char *json, double ops, double peak, const char *what)
+{
+    cr_assert(json_ok(json), "%s: not JSON: %.600s", what, json);
+    cr_expect_eq(jnum(json, NULL, "ops"), ops, "%s: ops %g", what, jnum(json, NULL, "ops"));
+    cr_expect_eq(jnum(json, NULL, "peak_requested_bytes"), peak, "%s: peak %g", what,
+                 jnum(json, NULL, "peak_requested_bytes"));
+    cr_expect(jhas(json, "\"check\":\"ok\""), "%s: check not ok", what);
+    cr_expect_eq(jnum(json, NULL, "failed"), 0, "%s", what);
+    cr_expect_gt(jnum(json, NULL, "tsc_ghz"), 0, "%s", what);
+    cr_expect_geq(jnum(json, NULL, "wall_s"), 0, "%s", what);
+    cr_expect_gt(jnum(json, NULL, "cycles_per_op"), 0, "%s", what);
+    cr_expect_gt(jnum(json, NULL, "peak_rss_bytes"), 0, "%s", what);
+    cr_expect_gt(jnum(json, NULL, "baseline_rss_bytes"), 0, "%s", what);
+    cr_expect_geq(jnum(json, NULL, "peak_rss_bytes"), jnum(json, NULL, "baseline_rss_bytes"),
+                  "%s", what);
+    cr_expect(!isnan(jnum(json, NULL, "wastage_bytes")), "%s", what);
+    cr_expect_leq(jnum(json, NULL, "best_ns"), jnum(json, NULL, "worst_ns"), "%s", what);
+    cr_expect_leq(jnum(json, NULL, "over_100x_best"), ops, "%s", what);
+    double n = 0;
+    static const char *const kinds[] = { "alloc", "realloc", "free" };
+    for (int k = 0; k < 3; k++) {
+        double c = jnum(json, kinds[k], "count");
+        cr_expect(!isnan(c), "%s: no latency.%s", what, kinds[k]);
+        n += c;
+        if (c > 0) {
+            cr_expect_leq(jnum(json, kinds[k], "p50_ns"), jnum(json, kinds[k], "max_ns"), "%s", what);
+            cr_expect_leq(jnum(json, kinds[k], "p99_ns"), jnum(json, kinds[k], "max_ns"), "%s", what);
+            cr_expect(!isnan(jnum(json, kinds[k], "p999_ns")), "%s", what);
+            cr_expect(!isnan(jnum(json, kinds[k], "mean_ns")), "%s", what);
+        }
+    }
+    cr_expect_eq(n, ops, "%s: latency counts add to %g, not %g", what, n, ops);
+}
+
+static void json_run(const char *const env[], const char *envname)
+{
+    char rep[300], wee[300], what[128];
+    put("small.rep", rep_text, rep, sizeof rep);
+    put("small.trace", wee_text, wee, sizeof wee);
+
+    result_t r = replay_run(env, "--json", "--check", rep, NULL);
+    snprintf(what, sizeof what, ".rep %s", envname);
+    cr_assert_eq(r.status, 0, "%s: status %d: %s", what, r.status, r.err);
+    check_json(r.out, 7, 5000, what);
+    cr_expect_eq(jnum(r.out, "alloc", "count"), 3);
+    cr_expect_eq(jnum(r.out, "realloc", "count"), 1);
+    cr_expect_eq(jnum(r.out, "free", "count"), 3);
+    cr_expect(jhas(r.out, "\"mdriver\":{"), "%s: no mdriver object", what);
+    cr_expect(jhas(r.out, "\"valid\":true"), "%s", what);
+    cr_expect_eq(jnum(r.out, "mdriver", "ops"), 7);
+    double u = jnum(r.out, "mdriver", "util");
+    cr_expect(u > 0 && u <= 1, "%s: util %g", what, u);
+    double pi = jnum(r.out, "mdriver", "perf_index");
+    cr_expect(pi >= 0 && pi <= 100, "%s: perf index %g", what, pi);
+    result_free(&r);
+
+    r = replay_run(env, "--json", "--check", wee, NULL);
+    snprintf(what, sizeof what, "wee %s", envname);
+    cr_assert_eq(r.status, 0, "%s: status %d: %s", what, r.status, r.err);
+    check_json(r.out, 6, 300, what);
+    cr_expect(!jhas(r.out, "\"mdriver\""), "%s: mdriver table for a wee trace", what);
+    result_free(&r);
+}
+
+Test(replay, json_plain)
+{
+    json_run(plain_env, "plainly");
+}
+
+Test(replay, json_under_libdmm_kng)
+{
+    if (SANITIZED)
+        cr_skip_test("a sanitized dmm cannot run under another allocator");
+    json_run(kng_env, "under libdmm.so kng");
+}
+
+Test(replay, rep_prints_the_mdriver_table)
+{
+    char rep[300];
+    put("small.rep", rep_text, rep, sizeof rep);
+    result_t r = replay_run(plain_env, rep, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *t = strstr(r.out, "trace                 valid  util       ops       secs     Kops");
+    cr_assert_not_null(t, "no mdriver header: %s", r.out);
+    cr_expect_not_null(strstr(t, "small.rep"), "%s", r.out);
+    cr_expect_not_null(strstr(t, " yes "), "%s", r.out);
+    cr_expect_not_null(strstr(t, "Total"), "%s", r.out);
+    cr_expect_not_null(strstr(t, "Perf index = "), "%s", r.out);
+    cr_expect_not_null(strstr(t, "/40 (util) + "), "%s", r.out);
+    cr_expect_not_null(strstr(t, "/60 (thru) = "), "%s", r.out);
+    cr_expect_not_null(strstr(t, "54,500 Kops"), "%s", r.out);
+    /* and the rest of the report */
+    cr_expect_not_null(strstr(r.out, "p99.9"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "over 100x the best"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "wastage"), "%s", r.out);
+    result_free(&r);
+
+    /* no table for other formats */
+    char wee[300];
+    put("small.trace", wee_text, wee, sizeof wee);
+    r = replay_run(plain_env, wee, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_null(strstr(r.out, "Perf index"), "%s", r.out);
+    result_free(&r);
+}
+
+/* 50 blocks of 1 MiB, all live at once, then freed. */
+static void big_rep(char *path, size_t len)
+{
+    char *text = malloc(4096);
+    size_t n = (size_t)sprintf(text, "0\n50\n100\n1\n");
+    for (int i = 0; i < 50; i++)
+        n += (size_t)sprintf(text + n, "a %d 1048576\n", i);
+    for (int i = 0; i < 50; i++)
+        n += (size_t)sprintf(text + n, "f %d\n", i);
+    put("big.rep", text, path, len);
+    free(text);
+}
+
+static void no_write_saves(const char *const env[], const char *what)
+{
+    char big[300];
+    big_rep(big, sizeof big);
+    result_t w = replay_run(env, "--json", big, NULL);
+    result_t nw = replay_run(env, "--json", "--no-write", big, NULL);
+    cr_assert_eq(w.status, 0, "%s: %s", what, w.err);
+    cr_assert_eq(nw.status, 0, "%s: %s", what, nw.err);
+    cr_assert(json_ok(w.out) && json_ok(nw.out));
+    cr_expect_eq(jnum(w.out, NULL, "peak_requested_bytes"), 50.0 * 1048576);
+    cr_expect_eq(jnum(nw.out, NULL, "peak_requested_bytes"), 50.0 * 1048576);
+    cr_expect(jhas(nw.out, "\"write\":false"));
+    double rw = jnum(w.out, NULL, "peak_rss_bytes"), rn = jnum(nw.out, NULL, "peak_rss_bytes");
+    cr_expect_gt(rw - rn, 20e6, "%s: peak RSS written %.0f, not written %.0f", what, rw, rn);
+    double hw = jnum(w.out, NULL, "peak_held_bytes");
+    cr_expect_geq(hw, 50.0 * 1048576 * 0.99, "%s: held %.0f with every byte written", what, hw);
+    result_free(&w);
+    result_free(&nw);
+}
+
+Test(replay, no_write_reduces_peak_rss)
+{
+    no_write_saves(plain_env, "plainly");
+}
+
+Test(replay, no_write_reduces_peak_rss_under_libdmm)
+{
+    if (SANITIZED)
+        cr_skip_test("a sanitized dmm cannot run under another allocator");
+    no_write_saves(kng_env, "under libdmm.so kng");
+}
+
+static size_t count_lines(const char *path)
+{
+    char *s = slurp(path, NULL);
+    cr_assert_not_null(s, "%s missing", path);
+    size_t n = 0;
+    for (char *p = s; *p; p++)
+        n += *p == '\n';
+    free(s);
+    return n;
+}
+
+Test(replay, csv_has_one_row_per_sample)
+{
+    char big[300], csv[300];
+    big_rep(big, sizeof big);   /* 100 operations */
+    snprintf(csv, sizeof csv, "%s/series.csv", tmpdir);
+
+    result_t r = replay_run(plain_env, "--no-write", "--samples", "40", "--csv", csv, "--json",
+                            big, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(jnum(r.out, NULL, "samples"), 40);
+    cr_expect_eq(count_lines(csv), 1 + 40);   /* a header and 40 rows */
+    result_free(&r);
+
+    /* more samples than operations: one per operation */
+    r = replay_run(plain_env, "--no-write", "--csv", csv, big, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(count_lines(csv), 1 + 100);
+    char *s = slurp(csv, NULL);
+    cr_expect(!strncmp(s, "op,requested_bytes,rss_bytes,held_bytes\n", 40), "%.80s", s);
+    /* the last row is the last operation, with nothing live */
+    char *last = s + strlen(s) - 2;
+    while (last > s && *last != '\n')
+        last--;
+    unsigned long long op, req;
+    cr_expect_eq(sscanf(last + 1, "%llu,%llu,", &op, &req), 2);
+    cr_expect_eq(op, 99);
+    cr_expect_eq(req, 0);
+    /* row 50 (after the 50th alloc) holds the peak */
+    char *p = s;
+    for (int i = 0; i < 50; i++)
+        p = strchr(p, '\n') + 1;
+    cr_expect_eq(sscanf(p, "%llu,%llu,", &op, &req), 2);
+    cr_expect_eq(op, 49);
+    cr_expect_eq(req, 50ull * 1048576);
+    free(s);
+    result_free(&r);
+}
+
+Test(replay, plot_is_drawn_when_gnuplot_is_there)
+{
+    char rep[300], png[300];
+    put("small.rep", rep_text, rep, sizeof rep);
+    snprintf(png, sizeof png, "%s/series.png", tmpdir);
+    result_t r = replay_run(plain_env, "--plot", png, rep, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    struct stat st;
+    if (access("/usr/bin/gnuplot", X_OK) != 0 && access("/usr/local/bin/gnuplot", X_OK) != 0) {
+        cr_expect_not_null(strstr(r.err, "gnuplot is not installed"), "%s", r.err);
+        cr_expect_neq(stat(png, &st), 0);
+    } else {
+        cr_assert_eq(stat(png, &st), 0, "no plot: %s", r.err);
+        cr_expect_gt(st.st_size, 1000);
+        char *s = slurp(png, NULL);
+        cr_expect(!memcmp(s, "\x89PNG", 4));
+        free(s);
+    }
+    result_free(&r);
+}
+
+Test(replay, bad_input_exits_2)
+{
+    char path[300];
+    put("garbage.rep", "20000\n2\n2\n1\na 0 100\nx 7 8\n", path, sizeof path);
+    result_t r = replay_run(plain_env, path, NULL);
+    cr_expect_eq(r.status, 2, "status %d", r.status);
+    cr_expect_not_null(strstr(r.err, "garbage.rep"), "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "line 6"), "%s", r.err);
+    cr_expect_null(strstr(r.out, "latency"), "%s", r.out);
+    result_free(&r);
+
+    put("empty.rep", "20000\n0\n0\n1\n", path, sizeof path);
+    r = replay_run(plain_env, path, NULL);
+    cr_expect_eq(r.status, 2, "status %d", r.status);
+    cr_expect_not_null(strstr(r.err, "no operations"), "%s", r.err);
+    result_free(&r);
+
+    put("nothing.bin", "\x01\x02\x03 not a trace at all", path, sizeof path);
+    r = replay_run(plain_env, path, NULL);
+    cr_expect_eq(r.status, 2, "status %d", r.status);
+    cr_expect_not_null(strstr(r.err, "nothing.bin"), "%s", r.err);
+    result_free(&r);
+
+    r = replay_run(plain_env, "/nonexistent/trace.rep", NULL);
+    cr_expect_eq(r.status, 2, "status %d", r.status);
+    result_free(&r);
+
+    /* usage errors: 1 */
+    put("small.rep", rep_text, path, sizeof path);
+    r = replay_run(plain_env, "--check", "--no-write", path, NULL);
+    cr_expect_eq(r.status, 1);
+    result_free(&r);
+    r = replay_run(plain_env, "--samples", "0", path, NULL);
+    cr_expect_eq(r.status, 1);
+    result_free(&r);
+    r = replay_run(plain_env, "--frobnicate", path, NULL);
+    cr_expect_eq(r.status, 1);
+    result_free(&r);
+}
+
+/* An allocator planted to overlap blocks: a bump allocator whose second
+ * request of exactly 100 bytes gets the first one's address.  --check must
+ * find it (exit 3); without --check the replay runs to its end. */
+static const char overlap_src[] =
+    "#include <stddef.h>\n"
+    "#include <string.h>\n"
+    "#include <errno.h>\n"
+    "static _Alignas(64) char heap[256 << 20];\n"
+    "static size_t top;\n"
+    "static char *first100;\n"
+    "static int n100;\n"
+    "static void *bump(size_t n, size_t al) {\n"
+    "  size_t p = (top + 16 + al - 1) & ~(al - 1);\n"
+    "  if (n > sizeof heap || p + n > sizeof heap) return NULL;\n"
+    "  ((size_t *)(heap + p))[-1] = n; top = p + n; return heap + p; }\n"
+    "void *malloc(size_t n) {\n"
+    "  if (n == 100 && ++n100 == 2) return first100;\n"
+    "  char *p = bump(n, 16); if (n == 100 && n100 == 1) first100 = p; return p; }\n"
+    "void free(void *p) { (void)p; }\n"
+    "void *calloc(size_t a, size_t b) { size_t n = a * b;\n"
+    "  if (b && n / b != a) return NULL; void *p = malloc(n); if (p) memset(p, 0, n); return p; }\n"
+    "void *realloc(void *o, size_t n) { void *p = malloc(n); if (!p || !o) return p;\n"
+    "  size_t m = ((size_t *)o)[-1]; memcpy(p, o, m < n ? m : n); return p; }\n"
+    "int posix_memalign(void **r, size_t al, size_t n) { if (al < 16) al = 16;\n"
+    "  void *p = bump(n, al); if (!p) return ENOMEM; *r = p; return 0; }\n"
+    "void *aligned_alloc(size_t al, size_t n) { void *p; return posix_memalign(&p, al, n) ? NULL : p; }\n"
+    "void *memalign(size_t al, size_t n) { return aligned_alloc(al, n); }\n"
+    "size_t malloc_usable_size(void *p) { return p ? ((size_t *)p)[-1] : 0; }\n";
+
+Test(replay, check_catches_an_overlapping_allocator)
+{
+    if (SANITIZED)
+        cr_skip_test("a sanitized dmm cannot run under another allocator");
+    if (access("/usr/bin/cc", X_OK) != 0)
+        cr_skip_test("no C compiler to build the planted allocator");
+    char src[300], so[300], rep[300];
+    put("overlap.c", overlap_src, src, sizeof src);
+    snprintf(so, sizeof so, "%s/liboverlap.so", tmpdir);
+    char *cc[] = { "/usr/bin/cc", "-O1", "-shared", "-fPIC", "-o", so, src, NULL };
+    int st = run(cc, NULL, tmpdir, NULL, NULL, NULL);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "could not build the planted allocator");
+    /* blocks 0 and 1 (100 bytes each) share an address; block 0's free
+     * finds block 1's pattern */
+    put("overlap.rep", "0\n3\n6\n1\na 0 100\na 1 100\na 2 64\nf 0\nf 1\nf 2\n", rep, sizeof rep);
+    char pre[400];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", so);
+    const char *env[] = { pre, NULL };
+
+    result_t r = replay_run(env, "--check", "--json", rep, NULL);
+    cr_expect_eq(r.status, 3, "status %d; %s", r.status, r.err);
+    cr_expect_not_null(strstr(r.err, "corruption at op 3"), "%s", r.err);
+    cr_expect(json_ok(r.out), "%s", r.out);
+    cr_expect(jhas(r.out, "\"check\":\"corrupt\""), "%s", r.out);
+    cr_expect(jhas(r.out, "\"valid\":false"), "%s", r.out);
+    result_free(&r);
+
+    r = replay_run(env, "--json", rep, NULL);
+    cr_expect_eq(r.status, 0, "status %d; %s", r.status, r.err);
+    cr_expect(jhas(r.out, "\"check\":\"off\""), "%s", r.out);
+    cr_expect_eq(jnum(r.out, NULL, "ops"), 6);
+    result_free(&r);
+
+    /* a correct allocator passes the same trace */
+    r = replay_run(plain_env, "--check", rep, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+}
+
+/* ------------------------------------------------------------------ */
+/* the histogram and the points, directly                             */
+
+Test(replay_hist, buckets_tile_the_values)
+{
+    cr_expect_eq(dmm_hist_index(0), 0);
+    cr_expect_eq(dmm_hist_index(15), 15);
+    cr_expect_eq(dmm_hist_index(16), 16);
+    cr_expect_eq(dmm_hist_index(UINT64_MAX), DMM_HIST_BUCKETS - 1);
+    for (size_t i = 0; i < DMM_HIST_BUCKETS; i++) {
+        uint64_t lo = dmm_hist_low(i), hi = dmm_hist_high(i);
+        cr_assert_leq(lo, hi);
+        cr_assert_eq(dmm_hist_index(lo), i, "bucket %zu low %llu", i, (unsigned long long)lo);
+        cr_assert_eq(dmm_hist_index(hi), i, "bucket %zu high %llu", i, (unsigned long long)hi);
+        if (i + 1 < DMM_HIST_BUCKETS)
+            cr_assert_eq(dmm_hist_low(i + 1), hi + 1, "gap after bucket %zu", i);
+        /* 16 sub-buckets per power of two: width at most 1/16 of the low end */
+        if (lo >= 16)
+            cr_assert_leq((hi - lo + 1) * 16, lo);
+    }
+}
+
+Test(replay_hist, quantiles_are_close)
+{
+    dmm_hist_t *h = malloc(sizeof *h);
+    dmm_hist_init(h);
+    cr_expect_eq(dmm_hist_quantile(h, 0.5), 0);
+    for (uint64_t v = 1; v <= 100000; v++)
+        dmm_hist_add(h, v);
+    cr_expect_eq(h->count, 100000);
+    cr_expect_eq(h->min, 1);
+    cr_expect_eq(h->max, 100000);
+    const double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+    for (int i = 0; i < 4; i++) {
+        double want = qs[i] * 100000, got = (double)dmm_hist_quantile(h, qs[i]);
+        cr_expect(fabs(got - want) <= want / 32 + 1, "q%g: %g, want %g", qs[i], got, want);
+    }
+    cr_expect_eq(dmm_hist_quantile(h, 1.0), 100000);
+    /* exact below 16 */
+    dmm_hist_init(h);
+    for (int i = 0; i < 10; i++)
+        dmm_hist_add(h, 7);
+    dmm_hist_add(h, 1000000);
+    cr_expect_eq(dmm_hist_quantile(h, 0.5), 7);
+    cr_expect_eq(dmm_hist_quantile(h, 0.9), 7);
+    double top = (double)dmm_hist_quantile(h, 0.999);
+    cr_expect(fabs(top - 1e6) <= 1e6 / 32, "%g", top);
+    cr_expect_eq(dmm_hist_quantile(h, 1.0), 1000000);   /* clamped to the max */
+    free(h);
+}
+
+Test(replay_hist, mdriver_points)
+{
+    /* the mdriver paper's example: 73% util is 29.2 points of 40; 143 Kops
+     * against 54,500 is 0.157 of 60 */
+    cr_expect(fabs(dmm_mdriver_util_points(0.73) - 29.2) < 1e-9);
+    cr_expect(fabs(dmm_mdriver_thru_points(143) - 0.157) < 0.001);
+    cr_expect_eq(dmm_mdriver_thru_points(1e6), 60.0);
+    cr_expect_eq(dmm_mdriver_util_points(1.5), 40.0);
+    cr_expect_eq(dmm_mdriver_thru_points(0), 0.0);
+}
