@@ -167,6 +167,7 @@ bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/tracer_overhead.py --build $(O)
 	@python3 bench/sim_speed.py --build $(O)
 	@python3 bench/evolved_speed.py --build $(O)
+	@python3 bench/peers.py --build $(O)
 
 demo: all
 	@scripts/demo.sh

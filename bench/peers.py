@@ -266,15 +266,17 @@ def summarise(runs):
     walls = [j["wall_s"] for j in js]
     s = dict(n=len(js), wall_med=statistics.median(walls), wall_min=min(walls),
              wall_max=max(walls), walls=walls,
+             op_med=med(lambda j: j.get("op_s")),
              rss_peak=med(lambda j: j.get("peak_rss_bytes")),
              rss_base=med(lambda j: j.get("baseline_rss_bytes")),
+             held=med(lambda j: j.get("peak_held_bytes")),
              wastage=med(lambda j: j.get("wastage_bytes")),
              ns_per_op=med(lambda j: j.get("ns_per_op")),
              failed=max(int(j.get("failed", 0) or 0) for j in js),
              ops=js[0].get("ops"),
-             p99_alloc=med(lat("alloc", "p99_ns")), p99_free=med(lat("free", "p99_ns")),
+             p99=med(lat("all", "p99_ns")),
              max_ns=med(lambda j: max([((j.get("latency") or {}).get(k) or {}).get("max_ns") or 0
-                                       for k in ("alloc", "realloc", "free")])))
+                                       for k in ("all", "alloc", "realloc", "free")])))
     s["rss"] = s["rss_peak"]
     fps = [r["footprint_peak"] for r in runs if "footprint_peak" in r]
     s["footprint_peak"] = statistics.median(fps) if fps else None
@@ -354,53 +356,57 @@ def mib(b):
 
 def trace_table(name, allocs, summ):
     g = summ.get("glibc")
-    lines = ["| allocator | median replay s | min–max s | time / glibc | peak RSS MiB | "
-             "RSS / glibc | F_real | p99 ns alloc / free | max ns | wastage KiB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| allocator | median replay s | min–max s | time / glibc | in calls s | peak RSS MiB | "
+             "RSS / glibc | F_real | p99 ns | max ns | held MiB | wastage MiB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     f_real = {}
     for a in allocs:
         s = summ.get(a)
         if not s:
-            lines.append("| %s | failed | | | | | | | | |" % a)
+            lines.append("| %s | failed | | | | | | | | | | |" % a)
             continue
         tr = s["wall_med"] / g["wall_med"] if g and g["wall_med"] else None
         rr = s["rss"] / g["rss"] if g and g["rss"] and s["rss"] else None
         f = 0.5 * tr + 0.5 * rr if tr is not None and rr is not None else None
         f_real[a] = dict(time_ratio=tr, rss_ratio=rr, f_real=f)
-        lines.append("| %s | %s | %s–%s | %s | %s | %s | %s | %s / %s | %s | %s |" % (
+        lines.append("| %s | %s | %s–%s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             a, fmt(s["wall_med"], "%.4f"), fmt(s["wall_min"], "%.4f"), fmt(s["wall_max"], "%.4f"),
-            fmt(tr, "%.2f×"), fmt(mib(s["rss"]), "%.1f"), fmt(rr, "%.2f×"), fmt(f, "%.3f"),
-            fmt(s["p99_alloc"], "%.0f"), fmt(s["p99_free"], "%.0f"), fmt(s["max_ns"], "%.0f"),
-            fmt(None if s["wastage"] is None else s["wastage"] / 1024.0, "%.0f")))
+            fmt(tr, "%.2f×"), fmt(s["op_med"], "%.4f"), fmt(mib(s["rss"]), "%.1f"),
+            fmt(rr, "%.2f×"), fmt(f, "%.3f"), fmt(s["p99"], "%.0f"), fmt(s["max_ns"], "%.0f"),
+            fmt(mib(s["held"]), "%.2f"), fmt(mib(s["wastage"]), "%.2f")))
     return lines, f_real
 
 
 def fidelity(name, dmms, sims, summ):
-    """Lines of the fidelity table for one trace, and its numbers."""
-    lines = ["| DMM | sim T | sim M bytes | replay s | ns per T unit | footprint peak bytes | "
-             "M error % |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    xs, ys, out = [], [], {}
+    """Lines of the fidelity table for one trace, and its numbers: Spearman's
+    rho of T against the replay time (wall_s) and against the time in the
+    allocator's calls alone (op_s: no payload writes, no RSS sampling)."""
+    lines = ["| DMM | sim T | sim M bytes | replay s | in calls s | ns per T unit (calls) | "
+             "footprint peak bytes | M error % |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    xs, ys, zs, out = [], [], [], {}
     for d in dmms:
         sim, s = sims.get(d), summ.get(d)
         if not sim or not s:
-            lines.append("| %s | %s | %s | failed | | | |" % (
+            lines.append("| %s | %s | %s | failed | | | | |" % (
                 d, fmt(sim and sim["t"], "%d"), fmt(sim and sim["m"], "%d")))
             continue
         fp = s["footprint_peak"]
         err = 100.0 * (fp - sim["m"]) / sim["m"] if fp is not None and sim["m"] else None
-        per = s["wall_med"] * 1e9 / sim["t"] if sim["t"] else None
-        out[d] = dict(t=sim["t"], m=sim["m"], wall=s["wall_med"], footprint=fp,
+        op = s["op_med"]
+        per = op * 1e9 / sim["t"] if sim["t"] and op is not None else None
+        out[d] = dict(t=sim["t"], m=sim["m"], wall=s["wall_med"], op_s=op, footprint=fp,
                       m_error_pct=err, ns_per_unit=per)
         xs.append(sim["t"])
         ys.append(s["wall_med"])
+        zs.append(op if op is not None else 0.0)
         fpr = fmt(fp, "%d")
         if s["footprint_min"] != s["footprint_max"]:
             fpr += " (%d–%d)" % (s["footprint_min"], s["footprint_max"])
-        lines.append("| %s | %d | %d | %.4f | %s | %s | %s |" % (
-            d, sim["t"], sim["m"], s["wall_med"], fmt(per, "%.2f"), fpr, fmt(err, "%+.2f")))
-    rho = spearman(xs, ys)
-    return lines, out, rho
+        lines.append("| %s | %d | %d | %.4f | %s | %s | %s | %s |" % (
+            d, sim["t"], sim["m"], s["wall_med"], fmt(op, "%.4f"), fmt(per, "%.2f"), fpr,
+            fmt(err, "%+.2f")))
+    return lines, out, spearman(xs, ys), spearman(xs, zs)
 
 
 def weight_fit(points):
@@ -530,7 +536,7 @@ def main():
                        machine=machine(), reps=reps, evolve_time_s=etime, traces={},
                        skipped_traces=tskipped, skipped_allocators=askipped)
         md_traces, md_fid, f_all, fid_points = [], [], {}, []
-        rho_all, merr_all = {}, []
+        rho_all, rho_op_all, merr_all = {}, {}, []
         for name, path, desc in traces:
             allocs = [(n, lib, {}, False) for n, lib in peers]
             allocs += [("dmm-" + p, os.path.join(build, "libdmm.so"), {"DMM_CONFIG": p}, True)
@@ -583,21 +589,24 @@ def main():
                             ", ".join("%s %d" % x for x in fails) + ".")
             md_traces += head + [""] + tl + [""]
 
-            fl, fo, rho = fidelity(name, dmms, sims, summ)
+            fl, fo, rho, rho_op = fidelity(name, dmms, sims, summ)
             rho_all[name] = rho
+            rho_op_all[name] = rho_op
             for d, v in fo.items():
                 if v["m_error_pct"] is not None:
                     merr_all.append((name, d, v["m_error_pct"]))
-                fid_points.append((name, v["wall"], sims[d]))
-            md_fid += ["### %s" % name, ""] + fl + ["", "Spearman ρ(T, replay time) over %d DMMs: %s%s." % (
+                if v["op_s"] is not None and d != "evolved":  # the same code as the simulator's only
+                    fid_points.append((name, v["op_s"], sims[d]))
+            md_fid += ["### %s" % name, ""] + fl + ["", "Spearman ρ(T, replay time) over %d DMMs: %s%s; "
+                       "ρ(T, time in calls): %s." % (
                 len(fo), fmt(rho, "%.3f"), "" if rho is None else (" (goal ≥ 0.9: %s)" % (
-                    "met" if rho >= 0.9 else "NOT met")))]
-            if rho is not None and rho < 0.9 and len(fo) >= 3:
+                    "met" if rho >= 0.9 else "NOT met")), fmt(rho_op, "%.3f"))]
+            if rho is not None and (rho < 0.9 or (rho_op is not None and rho_op < 0.9)) and len(fo) >= 3:
                 per = {d: v["ns_per_unit"] for d, v in fo.items() if v["ns_per_unit"]}
                 medp = statistics.median(per.values())
                 far = ["%s %.2f× the median" % (d, p / medp) for d, p in sorted(per.items())
                        if p > 1.5 * medp or p < medp / 1.5]
-                md_fid.append("Time per cost unit, median %.2f ns: %s." % (
+                md_fid.append("Time in calls per cost unit, median %.2f ns: %s." % (
                     medp, ", ".join(far) if far else "no DMM beyond 1.5× of the median"))
             md_fid.append("")
             results["traces"][name] = dict(
@@ -606,7 +615,7 @@ def main():
                           for r in v] for n, v in runs.items()},
                 errors=errors, summary=summ, f_real=fr,
                 sim={d: {k: v for k, v in s.items() if k != "cost_histogram"} for d, s in sims.items()},
-                fidelity=fo, spearman=rho,
+                fidelity=fo, spearman=rho, spearman_calls=rho_op,
                 evolve=None if name not in evolved else dict(
                     best=evolved[name][0], lib=evolved[name][1], seconds=evolved[name][2]))
     finally:
@@ -634,18 +643,22 @@ def main():
     fit = weight_fit(fid_points)
     results["weight_fit"] = fit
     results["spearman"] = rho_all
+    results["spearman_calls"] = rho_op_all
     elapsed = time.monotonic() - t_start
     results["elapsed_s"] = elapsed
     results["failures"] = failures
 
     rhos = [r for r in rho_all.values() if r is not None]
+    rhos_op = [r for r in rho_op_all.values() if r is not None]
     merr_ok = [e for _, _, e in merr_all if abs(e) <= 1.0]
     worst = sorted(merr_all, key=lambda x: -abs(x[2]))[:3]
     lines = ["# dmm against its peers: replayed traces", "",
              "%s; %s; %d interleaved reps per allocator and trace; `dmm replay --json` under "
              "`LD_PRELOAD` (glibc: none); times are the replay's own wall time (no process start-up); "
              "peak RSS is the replay process's peak resident set (`peak_rss_bytes`, the trace's "
-             "operation stream included). libdmm_evolved.so: `dmm evolve --time %d` per trace "
+             "operation stream and the driver's tables included); 'in calls s': the time inside the allocator's "
+             "calls alone (`op_s`); held: anonymous RSS over its level before the replay; wastage: peak held − "
+             "peak requested. libdmm_evolved.so: `dmm evolve --time %d` per trace "
              "(seed 1), then `make EVOLVED_DMM=best.dmm`. F_real = ½·t/t_glibc + ½·rss/rss_glibc. "
              "Run took %.0f s." % (results["started"], results["machine"], reps, etime, elapsed), ""]
     if tskipped or askipped:
@@ -658,15 +671,19 @@ def main():
               "simulates best.dmm with counters and measures libdmm_evolved.so, which has none). "
               "M error = (footprint − M) / M.", "",
               "M error within 1 %%: %d of %d DMM×trace pairs%s. Spearman ρ ≥ 0.9: %d of %d traces "
-              "(median ρ %s)." % (
+              "(median ρ %s); against the time in calls: %d of %d (median %s)." % (
                   len(merr_ok), len(merr_all),
                   "" if not worst else " (largest: %s)" % ", ".join("%s on %s %+.2f %%" % (d, t, e) for t, d, e in worst),
                   sum(1 for r in rhos if r >= 0.9), len(rhos),
-                  fmt(statistics.median(rhos) if rhos else None, "%.3f")), ""] + md_fid
+                  fmt(statistics.median(rhos) if rhos else None, "%.3f"),
+                  sum(1 for r in rhos_op if r >= 0.9), len(rhos_op),
+                  fmt(statistics.median(rhos_op) if rhos_op else None, "%.3f")), ""] + md_fid
     if fit:
         lines += ["### Which cost weights look off", "",
-                  "Least squares of replay time (ns) on the counters of `dmm sim`, one intercept per "
-                  "trace, over %d (trace, DMM) points (R² %s). Column 'ns per model unit': what one "
+                  "Least squares of the time in the allocator's calls (replay's `op_s`, ns) on the "
+                  "counters of `dmm sim`, one intercept per "
+                  "trace, over %d (trace, preset) points (R² %s; libdmm_evolved.so left out: it runs "
+                  "without counters). Column 'ns per model unit': what one "
                   "unit of T from that counter costs in measured time; 'implied weight': the weight "
                   "that would make T proportional to time, with one call = %.2f ns as the unit. "
                   "Collinear counters make single estimates unstable: read large gaps, not decimals." % (
