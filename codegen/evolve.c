@@ -19,6 +19,7 @@
 #include "ge.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -241,6 +242,42 @@ static int parse_real(const char *opt, const char *s, double lo, double hi, doub
     return 0;
 }
 
+/* The numeric options: name, range, field of the configuration. */
+typedef struct int_opt { const char *name; long lo, hi; size_t off; } int_opt_t;
+typedef struct real_opt { const char *name; double lo, hi; size_t off; } real_opt_t;
+
+static const int_opt_t int_opts[] = {
+    { "--pop", 2, 1000000, offsetof(dmm_ge_config_t, pop) },
+    { "--gens", 0, 100000000, offsetof(dmm_ge_config_t, gens) },
+    { "--elite", 0, 1000000, offsetof(dmm_ge_config_t, elite) },
+    { "--tournament", 1, 1000000, offsetof(dmm_ge_config_t, tournament) },
+    { "--wraps", 0, 1000, offsetof(dmm_ge_config_t, wraps) },
+    { "--length", 1, 100000, offsetof(dmm_ge_config_t, length) },
+    { "--jobs", 1, 256, offsetof(dmm_ge_config_t, jobs) },
+};
+
+static const real_opt_t real_opts[] = {
+    { "--pcross", 0, 1, offsetof(dmm_ge_config_t, pcross) },
+    { "--pmut", 0, 1, offsetof(dmm_ge_config_t, pmut) },
+    { "--time", 0, 1e9, offsetof(dmm_ge_config_t, time_budget) },
+};
+
+static const int_opt_t *int_option(const char *a)
+{
+    for (size_t i = 0; i < sizeof int_opts / sizeof int_opts[0]; i++)
+        if (!strcmp(a, int_opts[i].name))
+            return &int_opts[i];
+    return NULL;
+}
+
+static const real_opt_t *real_option(const char *a)
+{
+    for (size_t i = 0; i < sizeof real_opts / sizeof real_opts[0]; i++)
+        if (!strcmp(a, real_opts[i].name))
+            return &real_opts[i];
+    return NULL;
+}
+
 int dmm_evolve_main(int argc, char **argv)
 {
     dmm_ge_config_t cfg;
@@ -252,6 +289,8 @@ int dmm_evolve_main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
         double x;
+        const int_opt_t *io;
+        const real_opt_t *ro;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -268,34 +307,10 @@ int dmm_evolve_main(int argc, char **argv)
                 out = v;
             else if (!strcmp(a, "--grammar"))
                 grammar_path = v;
-            else if (!strcmp(a, "--pop")) {
-                if (parse_int(a, v, 2, 1000000, &n))
+            else if ((io = int_option(a))) {
+                if (parse_int(a, v, io->lo, io->hi, &n))
                     return 1;
-                cfg.pop = (int)n;
-            } else if (!strcmp(a, "--gens")) {
-                if (parse_int(a, v, 0, 100000000, &n))
-                    return 1;
-                cfg.gens = (int)n;
-            } else if (!strcmp(a, "--elite")) {
-                if (parse_int(a, v, 0, 1000000, &n))
-                    return 1;
-                cfg.elite = (int)n;
-            } else if (!strcmp(a, "--tournament")) {
-                if (parse_int(a, v, 1, 1000000, &n))
-                    return 1;
-                cfg.tournament = (int)n;
-            } else if (!strcmp(a, "--wraps")) {
-                if (parse_int(a, v, 0, 1000, &n))
-                    return 1;
-                cfg.wraps = (int)n;
-            } else if (!strcmp(a, "--length")) {
-                if (parse_int(a, v, 1, 100000, &n))
-                    return 1;
-                cfg.length = (int)n;
-            } else if (!strcmp(a, "--jobs")) {
-                if (parse_int(a, v, 1, 256, &n))
-                    return 1;
-                cfg.jobs = (int)n;
+                *(int *)((char *)&cfg + io->off) = (int)n;
             } else if (!strcmp(a, "--seed")) {
                 char *end;
                 errno = 0;
@@ -305,18 +320,10 @@ int dmm_evolve_main(int argc, char **argv)
                     return 1;
                 }
                 cfg.seed = s;
-            } else if (!strcmp(a, "--pcross")) {
-                if (parse_real(a, v, 0, 1, &x))
+            } else if ((ro = real_option(a))) {
+                if (parse_real(a, v, ro->lo, ro->hi, &x))
                     return 1;
-                cfg.pcross = x;
-            } else if (!strcmp(a, "--pmut")) {
-                if (parse_real(a, v, 0, 1, &x))
-                    return 1;
-                cfg.pmut = x;
-            } else if (!strcmp(a, "--time")) {
-                if (parse_real(a, v, 0, 1e9, &x))
-                    return 1;
-                cfg.time_budget = x;
+                *(double *)((char *)&cfg + ro->off) = x;
             } else {
                 fprintf(stderr, "dmm evolve: unknown option %s\n", a);
                 usage(stderr);
