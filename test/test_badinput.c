@@ -13,7 +13,7 @@
 
 #include "trace.h"
 
-#define DMM DMM_BUILD_DIR "/dmm"
+#include "rundmm.h"
 
 static char dir[64];
 
@@ -41,56 +41,11 @@ static void put(const char *name, const void *data, size_t len, char *path)
     fclose(f);
 }
 
-/* Run `dmm ARGS...` (NULL-terminated); returns the exit status, stdout in
- * DIR/stdout, stderr in err. */
-static int dmm_run(char *const args[], char *err, size_t errlen)
-{
-    char errf[128], outf[128];
-    snprintf(errf, sizeof errf, "%s/stderr", dir);
-    snprintf(outf, sizeof outf, "%s/stdout", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 2);
-        int out = open(outf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(out, 1);
-        execv(DMM, args);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    FILE *f = fopen(errf, "r");
-    size_t n = f ? fread(err, 1, errlen - 1, f) : 0;
-    err[n] = 0;
-    if (f)
-        fclose(f);
-    cr_assert(WIFEXITED(st), "dmm died of signal %d", WTERMSIG(st));
-    return WEXITSTATUS(st);
-}
-
 /* Run `dmm stats path`; returns the exit status, stderr in err. */
 static int stats(const char *path, char *err, size_t errlen)
 {
-    char errf[128];
-    snprintf(errf, sizeof errf, "%s/stderr", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 2);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        execl(DMM, "dmm", "stats", path, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    FILE *f = fopen(errf, "r");
-    size_t n = f ? fread(err, 1, errlen - 1, f) : 0;
-    err[n] = 0;
-    if (f)
-        fclose(f);
-    cr_assert(WIFEXITED(st), "dmm died of signal %d on %s", WTERMSIG(st), path);
-    return WEXITSTATUS(st);
+    char *args[] = { "dmm", "stats", (char *)path, NULL };
+    return run_dmm(dir, args, err, errlen);
 }
 
 static void expect_error(const char *path, const char *where, const char *fault)
@@ -260,7 +215,7 @@ Test(badinput, bad_dmm_descriptions_for_dmm_sim, .init = setup, .fini = teardown
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         put("bad.dmm", bad[i][0], strlen(bad[i][0]), dmm);
         char *args[] = { "dmm", "sim", "--dmm", dmm, trace, NULL };
-        int rc = dmm_run(args, err, sizeof err);
+        int rc = run_dmm(dir, args, err, sizeof err);
         cr_expect_eq(rc, 2, "exit %d for %s: %s", rc, bad[i][0], err);
         cr_expect_not_null(strstr(err, dmm), "names the file: %s", err);
         cr_expect_not_null(strstr(err, bad[i][1]), "%s", err);
@@ -268,7 +223,7 @@ Test(badinput, bad_dmm_descriptions_for_dmm_sim, .init = setup, .fini = teardown
             cr_expect_not_null(strstr(err, bad[i][2]), "%s", err);
     }
     char *none[] = { "dmm", "sim", "--dmm", "nosuchpreset", trace, NULL };
-    cr_expect_eq(dmm_run(none, err, sizeof err), 2);
+    cr_expect_eq(run_dmm(dir, none, err, sizeof err), 2);
     cr_expect_not_null(strstr(err, "not a preset"), "%s", err);
 }
 
@@ -285,13 +240,13 @@ Test(badinput, dmm_sim_output_is_the_same_on_every_run, .init = setup, .fini = t
     }
     put("t.trace", text, n, trace);
     char *args[] = { "dmm", "sim", "--all", "--check", "1", trace, NULL };
-    cr_assert_eq(dmm_run(args, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_dmm(dir, args, err, sizeof err), 0, "%s", err);
     snprintf(out1, sizeof out1, "%s/stdout", dir);
     uint8_t *a, *b;
     size_t la, lb;
     dmm_err_t e;
     cr_assert_eq(dmm_read_file(out1, &a, &la, &e), 0);
-    cr_assert_eq(dmm_run(args, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_dmm(dir, args, err, sizeof err), 0, "%s", err);
     cr_assert_eq(dmm_read_file(out1, &b, &lb, &e), 0);
     cr_expect(la == lb && memcmp(a, b, la) == 0, "two runs of dmm sim printed different output");
     cr_expect_not_null(memmem(a, la, "check violations", 16));

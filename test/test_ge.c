@@ -16,7 +16,7 @@
 #include "ge.h"
 #include "sim.h"
 
-#define DMM DMM_BUILD_DIR "/dmm"
+#include "rundmm.h"
 
 /* ---- a small trace in memory --------------------------------------------- */
 
@@ -371,31 +371,6 @@ static void put_rep(char *path)
     dmm_trace_free(&t);
 }
 
-/* Run dmm with args (NULL-terminated); exit status; stderr into err. */
-static int dmm_run(char *const args[], char *err, size_t errlen)
-{
-    char errf[128], outf[128];
-    snprintf(errf, sizeof errf, "%s/stderr", dir);
-    snprintf(outf, sizeof outf, "%s/stdout", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 2);
-        int out = open(outf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(out, 1);
-        execv(DMM, args);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    FILE *f = fopen(errf, "r");
-    size_t n = f ? fread(err, 1, errlen - 1, f) : 0;
-    err[n] = 0;
-    if (f)
-        fclose(f);
-    cr_assert(WIFEXITED(st), "dmm died of signal %d", WTERMSIG(st));
-    return WEXITSTATUS(st);
-}
 
 static char *slurp(const char *path)
 {
@@ -440,7 +415,7 @@ Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     char *args[] = { "dmm", "evolve", "--pop", "20", "--elite", "2", "--gens", "6", "--seed",
                      "9", "--jobs", "2", "--out", outdir, rep, NULL };
-    int rc = dmm_run(args, err, sizeof err);
+    int rc = run_dmm(dir, args, err, sizeof err);
     cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
     const char *files[] = { "best.dmm", "log.csv", "references.csv", "search.json",
                             "grammar.bnf" };
@@ -531,8 +506,8 @@ Test(evolve, same_seed_same_best_dmm_whatever_the_jobs)
                    "--out", o1, rep, NULL };
     char *a2[] = { "dmm", "evolve", "-q", "--pop", "16", "--gens", "4", "--jobs", "2",
                    "--out", o2, rep, NULL };
-    cr_assert_eq(dmm_run(a1, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(dmm_run(a2, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_dmm(dir, a1, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_dmm(dir, a2, err, sizeof err), 0, "%s", err);
     char p1[512], p2[512];
     snprintf(p1, sizeof p1, "%s/best.dmm", o1);
     snprintf(p2, sizeof p2, "%s/best.dmm", o2);
@@ -551,7 +526,7 @@ Test(evolve, no_valid_individual_exits_2_without_a_best_dmm)
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     char *args[] = { "dmm", "evolve", "--pop", "10", "--elite", "1", "--gens", "2",
                      "--grammar", bnf, "--out", outdir, rep, NULL };
-    int rc = dmm_run(args, err, sizeof err);
+    int rc = run_dmm(dir, args, err, sizeof err);
     cr_expect_eq(rc, 2, "exit %d: %s", rc, err);
     cr_expect_not_null(strstr(err, "no valid individual"), "%s", err);
     cr_expect(!exists(outdir, "best.dmm"));
@@ -568,26 +543,26 @@ Test(evolve, bad_inputs_exit_2_leaving_nothing)
 
     snprintf(path, sizeof path, "%s/missing.trc", dir);
     char *a1[] = { "dmm", "evolve", "--out", outdir, path, NULL };
-    cr_expect_eq(dmm_run(a1, err, sizeof err), 2, "%s", err);
+    cr_expect_eq(run_dmm(dir, a1, err, sizeof err), 2, "%s", err);
     cr_expect_not_null(strstr(err, "missing.trc"), "%s", err);
 
     char *a2[] = { "dmm", "evolve", "--out", outdir, empty, NULL };
-    cr_expect_eq(dmm_run(a2, err, sizeof err), 2, "%s", err);
+    cr_expect_eq(run_dmm(dir, a2, err, sizeof err), 2, "%s", err);
     cr_expect_not_null(strstr(err, "empty.rep"), "%s", err);
 
     char *a3[] = { "dmm", "evolve", "--grammar", bnf, "--out", outdir, rep, NULL };
-    cr_expect_eq(dmm_run(a3, err, sizeof err), 2, "%s", err);
+    cr_expect_eq(run_dmm(dir, a3, err, sizeof err), 2, "%s", err);
     cr_expect_not_null(strstr(err, "bad.bnf"), "%s", err);
 
     snprintf(path, sizeof path, "%s/sub", rep);   /* under a regular file */
     char *a4[] = { "dmm", "evolve", "--out", path, rep, NULL };
-    cr_expect_eq(dmm_run(a4, err, sizeof err), 2, "%s", err);
+    cr_expect_eq(run_dmm(dir, a4, err, sizeof err), 2, "%s", err);
     cr_expect_not_null(strstr(err, path), "%s", err);
 
     cr_expect(!exists(dir, "out") || count_files(outdir) == 0, "nothing written");
 
     char *a5[] = { "dmm", "evolve", "--pop", "10", "--elite", "10", "--out", outdir, rep, NULL };
-    cr_expect_eq(dmm_run(a5, err, sizeof err), 1, "%s", err);
+    cr_expect_eq(run_dmm(dir, a5, err, sizeof err), 1, "%s", err);
 }
 
 Test(evolve, a_time_budget_stops_early)
@@ -597,7 +572,7 @@ Test(evolve, a_time_budget_stops_early)
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     char *args[] = { "dmm", "evolve", "-q", "--pop", "10", "--elite", "1", "--gens", "1000000",
                      "--time", "0.5", "--out", outdir, rep, NULL };
-    cr_assert_eq(dmm_run(args, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_dmm(dir, args, err, sizeof err), 0, "%s", err);
     cr_expect_not_null(strstr(err, "time budget"), "%s", err);
     cr_expect(exists(outdir, "best.dmm"));
     char p[512];
