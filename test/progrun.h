@@ -98,4 +98,27 @@ static void write_input_file(const char *path, int lines)
     fclose(f);
 }
 
+/* Run argv (stdin from `in`) with `env` added, in tmpdir, and expect what a
+ * plain run gave (exit status st, output want of lp bytes) and nothing from
+ * dmm on stderr.  `what` names the run in messages. */
+__attribute__((unused))
+static void expect_same_as_plain(char *const argv[], const char *in, int st, const char *want,
+                                 size_t lp, const char *const env[], const char *what)
+{
+    char out[300], err[300];
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    snprintf(err, sizeof err, "%s/err", tmpdir);
+    int st2 = run(argv, env, tmpdir, in, out, err);
+    size_t lo;
+    char *got = slurp(out, &lo);
+    char *e = slurp(err, NULL);
+    cr_expect_eq(st2, st, "%s %s under %s: status %d, plain %d; stderr: %.300s", argv[0],
+                 argv[1] ? argv[1] : "", what, st2, st, e);
+    cr_expect(lo == lp && memcmp(got, want, lp) == 0, "%s: output differs under %s", argv[0],
+              what);
+    cr_expect_null(strstr(e, "dmm:"), "%s under %s: %.300s", argv[0], what, e);
+    free(got);
+    free(e);
+}
+
 #endif
