@@ -13,7 +13,13 @@
  * p and returns NULL; memalign and aligned_alloc round a non-power-of-two
  * alignment up; posix_memalign returns EINVAL for an alignment that is not
  * a power of two multiple of sizeof(void *) and leaves errno alone;
- * valloc is page-aligned and pvalloc page-rounded. */
+ * valloc is page-aligned and pvalloc page-rounded.
+ *
+ * DMM_CHECK=1 checks every free, realloc and malloc_usable_size for double
+ * frees, foreign and interior pointers and overwritten headers and guards,
+ * and aborts naming the fault (check.h).  It is decided in init(), before
+ * the chain returns any block, and costs nothing when off: it is a state
+ * of its own (4), and the fast path's one test (state 2) is unchanged. */
 #include "chain.h"
 #include "desc.h"
 #include "options.h"
@@ -40,11 +46,29 @@ extern char **environ;
 #endif
 
 static dmm_chain_t *g_chain;
-static int g_state;   /* 0 new, 1 starting, 2 on, 3 off (glibc) */
+/* 0 new, 1 starting, 2 on, 3 off (glibc), 4 on with DMM_CHECK */
+static int g_state;
 /* Set while this thread builds the chain: what it allocates meanwhile
  * (pthread_atfork, atexit) comes from glibc and goes back there. */
 static __thread int t_starting __attribute__((tls_model("initial-exec")));
 static int g_stats;
+static int g_check;
+
+#include "check.h"
+
+/* The glibc blocks of the start, recorded for DMM_CHECK (check.h). */
+static void *glibc_note(void *p)
+{
+    if (p && t_starting)
+        ck_glibc_set(NULL, p);
+    return p;
+}
+
+static void glibc_forget(void *p)
+{
+    if (t_starting)
+        ck_glibc_set(p, NULL);
+}
 
 static void say(const char *a, const char *b)
 {
@@ -58,6 +82,8 @@ static void say(const char *a, const char *b)
 
 static void atfork_prepare(void)
 {
+    if (g_check)
+        ck_lock_fork();
     if (g_chain)
         dmm_chain_lock_all(g_chain);
 }
@@ -66,6 +92,8 @@ static void atfork_release(void)
 {
     if (g_chain)
         dmm_chain_unlock_all(g_chain);
+    if (g_check)
+        ck_unlock_fork();
 }
 
 static void print_stats(void)
@@ -96,6 +124,10 @@ static void print_stats(void)
                      (unsigned long long)c->cost.coalesces, (unsigned long long)c->cost.copied,
                      (unsigned long long)c->large_served);
 #endif
+    if (g_check && n > 0 && (size_t)n < sizeof buf)
+        n += snprintf(buf + n, sizeof buf - (size_t)n,
+                      "dmm: DMM_CHECK: %llu frees checked; quarantine %zu blocks, %zu bytes\n",
+                      (unsigned long long)ck_nfrees, ck_qcount, ck_qbytes);
     for (int i = 0; i < c->n && n > 0 && (size_t)n < sizeof buf - 300; i++) {
         char line[256];
         dmm_desc_print_line(&c->desc.a[i], line, sizeof line);
@@ -112,7 +144,9 @@ static void init(void)
 {
     const char *cfg = environ ? secure_getenv("DMM_CONFIG") : NULL;
     const char *st = environ ? secure_getenv("DMM_STATS") : NULL;
+    const char *ck = environ ? secure_getenv("DMM_CHECK") : NULL;
     g_stats = st && *st && strcmp(st, "0") != 0;
+    int check = ck && *ck && strcmp(ck, "0") != 0;
     dmm_options_report_unknown();
     char err[512];
 #ifdef DMM_EVOLVED
@@ -127,6 +161,8 @@ static void init(void)
     const dmm_desc_t *dp = &d;
     if (dmm_desc_load(cfg, &d, err, sizeof err) != 0) {
         say(err, "; DMM_CONFIG ignored, using glibc malloc");
+        if (check)
+            say("DMM_CHECK ignored: ", "it checks libdmm.so's chain, not glibc's malloc");
         __atomic_store_n(&g_state, 3, __ATOMIC_RELEASE);
         return;
     }
@@ -138,19 +174,24 @@ static void init(void)
         return;
     }
     g_chain = c;
+    if (check) {
+        ck_init();
+        g_check = 1;
+    }
     pthread_atfork(atfork_prepare, atfork_release, atfork_release);
     if (g_stats)
         atexit(print_stats);
-    __atomic_store_n(&g_state, 2, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_state, check ? 4 : 2, __ATOMIC_RELEASE);
 }
 
-/* The chain, or NULL when the program runs on glibc. */
+/* The chain, or NULL when the program runs on glibc or DMM_CHECK is on
+ * (then checked() gives the chain). */
 static inline dmm_chain_t *chain(void)
 {
     int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
     if (__builtin_expect(s == 2, 1))
         return g_chain;
-    if (s == 3 || t_starting)
+    if (s >= 3 || t_starting)
         return NULL;
     int expect = 0;
     if (__atomic_compare_exchange_n(&g_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -163,6 +204,21 @@ static inline dmm_chain_t *chain(void)
     return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 2 ? g_chain : NULL;
 }
 
+/* After chain() gave NULL: the chain if DMM_CHECK is on, NULL for glibc. */
+static inline dmm_chain_t *checked(void)
+{
+    return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 4 ? g_chain : NULL;
+}
+
+/* glibc's malloc_usable_size: glibc has no __libc_ name for this query. */
+static size_t glibc_usable(void *p)
+{
+    static size_t (*real)(void *);
+    if (!real)
+        real = (size_t (*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", "GLIBC_2.2.5");
+    return real ? real(p) : 0;
+}
+
 __attribute__((constructor)) static void start(void)
 {
     chain();
@@ -171,9 +227,11 @@ __attribute__((constructor)) static void start(void)
 EXPORT void *malloc(size_t n)
 {
     dmm_chain_t *c = chain();
-    if (!c)
-        return __libc_malloc(n);
-    return shim_malloc(c, n);
+    if (__builtin_expect(c != NULL, 1))
+        return shim_malloc(c, n);
+    if ((c = checked()))
+        return ck_malloc(c, n);
+    return glibc_note(__libc_malloc(n));
 }
 
 EXPORT void free(void *p)
@@ -181,28 +239,43 @@ EXPORT void free(void *p)
     if (!p)
         return;
     dmm_chain_t *c = chain();
-    if (c && dmm_chain_owns(c, p)) {
+    if (__builtin_expect(c != NULL, 1) && dmm_chain_owns(c, p)) {
         int e = errno;
         shim_free(c, p);
         errno = e;
         return;
     }
+    if (!c && (c = checked())) {
+        int e = errno;
+        ck_free(c, p);
+        errno = e;
+        return;
+    }
+    glibc_forget(p);
     __libc_free(p);
 }
 
 EXPORT void *calloc(size_t nmemb, size_t size)
 {
     dmm_chain_t *c = chain();
-    if (!c)
-        return __libc_calloc(nmemb, size);
-    return dmm_chain_calloc(c, nmemb, size);
+    if (__builtin_expect(c != NULL, 1))
+        return dmm_chain_calloc(c, nmemb, size);
+    if ((c = checked()))
+        return ck_calloc(c, nmemb, size);
+    return glibc_note(__libc_calloc(nmemb, size));
 }
 
 EXPORT void *realloc(void *p, size_t n)
 {
     dmm_chain_t *c = chain();
-    if (!c)
-        return __libc_realloc(p, n);
+    if (!c) {
+        if ((c = checked()))
+            return ck_realloc(c, p, n);
+        void *q = __libc_realloc(p, n);
+        if (q || !n)
+            glibc_forget(p);
+        return glibc_note(q);
+    }
     if (p && !dmm_chain_owns(c, p)) {
         /* a block from glibc (allocated before a failed start): move it */
         if (n == 0) {
@@ -239,9 +312,11 @@ static void *aligned(size_t align, size_t n)
         align = a;
     }
     dmm_chain_t *c = chain();
-    if (!c)
-        return __libc_memalign(align, n);
-    return dmm_chain_memalign(c, align, n);
+    if (__builtin_expect(c != NULL, 1))
+        return dmm_chain_memalign(c, align, n);
+    if ((c = checked()))
+        return ck_memalign(c, align, n);
+    return glibc_note(__libc_memalign(align, n));
 }
 
 EXPORT void *memalign(size_t align, size_t n)
@@ -292,9 +367,8 @@ EXPORT size_t malloc_usable_size(void *p)
     dmm_chain_t *c = chain();
     if (c && dmm_chain_owns(c, p))
         return dmm_chain_usable(c, p);
-    /* a glibc block: glibc has no __libc_ name for this query */
-    static size_t (*real)(void *);
-    if (!real)
-        real = (size_t (*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", "GLIBC_2.2.5");
-    return real ? real(p) : 0;
+    size_t u;
+    if (!c && (c = checked()) && ck_usable(c, p, &u))
+        return u;
+    return glibc_usable(p);   /* a glibc block */
 }

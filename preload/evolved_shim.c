@@ -12,7 +12,9 @@
  *   picked by dmm_evolved_which(), whose range bounds are constants, and
  *   called through its class's ops by name, which -flto makes direct calls.
  * Everything else (calloc, realloc, the aligned variants, the fallback
- * path, fork handling, DMM_STATS) is the chain's and dmm_shim.c's code.
+ * path, fork handling, DMM_STATS, DMM_CHECK) is the chain's and
+ * dmm_shim.c's code; DMM_CHECK's blocks also come from shim_malloc and go
+ * back through shim_free.
  * The allocator classes are compiled with DMM_COUNT=0: no cost counting. */
 #include "dmm_evolved.c"
 
