@@ -184,12 +184,21 @@ static void init(void)
     __atomic_store_n(&g_state, check ? 4 : 2, __ATOMIC_RELEASE);
 }
 
-/* The chain, or NULL when the program runs on glibc or DMM_CHECK is on
- * (then checked() gives the chain). */
-static inline dmm_chain_t *chain(void)
+/* The chain when it is on and unchecked (state 2), else NULL: the fast
+ * path's one test.  Each entry point below tests it and tail-calls a
+ * noinline slow path for everything else (starting the chain, DMM_CHECK,
+ * glibc), so that the fast path sets up no stack frame. */
+static inline dmm_chain_t *on(void)
+{
+    return __builtin_expect(__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 2, 1) ? g_chain : NULL;
+}
+
+/* The chain, started here if need be; NULL when the program runs on glibc
+ * or DMM_CHECK is on (then checked() gives the chain). */
+static dmm_chain_t *chain(void)
 {
     int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(s == 2, 1))
+    if (s == 2)
         return g_chain;
     if (s >= 3 || t_starting)
         return NULL;
@@ -224,22 +233,30 @@ __attribute__((constructor)) static void start(void)
     chain();
 }
 
-EXPORT void *malloc(size_t n)
+#define SLOW __attribute__((noinline))
+
+static SLOW void *malloc_slow(size_t n)
 {
     dmm_chain_t *c = chain();
-    if (__builtin_expect(c != NULL, 1))
+    if (c)
         return shim_malloc(c, n);
     if ((c = checked()))
         return ck_malloc(c, n);
     return glibc_note(__libc_malloc(n));
 }
 
-EXPORT void free(void *p)
+EXPORT void *malloc(size_t n)
 {
-    if (!p)
-        return;
+    dmm_chain_t *c = on();
+    if (__builtin_expect(c != NULL, 1))
+        return shim_malloc(c, n);
+    return malloc_slow(n);
+}
+
+static SLOW void free_slow(void *p)
+{
     dmm_chain_t *c = chain();
-    if (__builtin_expect(c != NULL, 1) && dmm_chain_owns(c, p)) {
+    if (c && dmm_chain_owns(c, p)) {
         int e = errno;
         shim_free(c, p);
         errno = e;
@@ -255,17 +272,39 @@ EXPORT void free(void *p)
     __libc_free(p);
 }
 
-EXPORT void *calloc(size_t nmemb, size_t size)
+EXPORT void free(void *p)
+{
+    if (!p)
+        return;
+    dmm_chain_t *c = on();
+    if (__builtin_expect(c != NULL, 1) && dmm_chain_owns(c, p)) {
+        int e = errno;
+        shim_free(c, p);
+        errno = e;
+        return;
+    }
+    free_slow(p);
+}
+
+static SLOW void *calloc_slow(size_t nmemb, size_t size)
 {
     dmm_chain_t *c = chain();
-    if (__builtin_expect(c != NULL, 1))
+    if (c)
         return dmm_chain_calloc(c, nmemb, size);
     if ((c = checked()))
         return ck_calloc(c, nmemb, size);
     return glibc_note(__libc_calloc(nmemb, size));
 }
 
-EXPORT void *realloc(void *p, size_t n)
+EXPORT void *calloc(size_t nmemb, size_t size)
+{
+    dmm_chain_t *c = on();
+    if (__builtin_expect(c != NULL, 1))
+        return dmm_chain_calloc(c, nmemb, size);
+    return calloc_slow(nmemb, size);
+}
+
+static SLOW void *realloc_slow(void *p, size_t n)
 {
     dmm_chain_t *c = chain();
     if (!c) {
@@ -285,6 +324,14 @@ EXPORT void *realloc(void *p, size_t n)
         return __libc_realloc(p, n);
     }
     return dmm_chain_realloc(c, p, n);
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+    dmm_chain_t *c = on();
+    if (__builtin_expect(c != NULL, 1) && (!p || dmm_chain_owns(c, p)))
+        return dmm_chain_realloc(c, p, n);
+    return realloc_slow(p, n);
 }
 
 EXPORT void *reallocarray(void *p, size_t nmemb, size_t size)
@@ -312,7 +359,7 @@ static void *aligned(size_t align, size_t n)
         align = a;
     }
     dmm_chain_t *c = chain();
-    if (__builtin_expect(c != NULL, 1))
+    if (c)
         return dmm_chain_memalign(c, align, n);
     if ((c = checked()))
         return ck_memalign(c, align, n);
