@@ -314,11 +314,12 @@ static void reg_remove(dmm_alloc_t *a, bstate_t *st, uint32_t i)
  * Blocks
  * --------------------------------------------------------------------- */
 
-static unsigned idx_for(const bstate_t *st, size_t need)
+static unsigned idx_for(dmm_alloc_t *a, const bstate_t *st, size_t need)
 {
     unsigned lo = 0, hi = st->top;   /* S[top] >= need */
     while (lo < hi) {
         unsigned mid = (lo + hi) / 2;
+        DMM_COST(a->cost, lookups, 1);
         if (st->S[mid] >= need)
             hi = mid;
         else
@@ -415,7 +416,7 @@ static void *b_malloc(dmm_alloc_t *a, size_t n)
     bstate_t *st = B(a);
     if (n > st->S[st->top] - B_HDR)
         return large_malloc(a, st, n);
-    unsigned j = idx_for(st, n + B_HDR);
+    unsigned j = idx_for(a, st, n + B_HDR);
     uintptr_t blk;
     if (st->fmask & bit(j)) {
         blk = f_pop(a, st, j);
@@ -532,7 +533,7 @@ static int b_resize(dmm_alloc_t *a, void *p, size_t n)
         return n <= H(blk)->next - B_HDR ? 0 : -1;
     if (n > st->S[st->top] - B_HDR)
         return -1;
-    unsigned k = IDX(info), j = idx_for(st, n + B_HDR);
+    unsigned k = IDX(info), j = idx_for(a, st, n + B_HDR);
     if (j == k)
         return 0;
     if (j > k || !st->split || (st->fib && k < 2))

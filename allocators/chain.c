@@ -51,6 +51,7 @@ dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, char *err, size_t errl
         munmap(m, sizeof *c);
         return NULL;
     }
+    c->ps.cost = &c->cost;
     c->desc = *d;
     c->mode = mode;
     for (int i = 0; i < d->n; i++) {

@@ -23,14 +23,28 @@ typedef struct dmm_cost {
     uint64_t coalesces;     /* two free blocks merged */
     uint64_t pagesrc_calls; /* chunks taken from or given back to the page source */
     uint64_t copied;        /* bytes moved by a realloc that could not stay in place */
+    uint64_t lookups;       /* steps of a size -> list search (bisection probes) */
+    uint64_t pages;         /* fresh pages handed out by the page source (chunks and
+                               page-map pages): each one faults when first touched */
+    uint64_t syscalls;      /* system calls of the page source (mprotect, madvise) */
 } dmm_cost_t;
 
 #ifndef DMM_COUNT
 #define DMM_COUNT 1
 #endif
 
+/* A chain's counters are shared by all its allocators, and in libdmm.so by
+ * every thread, which count outside any one lock (the chain counts before it
+ * locks, each allocator under its own lock).  So an update is a relaxed
+ * atomic load and store: no data race, no lock prefix on the fast path, and
+ * now and then a count lost when two threads update the same counter at
+ * once, which statistics can afford (a locked add costs more than the
+ * counting is worth; the single-threaded simulator loses nothing). */
 #if DMM_COUNT
-#define DMM_COST(costp, field, n) ((costp)->field += (uint64_t)(n))
+#define DMM_COST(costp, field, n)                                                   \
+    __atomic_store_n(&(costp)->field,                                               \
+                     __atomic_load_n(&(costp)->field, __ATOMIC_RELAXED) + (uint64_t)(n), \
+                     __ATOMIC_RELAXED)
 #else
 #define DMM_COST(costp, field, n) ((void)(costp))
 #endif

@@ -126,10 +126,13 @@ static int take(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t p, size_t len, unsi
 /* The bump pointer moved: count the page-map pages that now cover it. */
 static void grow_used(dmm_pagesrc_t *ps, dmm_arena_t *a, size_t used)
 {
-    a->used = used;
+    /* owner() reads used without the lock: the page map below it is set */
+    __atomic_store_n(&a->used, used, __ATOMIC_RELEASE);
     size_t pages = round_up(used / DMM_PAGE, DMM_PAGE) / DMM_PAGE;
     if (pages > a->map_pages) {
         account(ps, (ptrdiff_t)((pages - a->map_pages) * DMM_PAGE));
+        if (ps->cost)
+            DMM_COST(ps->cost, pages, pages - a->map_pages);
         a->map_pages = pages;
     }
 }
@@ -217,6 +220,8 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
             free_range(ps, rstart, s - rstart);
         if (rstart + rlen > s + len)
             free_range(ps, s + len, rstart + rlen - (s + len));
+        if (ps->cost)
+            DMM_COST(ps->cost, pages, len / DMM_PAGE);
         unlock(ps);
         return (void *)s;
     }
@@ -241,9 +246,13 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
             break;
         if (take(ps, a, s, len, owner) != 0)
             break;
+        if (ps->cost)
+            DMM_COST(ps->cost, syscalls, 1);   /* the mprotect, in both modes */
         grow_used(ps, a, s + len - a->base);
         if (s > old)
             free_range(ps, old, s - old);
+        if (ps->cost)
+            DMM_COST(ps->cost, pages, len / DMM_PAGE);
         unlock(ps);
         return (void *)s;
     }
@@ -259,6 +268,8 @@ static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
      * both and a simulation's memory stays small.  One system call: the
      * range stays mapped read-write for its next use. */
     madvise((void *)s, len, MADV_DONTNEED);
+    if (ps->cost)
+        DMM_COST(ps->cost, syscalls, 1);
     account(ps, -(ptrdiff_t)len);
     free_range(ps, s, len);
 }
@@ -299,7 +310,7 @@ unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p)
     /* arenas are few; the newest is the likeliest */
     for (int i = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE) - 1; i >= 0; i--) {
         const dmm_arena_t *a = &ps->arenas[i];
-        if (u >= a->base && u - a->base < a->used)
+        if (u >= a->base && u - a->base < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE))
             return a->map[(u - a->base) / DMM_PAGE];
     }
     return DMM_OWNER_NONE;

@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cost.h"
+
 #define DMM_PAGE          4096u
 #define DMM_ARENA_ALIGN   (64u << 20)
 #define DMM_MAX_ARENAS    64
@@ -80,6 +82,7 @@ typedef struct dmm_pagesrc {
     size_t      peak;         /* highest footprint */
     uint64_t    calls;        /* get + put */
     size_t      arena_size;   /* reservation size for new arenas */
+    dmm_cost_t *cost;         /* where fresh pages are counted, or NULL */
 } dmm_pagesrc_t;
 
 /* 0, or -1 with errno set.  The struct may live anywhere (it is large:

@@ -138,6 +138,7 @@ size_t dmm_seg_class_of(const seg_t *s, size_t S)
         /* last i with key <= S; ents[0].key == 0 */
         while (hi - lo > 1) {
             size_t mid = lo + (hi - lo) / 2;
+            DMM_COST(s->cost, lookups, 1);
             if (s->ents[mid].key <= S)
                 lo = mid;
             else
@@ -149,6 +150,7 @@ size_t dmm_seg_class_of(const seg_t *s, size_t S)
     hi = s->n - 1;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
+        DMM_COST(s->cost, lookups, 1);
         if (S <= s->ents[mid].key)
             hi = mid;
         else
