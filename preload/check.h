@@ -41,7 +41,8 @@
  * the simulator stay as they are (dmm sim's numbers do not change).  What
  * it costs when on: 24 bytes a block (an aligned block: its alignment + 8),
  * a hash and a page-map look-up a call, a lock a free, and the delayed
- * reuse of the quarantine.  When off, nothing here runs: checking is a
+ * reuse of the quarantine (bench/work_media: 1.4x the instructions, about
+ * 1.5x the time, 4 MiB more resident).  When off, nothing here runs: it is a
  * state of the shim of its own (4), which the fast path's existing test for
  * "the chain is on" (state 2) already sends to the slow path.
  *

@@ -126,7 +126,7 @@ static void print_stats(void)
 #endif
     if (g_check && n > 0 && (size_t)n < sizeof buf)
         n += snprintf(buf + n, sizeof buf - (size_t)n,
-                      "dmm: DMM_CHECK: %llu frees checked; quarantine %zu blocks, %zu bytes\n",
+                      "dmm: DMM_CHECK on: %llu frees checked; quarantine %zu blocks, %zu bytes\n",
                       (unsigned long long)ck_nfrees, ck_qcount, ck_qbytes);
     for (int i = 0; i < c->n && n > 0 && (size_t)n < sizeof buf - 300; i++) {
         char line[256];
