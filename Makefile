@@ -28,7 +28,7 @@ LDLIBS_CORE := -lzstd -lm
 # The modules of the dmm tool.  trace_writer.c belongs to the preload library
 # only; dmm_main.c is the dispatcher.
 CORE_SRC := $(filter-out tracer/trace_writer.c tracer/dmm_main.c,$(wildcard tracer/*.c)) \
-            $(wildcard allocators/*.c) $(wildcard codegen/*.c) bench/replay.c
+            $(wildcard allocators/*.c) $(wildcard codegen/*.c) bench/replay.c bench/report_cli.c
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
 TRACE_SO_SRC := preload/trace_shim.c preload/options.c tracer/trace_writer.c tracer/crc32.c
@@ -189,3 +189,6 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
+	@$(O)/dmm report $(O)/bench
+	install -d $(DESTDIR)$(PREFIX)/share/dmm
+	install -m 644 scripts/report.py scripts/evolve_report.py scripts/plots.py $(DESTDIR)$(PREFIX)/share/dmm/

@@ -58,12 +58,15 @@ ANDROID = ["systemui"]
 REAL = ["sqlite3", "python3", "perl", "sort"]
 FOOTPRINT_RE = re.compile(r"footprint (\d+) bytes now, (\d+) at peak")
 # The cost model's weights (allocators/cost.c, README "Cost model"), per counter
-# of dmm sim --json; bytes copied by realloc count one per 64 bytes.
-COST_WEIGHTS = [("operations", "call", 1.0), ("free_list_nodes_visited", "node visited", 1.0),
-                ("header_reads", "header read", 1.0), ("header_writes", "header write", 1.0),
-                ("splits", "split", 4.0), ("coalesces", "coalesce", 4.0),
+# of dmm sim --json: a unit is about a nanosecond; copies count 1 per 5 bytes.
+COST_WEIGHTS = [("operations", "call", 20.0), ("free_list_nodes_visited", "node visited", 1.0),
+                ("header_reads", "header read", 3.0), ("header_writes", "header write", 3.0),
+                ("splits", "split", 10.0), ("coalesces", "coalesce", 10.0),
+                ("size_class_lookup_steps", "size-class lookup step", 5.0),
                 ("page_source_calls", "page-source call", 50.0),
-                ("bytes_copied_by_realloc", "64 bytes copied", 1.0 / 64)]
+                ("page_source_system_calls", "page-source system call", 1000.0),
+                ("fresh_pages", "fresh page", 2100.0),
+                ("bytes_copied_by_realloc", "byte copied", 1.0 / 5)]
 
 
 def log(msg):
@@ -210,14 +213,14 @@ def evolve(build, name, trace, outdir, seconds):
 # --------------------------------------------------------------------------
 # one replay
 
-def replay(build, trace, lib, extra_env, stats):
+def replay(build, trace, lib, extra_env, stats, csv=None):
     env = clean_env()
     if lib:
         env["LD_PRELOAD"] = lib
     env.update(extra_env)
     if stats:
         env["DMM_STATS"] = "1"
-    cmd = [os.path.join(build, "dmm"), "replay", "--json", trace]
+    cmd = [os.path.join(build, "dmm"), "replay", "--json"] + (["--csv", csv] if csv else []) + [trace]
     res = dict(ok=False, error=None)
     try:
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -415,53 +418,65 @@ def fidelity(name, dmms, sims, summ):
 
 
 def weight_fit(points):
-    """The time in the allocator's calls (less the timer's overhead) against
-    the cost counters over every (trace, preset), by least squares without
-    intercept: what one unit of each counter costs in ns, and the weights that
-    would make T proportional to time, with the per-call weight kept at 1.
-    points: [(trace, seconds in calls, sim dict)]"""
-    rows, ys = [], []
-    for tr, secs, sim in points:
-        ys.append(secs * 1e9)
-        rows.append([float(sim.get(k, 0) or 0) for k, _, _ in COST_WEIGHTS])
-    if len(rows) < len(COST_WEIGHTS) + 2:
+    """The measured replay time against the cost counters over every (trace,
+    DMM), by least squares with one intercept per trace (the replay's own work
+    and the calls themselves, the same for every DMM of a trace): what one
+    unit of each counter costs in ns, next to the model's weight (a unit of T
+    is meant to be about 1 ns).  Counters that move together are fitted as
+    groups; a group fitted negative is dropped and the fit redone.
+    points: [(trace, seconds, sim dict)]"""
+    groups = [[1], [2, 3], [4, 5], [6], [7], [8], [9], [10]]
+    traces = sorted({p[0] for p in points})
+    ys = [secs * 1e9 for _, secs, _ in points]
+    raw = [[float(sim.get(k, 0) or 0) for k, _, _ in COST_WEIGHTS] for _, _, sim in points]
+    live = [g for g in groups if any(sum(r[k] * COST_WEIGHTS[k][2] for k in g) for r in raw)]
+    if len(points) < len(live) + len(traces) + 2:
         return None
-    # splits and coalesces, header reads and writes, move together: fit them as pairs.
-    groups = [[0], [1], [2, 3], [4, 5], [6], [7]]
-    grows = [[sum(r[k] * COST_WEIGHTS[k][2] for k in ks) for ks in groups] for r in rows]
-    keep = [i for i in range(len(groups)) if any(r[i] for r in grows)]
-    groups = [groups[i] for i in keep]
-    grows = [[r[i] for i in keep] for r in grows]
-    w = lstsq(grows, ys)
-    if w is None:
-        return None
-    res = []
-    for ks, ns in zip(groups, w):
-        label = " + ".join(COST_WEIGHTS[k][1] for k in ks)
-        res.append(dict(counters=[COST_WEIGHTS[k][0] for k in ks], label=label,
-                        model_weight=COST_WEIGHTS[ks[0]][2], ns_per_model_unit=ns))
-    ref = res[0]["ns_per_model_unit"] if res and res[0]["counters"] == ["operations"] else None
-    if not ref or ref <= 0:
-        ref = statistics.median([r["ns_per_model_unit"] for r in res if r["ns_per_model_unit"] > 0] or [1.0])
-    for r in res:
-        r["implied_weight"] = r["model_weight"] * r["ns_per_model_unit"] / ref
-        r["ratio_to_model"] = r["ns_per_model_unit"] / ref
-    pred = [sum(g * x for g, x in zip(w, r)) for r in grows]
-    my = statistics.fmean(ys)
-    ss_res = sum((y - p) ** 2 for y, p in zip(ys, pred))
-    ss_tot = sum((y - my) ** 2 for y in ys)
-    # how well T itself (the model's weights) ranks and fits the same points
-    tm = [sum(r[k] * COST_WEIGHTS[k][2] for k in range(len(COST_WEIGHTS))) for r in rows]
+    dropped = []
+    while live:
+        rows = [[1.0 if tr == t else 0.0 for t in traces] +
+                [sum(r[k] * COST_WEIGHTS[k][2] for k in g) for g in live]
+                for (tr, _, _), r in zip(points, raw)]
+        w = lstsq(rows, ys)
+        if w is None:
+            return None
+        coef = w[len(traces):]
+        neg = min(range(len(live)), key=lambda i: coef[i])
+        if coef[neg] >= 0:
+            break
+        dropped.append(live.pop(neg))
+    res = [dict(counters=[COST_WEIGHTS[k][0] for k in g],
+                label=" + ".join(COST_WEIGHTS[k][1] for k in g),
+                model_weight=COST_WEIGHTS[g[0]][2], ns_per_model_unit=c,
+                ns_per_count=c * COST_WEIGHTS[g[0]][2]) for g, c in zip(live, coef)]
+    pred = [sum(a * b for a, b in zip(r, w)) for r in rows]
+    mean = {t: statistics.fmean([y for (tr, _, _), y in zip(points, ys) if tr == t]) for t in traces}
+    ss_res = sum((y - q) ** 2 for y, q in zip(ys, pred))
+    ss_tot = sum((y - mean[tr]) ** 2 for (tr, _, _), y in zip(points, ys))
+    tm = [sum(r[k] * COST_WEIGHTS[k][2] for k in range(len(COST_WEIGHTS))) for r in raw]
     per_trace = {}
-    for (tr, _, _), y, t, p in zip(points, ys, tm, pred):
+    for (tr, _, _), y, t, q in zip(points, ys, tm, pred):
         per_trace.setdefault(tr, ([], [], []))
-        for lst, v in zip(per_trace[tr], (y, t, p)):
+        for lst, v in zip(per_trace[tr], (y, t, q)):
             lst.append(v)
     per_trace = {tr: dict(model=spearman(v[1], v[0]), fitted=spearman(v[2], v[0]))
                  for tr, v in per_trace.items()}
-    return dict(groups=res, r2=1 - ss_res / ss_tot if ss_tot else None, points=len(ys),
-                traces=sorted({p[0] for p in points}), ns_reference=ref, per_trace=per_trace,
-                spearman_model=spearman(tm, ys), spearman_fit=spearman(pred, ys))
+    return dict(groups=res, dropped=[" + ".join(COST_WEIGHTS[k][1] for k in g) for g in dropped],
+                r2_within=1 - ss_res / ss_tot if ss_tot else None, points=len(ys), traces=traces,
+                per_trace=per_trace)
+
+
+def repeatability(runs, dmms, key="wall_s"):
+    """The measurement's own rank stability: the mean Spearman rho between
+    the DMMs' times of every two repetitions.  T cannot rank the DMMs more
+    reliably than the measurement ranks them against itself."""
+    reps = min((len(runs.get(d) or []) for d in dmms), default=0)
+    if reps < 2 or len(dmms) < 3:
+        return None
+    v = [[runs[d][r]["json"][key] for d in dmms] for r in range(reps)]
+    rs = [spearman(v[i], v[j]) for i in range(reps) for j in range(i + 1, reps)]
+    rs = [r for r in rs if r is not None]
+    return statistics.fmean(rs) if rs else None
 
 
 def machine():
@@ -542,7 +557,7 @@ def main():
                        machine=machine(), reps=reps, evolve_time_s=etime, traces={},
                        skipped_traces=tskipped, skipped_allocators=askipped)
         md_traces, md_fid, f_all, fid_points = [], [], {}, []
-        rho_all, rho_op_all, merr_all = {}, {}, []
+        rho_all, rho_op_all, rep_all, merr_all = {}, {}, {}, []
         for name, path, desc in traces:
             allocs = [(n, lib, {}, False) for n, lib in peers]
             allocs += [("dmm-" + p, os.path.join(build, "libdmm.so"), {"DMM_CONFIG": p}, True)
@@ -565,14 +580,26 @@ def main():
             else:
                 failures.append("%s: dmm sim failed: %s" % (name, rs.stderr.strip()[-200:]))
 
-            # 3. replay, interleaved
+            # what the program asks for, for the report's size distribution
+            tdir = os.path.join(work, name)
+            series = os.path.join(tdir, "series")
+            os.makedirs(series, exist_ok=True)
+            stats_json = os.path.join(tdir, "stats.json")
+            with open(stats_json, "w") as f:
+                if subprocess.run([dmm, "stats", "--json", path], stdout=f,
+                                  stderr=subprocess.DEVNULL).returncode != 0:
+                    stats_json = None
+
+            # 3. replay, interleaved; the first rep also writes each
+            # allocator's memory over the run (the samples every replay takes)
             log("replaying %s: %d allocators x %d reps" % (name, len(allocs), reps))
             runs = {n: [] for n, _, _, _ in allocs}
             errors = {}
             for rep in range(reps):
                 k = rep % len(allocs)
                 for n, lib, env, stats in allocs[k:] + allocs[:k]:
-                    res = replay(build, path, lib, env, stats)
+                    res = replay(build, path, lib, env, stats,
+                                 os.path.join(series, n + ".csv") if rep == 0 else None)
                     if res["ok"]:
                         runs[n].append(res)
                     else:
@@ -603,12 +630,14 @@ def main():
                     merr_all.append((name, d, v["m_error_pct"]))
                 # the same code as the simulator's only; traces of a few calls on huge
                 # blocks (sort) measure the kernel, not the allocator
-                if v["op_net"] is not None and d != "evolved" and sims[d]["operations"] >= 1000:
-                    fid_points.append((name, v["op_net"], sims[d]))
+                if d != "evolved" and sims[d]["operations"] >= 1000:
+                    fid_points.append((name, v["wall"], sims[d]))
+            rep_rho = repeatability(runs, list(fo))
+            rep_all[name] = rep_rho
             md_fid += ["### %s" % name, ""] + fl + ["", "Spearman ρ(T, replay time) over %d DMMs: %s%s; "
-                       "ρ(T, time in calls): %s." % (
+                       "ρ(T, time in calls): %s; the measurement against itself (rep vs rep): %s." % (
                 len(fo), fmt(rho, "%.3f"), "" if rho is None else (" (goal ≥ 0.9: %s)" % (
-                    "met" if rho >= 0.9 else "NOT met")), fmt(rho_op, "%.3f"))]
+                    "met" if rho >= 0.9 else "NOT met")), fmt(rho_op, "%.3f"), fmt(rep_rho, "%.3f"))]
             if rho is not None and (rho < 0.9 or (rho_op is not None and rho_op < 0.9)) and len(fo) >= 3:
                 per = {d: v["ns_per_unit"] for d, v in fo.items() if v["ns_per_unit"]}
                 medp = statistics.median(per.values())
@@ -623,9 +652,11 @@ def main():
                           for r in v] for n, v in runs.items()},
                 errors=errors, summary=summ, f_real=fr,
                 sim={d: {k: v for k, v in s.items() if k != "cost_histogram"} for d, s in sims.items()},
-                fidelity=fo, spearman=rho, spearman_calls=rho_op,
+                fidelity=fo, spearman=rho, spearman_calls=rho_op, repeatability=rep_rho,
+                series_dir=series, stats_json=stats_json,
                 evolve=None if name not in evolved else dict(
-                    best=evolved[name][0], lib=evolved[name][1], seconds=evolved[name][2]))
+                    best=evolved[name][0], lib=evolved[name][1], seconds=evolved[name][2],
+                    log=os.path.join(os.path.dirname(evolved[name][0]), "log.csv")))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -652,6 +683,7 @@ def main():
     results["weight_fit"] = fit
     results["spearman"] = rho_all
     results["spearman_calls"] = rho_op_all
+    results["repeatability"] = rep_all
     elapsed = time.monotonic() - t_start
     results["elapsed_s"] = elapsed
     results["failures"] = failures
@@ -686,28 +718,36 @@ def main():
                   fmt(statistics.median(rhos) if rhos else None, "%.3f"),
                   sum(1 for r in rhos_op if r >= 0.9), len(rhos_op),
                   fmt(statistics.median(rhos_op) if rhos_op else None, "%.3f")), ""] + md_fid
+    reliable = [t for t, r in rep_all.items() if r is not None and r >= 0.9 and rho_all.get(t) is not None]
+    if rep_all:
+        lines += ["Where the measurement ranks the DMMs the same way in every repetition (rep vs rep "
+                  "ρ ≥ 0.9: %s), ρ(T, replay time) ≥ 0.9 on %d of %d traces%s. On the others the "
+                  "DMMs' times differ by less than the machine's noise: there no model can be held "
+                  "to ρ ≥ 0.9." % (", ".join(reliable) or "none",
+                                    sum(1 for t in reliable if rho_all[t] >= 0.9), len(reliable),
+                                    "" if not reliable else " (median %.3f)" % statistics.median(
+                                        [rho_all[t] for t in reliable])), ""]
     if fit:
         lines += ["### Which cost weights look off", "",
-                  "Least squares, without intercept, of the time in the allocator's calls (replay's "
-                  "`op_s` less the timer's own cycles per call, ns) on the counters of `dmm sim`, over "
-                  "%d (trace, preset) points from %d traces (traces under 1000 operations left out; "
-                  "libdmm_evolved.so left out: it runs without counters); R² %s. 'ns per model unit': "
-                  "what one unit of T from that counter costs; 'implied weight': the weight that would "
-                  "make T proportional to the time, one call = 1 (= %.2f ns). Collinear counters make "
-                  "single estimates unstable: read large gaps, not decimals. Over all these points "
-                  "Spearman ρ(T, time in calls) = %s with the model's weights, %s with the fitted ones." % (
-                      fit["points"], len(fit["traces"]), fmt(fit["r2"], "%.3f"), fit["ns_reference"],
-                      fmt(fit["spearman_model"], "%.3f"), fmt(fit["spearman_fit"], "%.3f")), "",
-                  "| counter | model weight | ns per model unit | implied weight | implied / model |",
-                  "|---|---:|---:|---:|---:|"]
+                  "Least squares of the replay time (ns) on the counters of `dmm sim`, one intercept per "
+                  "trace (the replay's own work and the per-call cost, equal for every DMM of a trace), "
+                  "over %d (trace, preset) points from %d traces (traces under 1000 operations and "
+                  "libdmm_evolved.so, which runs without counters, left out); within-trace R² %s. A unit "
+                  "of T is meant to be about 1 ns, so 'ns per model unit' should be near 1; groups fitted "
+                  "negative were dropped: %s. Collinear counters make single estimates unstable: read "
+                  "large gaps, not decimals." % (
+                      fit["points"], len(fit["traces"]), fmt(fit["r2_within"], "%.3f"),
+                      ", ".join(fit["dropped"]) or "none"), "",
+                  "| counter | model weight | fitted ns per count | ns per model unit |",
+                  "|---|---:|---:|---:|"]
         for g in fit["groups"]:
-            lines.append("| %s | %s | %.3f | %.3g | %.2f× |" % (
-                g["label"], ("%g" % g["model_weight"]) if g["model_weight"] >= 1 else "1/64 B",
-                g["ns_per_model_unit"], g["implied_weight"], g["ratio_to_model"]))
-        off = [g for g in fit["groups"] if g["ratio_to_model"] > 3 or g["ratio_to_model"] < 1 / 3.0]
-        lines += ["", "Off by more than 3× relative to the per-call weight: %s." % (
-            ", ".join("%s (%.2f×)" % (g["label"], g["ratio_to_model"]) for g in off) if off else "none"), "",
-                  "Per trace, Spearman ρ of the presets' T against their time in calls, with the model's "
+            lines.append("| %s | %g | %.2f | %.2f |" % (
+                g["label"], g["model_weight"], g["ns_per_count"], g["ns_per_model_unit"]))
+        off = [g for g in fit["groups"] if g["ns_per_model_unit"] > 3 or g["ns_per_model_unit"] < 1 / 3.0]
+        lines += ["", "Off by more than 3×: %s." % (
+            ", ".join("%s (%.2f ns per unit)" % (g["label"], g["ns_per_model_unit"]) for g in off)
+            if off else "none"), "",
+                  "Per trace, Spearman ρ of the presets' T against their replay time, with the model's "
                   "weights and with the fitted ones (in-sample: an upper bound on what reweighting alone "
                   "can give):", "", "| trace | ρ model | ρ fitted |", "|---|---:|---:|"]
         for tr in fit["traces"]:

@@ -831,6 +831,23 @@ static void print_json(FILE *f, const run_t *r)
                 dmm_hist_quantile(h, 0.999), h->count ? h->max : 0);
     }
     fprintf(f, "}");
+    /* the histograms themselves, for plots: [low ns, count] of every
+     * non-empty bucket (16 per power of two of cycles) */
+    fprintf(f, ",\"latency_histogram\":{");
+    for (int k = 1; k <= 4; k++) {
+        const dmm_hist_t *h = &r->hist[k % 4];
+        fprintf(f, "%s\"%s\":[", k > 1 ? "," : "", kind_name[k % 4]);
+        int first = 1;
+        for (size_t i = 0; i < DMM_HIST_BUCKETS; i++) {
+            if (!h->b[i])
+                continue;
+            fprintf(f, "%s[%.2f,%" PRIu64 "]", first ? "" : ",",
+                    ns_of(r, (double)dmm_hist_low(i)), h->b[i]);
+            first = 0;
+        }
+        fprintf(f, "]");
+    }
+    fprintf(f, "}");
     fprintf(f, ",\"best_ns\":%.2f,\"best_cycles\":%" PRIu64 ",\"worst_ns\":%.2f,"
                "\"worst_cycles\":%" PRIu64 ",\"worst_op\":%zu,\"worst_kind\":\"%s\","
                "\"over_100x_best\":%" PRIu64,

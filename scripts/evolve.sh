@@ -15,8 +15,11 @@
 #   sim.json                   dmm sim of best.dmm: each allocator's share
 #   dmm_evolved.c              dmm codegen of best.dmm
 #   libdmm_evolved.so          built from it (also copied to build/)
-#   report.md                  scripts/report.py: Tables 2, 3/4 and 1, and the
-#                              line that runs the program on its allocator
+#   report.md, plots/          scripts/evolve_report.py: Tables 2, 3/4 and 1,
+#                              the search's convergence and the request sizes
+#                              (gnuplot), the line that runs the program on its
+#                              allocator, a link to make bench's report;
+#                              `dmm report build/evolve/NAME` writes it again
 #
 # Everything is written into a scratch directory that replaces
 # build/evolve/NAME only when every step has succeeded; a failure leaves the
@@ -108,8 +111,9 @@ if [ "$name" = work_media ] && [ -z "${TRACE:-}" ]; then
     [ -n "$peak" ] && set -- --real-peak "$peak"
 fi
 step "report.md"
-python3 "$top/scripts/report.py" --dir "$tmp" --final-dir "$out" --trace "$final_trace" \
-    --name "$name" --seconds "$elapsed" --build "$build" "$@" >/dev/null
+python3 "$top/scripts/evolve_report.py" --dir "$tmp" --final-dir "$out" --trace "$final_trace" \
+    --name "$name" --seconds "$elapsed" --build "$build" \
+    --bench-report "$top/$build/bench/report.md" "$@" >/dev/null
 
 rm -rf "$out"
 mv "$tmp" "$out"

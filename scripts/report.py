@@ -1,224 +1,304 @@
 #!/usr/bin/env python3
-"""report.py - the report of one `make evolve` run (build/evolve/NAME/report.md).
+"""report.py - `dmm report DIR`: one Markdown report, with pictures, of what
+`make bench` or `make evolve` measured.
 
-Reads, from --dir: stats.json (dmm stats --json), best.dmm, references.csv
-(name,T,M,F of kng lea fib s10 exa), sim.json (dmm sim --json of best.dmm),
-and, when present, search.json and log.csv.  Writes report.md there with
+    python3 scripts/report.py DIR        (what `dmm report DIR` runs)
 
-  - the paper's Table 2 row for the trace;
-  - the Table 3/4-style comparison: GEA (best.dmm) against KNG, LEA, FIB,
-    S10 and EXA in F, T and M, with the paper's improvement
-    100 * (X* - X_GEA) / X*;
-  - the DMM map in the paper's Table 1 layout, with each allocator's share
-    of the requests;
-  - the line that runs the traced program on libdmm_evolved.so.
+DIR is either
+  - a bench directory (build/bench: peers.json and peers.md from
+    bench/peers.py, tracer_overhead.md, sim_speed.md, evolved_speed.md), for
+    which it writes DIR/report.md and DIR/plots/: for every trace the memory
+    held over the run by each allocator against the bytes requested, the
+    latency histograms, the time-memory plane, the request sizes and the
+    search's convergence; across traces the time-memory plane of the
+    geometric means; then the tables of every benchmark, the real-time view
+    (best and worst call, calls over 100x the best, wastage) and the
+    simulator's fidelity; or
+  - an evolve directory (build/evolve/NAME, with best.dmm and
+    references.csv): the report of that search (scripts/evolve_report.py)
+    is written again, with its pictures.
 
-Paths in the report name --final-dir, where the directory will live."""
-import argparse
-import csv
+Exit status: 0 when the report and every picture were written; 1 when a
+picture could not be drawn (the report says which and why); 2 for a DIR
+with neither kind of results.  Standard library only; gnuplot draws."""
+import datetime
 import json
 import os
-import shlex
+import platform
+import re
+import statistics
+import subprocess
 import sys
 
-PAPER_CLASS = {
-    "buddy-binary": "BuddySystemBinary", "buddy-fib": "BuddySystemFibonacci",
-    "segregated": "SegregatedFreeList", "sss": "SimpleSegregatedStorage",
-    "exact": "ExactSegregatedFit", "kingsley": "Kingsley", "lea": "Lea",
-}
-REFS = ["kng", "lea", "fib", "s10", "exa"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import plots  # noqa: E402
+
+ORDER = ["glibc", "jemalloc", "mimalloc", "tcmalloc",
+         "dmm-kng", "dmm-lea", "dmm-fib", "dmm-s10", "dmm-exa", "evolved"]
 
 
-def read_dmm(path):
-    """The title and the allocator lines of a .dmm file, each a dict."""
-    title, allocs = "", []
-    with open(path) as f:
-        for i, line in enumerate(f):
-            text = line.split("#", 1)
-            if i == 0 and len(text) > 1 and not text[0].strip():
-                title = text[1].strip()
-            words = text[0].split()
-            if not words:
-                continue
-            a = {"class": words[0], "split": "no", "coalesce": "no", "list": "sll",
-                 "fit": "first", "order": "lifo", "line": " ".join(words)}
-            for w in words[1:]:
-                k, _, v = w.partition("=")
-                a[k] = v
-            allocs.append(a)
-    return title, allocs
+def die(msg):
+    print("dmm report: " + msg, file=sys.stderr)
+    sys.exit(2)
 
 
-def read_refs(path):
-    refs = {}
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            row = {k.strip().lower(): v.strip() for k, v in row.items() if k}
-            refs[row["name"].lower()] = dict(T=float(row["t"]), M=float(row["m"]),
-                                             F=float(row["f"]))
-    return refs
-
-
-def human(n):
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div:
-            return "%.2f %s" % (n / div, unit)
-    return "%d B" % n
-
-
-def pct(ref, gea):
-    return "%.2f%%" % (100.0 * (ref - gea) / ref) if ref else "n/a"
-
-
-def last_log_row(path):
+def read(path):
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-        return rows[-1] if rows else None
+        with open(path) as f:
+            return f.read()
     except OSError:
         return None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--final-dir")
-    ap.add_argument("--trace", required=True)
-    ap.add_argument("--name", required=True)
-    ap.add_argument("--seconds", type=float)
-    ap.add_argument("--build", default="build", help="the build directory, as the user names it")
-    ap.add_argument("--real-peak", type=int,
-                    help="peak footprint of the traced program run on the library (DMM_STATS=1)")
-    a = ap.parse_args()
-    d = a.dir
-    final = os.path.abspath(a.final_dir or d)
+def sections(md, level):
+    """{heading: [lines]} of the headings of `level` (## or ###) in md, in
+    order, each with the lines up to the next heading of that level or
+    above."""
+    out, cur = {}, None
+    for line in md.splitlines():
+        m = re.match(r"^(#+) (.*)$", line)
+        if m and len(m.group(1)) <= len(level):
+            cur = None
+            if m.group(1) == level:
+                cur = m.group(2).strip()
+                out[cur] = []
+                continue
+        if cur is not None:
+            out[cur].append(line)
+    return out
 
-    stats = json.load(open(os.path.join(d, "stats.json")))
-    title, allocs = read_dmm(os.path.join(d, "best.dmm"))
-    refs = read_refs(os.path.join(d, "references.csv"))
-    sim = json.load(open(os.path.join(d, "sim.json")))["dmms"][0]
-    search = {}
-    if os.path.exists(os.path.join(d, "search.json")):
-        search = json.load(open(os.path.join(d, "search.json")))
-    log = last_log_row(os.path.join(d, "log.csv"))
 
-    T, M = float(sim["t"]), float(sim["m"])
-    F = 0.5 * T / refs["kng"]["T"] + 0.5 * M / refs["lea"]["M"]
-    out = []
-    w = out.append
-    w("# dmm evolve: %s" % a.name)
-    w("")
-    w("Trace: `%s`" % a.trace)
-    cmd = stats.get("trace", {}).get("command", "")
-    if cmd:
-        w("Program: `%s`" % cmd)
-    if title:
-        w("Best DMM: `%s` — `%s`" % (os.path.join(final, "best.dmm"), title))
-    facts = []
-    par = search.get("parameters", {})
-    for label, v in (("population", par.get("population")),
-                     ("generations", search.get("generations_run", par.get("generations"))),
-                     ("seed", search.get("seed")), ("evaluations", search.get("evaluations")),
-                     ("cache hits", search.get("cache_hits")),
-                     ("simulations", search.get("simulations")),
-                     ("seconds", search.get("seconds")), ("stopped", search.get("stopped"))):
-        if isinstance(v, (int, float, str)):
-            facts.append("%s %s" % (label, v))
-    if not facts and log:
-        facts = ["%s %s" % (k, log[k]) for k in ("generation", "evaluations", "cache_hits",
-                                                 "seconds") if k in log]
-    if facts:
-        w("Search: " + ", ".join(facts))
-    if a.seconds is not None:
-        w("Pipeline time (record, stats, grammar, search, codegen, build): %.1f s" % a.seconds)
-    w("")
+def demote(lines, by=1):
+    """Headings one (or `by`) level deeper, so an included file nests."""
+    return [("#" * by + l) if l.startswith("#") else l for l in lines]
 
-    t2 = stats["table2"]
-    w("## What the program asks for (the paper's Table 2)")
-    w("")
-    w("| benchmark | objects | total memory (bytes) | max in use (bytes) | average size (bytes) | memory ops |")
-    w("|---|---:|---:|---:|---:|---:|")
-    w("| %s | %d | %d | %d | %.2f | %d |" % (a.name, t2["objects"], t2["total_memory"],
-                                            t2["max_in_use"], t2["average_size"],
-                                            t2["memory_ops"]))
-    w("")
 
-    w("## GEA against the general-purpose DMMs (the paper's Tables 3 and 4)")
-    w("")
-    w("F = 0.5·T/T_KNG + 0.5·M/M_LEA (eq. 1); T counted cost, M peak footprint, both from "
-      "`dmm sim`. Improvement = 100·(X* − X_GEA)/X*: positive means GEA is better.")
-    w("")
-    w("| DMM | F | T (cost units) | M (bytes) | F impr. | T impr. | M impr. |")
-    w("|---|---:|---:|---:|---:|---:|---:|")
-    w("| **GEA** | **%.4f** | **%d** | **%d** (%s) | | | |" % (F, T, M, human(M)))
-    gains = {"F": [], "T": [], "M": []}
-    for r in REFS:
-        if r not in refs:
+def body(md):
+    """md without its first-level title."""
+    lines = md.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return lines
+
+
+def cmd_out(args):
+    try:
+        r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=20)
+        return r.stdout.strip() if r.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def machine_lines(peers):
+    cpu = None
+    for line in (read("/proc/cpuinfo") or "").splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = None
+    for line in (read("/proc/meminfo") or "").splitlines():
+        if line.startswith("MemTotal:"):
+            mem = int(line.split()[1]) * 1024
+            break
+    glibc = (cmd_out(["ldd", "--version"]) or "").splitlines()
+    pk = cmd_out(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n", "libjemalloc2",
+                  "libmimalloc2.0", "libtcmalloc-minimal4", "gnuplot-nox", "heaptrack"])
+    rev = cmd_out(["git", "-C", os.path.dirname(HERE), "describe", "--always", "--dirty"])
+    w = ["- CPU: %s, %d online; memory %.1f GiB" % (cpu or "?", os.cpu_count() or 0,
+                                                     (mem or 0) / 2 ** 30),
+         "- kernel: %s %s" % (platform.system(), platform.release()),
+         "- C library: %s" % (glibc[0] if glibc else "?"),
+         "- compiler: %s" % ((cmd_out(["cc", "--version"]) or "?").splitlines()[0]),
+         "- Python %s; %s" % (platform.python_version(),
+                              (cmd_out(["gnuplot", "--version"]) or "no gnuplot"))]
+    if pk:
+        w.append("- packages: " + "; ".join(pk.splitlines()))
+    if rev:
+        w.append("- dmm: git %s" % rev)
+    if peers and peers.get("machine"):
+        w.append("- as bench/peers.py saw it: %s, started %s" % (peers["machine"], peers.get("started")))
+    return w
+
+
+def med(v):
+    v = [x for x in v if x is not None]
+    return statistics.median(v) if v else None
+
+
+def human(n):
+    if n is None:
+        return "-"
+    neg = "-" if n < 0 else ""
+    n = abs(n)
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return "%s%.2f %s" % (neg, n / div, unit)
+    return "%s%d B" % (neg, n)
+
+
+def realtime_table(t):
+    """The real-time view (realtime-smartphone-allocator paper): best and
+    worst call, calls over 100x the best, peak requested, peak held and
+    wastage, medians over the repetitions (best: the minimum)."""
+    lines = ["| allocator | best call ns | worst call ns | calls > 100× best | p99.9 ns | "
+             "peak requested | peak held | wastage (held − requested) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for a in [x for x in ORDER if x in t["runs"]] + [x for x in t["runs"] if x not in ORDER]:
+        rs = t["runs"][a]
+        if not rs:
             continue
-        x = refs[r]
-        for k, g in (("F", F), ("T", T), ("M", M)):
-            if x[k]:
-                gains[k].append(100.0 * (x[k] - g) / x[k])
-        w("| %s | %.4f | %d | %d (%s) | %s | %s | %s |" % (
-            r.upper(), x["F"], x["T"], x["M"], human(x["M"]), pct(x["F"], F), pct(x["T"], T),
-            pct(x["M"], M)))
-    if gains["F"]:
-        w("| average | | | | %.2f%% | %.2f%% | %.2f%% |" % tuple(
-            sum(gains[k]) / len(gains[k]) for k in "FTM"))
-    w("")
+        best = min(r["best_ns"] for r in rs)
+        lines.append("| %s | %.1f | %.0f | %d | %.0f | %s | %s | %s |" % (
+            a, best, med([r["worst_ns"] for r in rs]), med([r["over_100x_best"] for r in rs]),
+            med([r["latency"]["all"]["p999_ns"] for r in rs]), human(rs[0]["peak_requested_bytes"]),
+            human(med([r["peak_held_bytes"] for r in rs])),
+            human(med([r["wastage_bytes"] for r in rs]))))
+    return lines
 
-    served = [x["served"] for x in sim["allocators"]]
-    fallback = sim.get("fallback_served", 0)
-    total = sum(served) + fallback
-    w("## The DMM map (the paper's Table 1 layout)")
-    w("")
-    w("```")
-    for i, al in enumerate(allocs):
-        extra = ", lists=%s" % al["lists"] if "lists" in al else ""
-        share = served[i] if i < len(served) else 0
-        w("%s, split=%s, coalesce=%s%s    serves %d requests (%.2f%%)" % (
-            PAPER_CLASS.get(al["class"], al["class"]),
-            "true" if al["split"] == "yes" else "false",
-            "true" if al["coalesce"] == "yes" else "false", extra, share,
-            100.0 * share / total if total else 0.0))
-        w("  %-16s%-20s%s" % ("Data Structure", "Mechanism(Policy)", "Range (bytes)"))
-        rng = al.get("range", "(0,inf]").strip("(]").split(",")
-        w("  %-16s%-20s(%s, %s]" % (al["list"].upper(),
-                                     "%s(%s)" % (al["fit"].upper(), al["order"].upper()),
-                                     rng[0], rng[1]))
-    w("fallback path (outside every range, aligned > 16)    serves %d requests (%.2f%%)" % (
-        fallback, 100.0 * fallback / total if total else 0.0))
-    w("```")
-    w("")
-    w("As `.dmm` text (`%s`):" % os.path.join(final, "best.dmm"))
-    w("")
-    w("```")
-    w(open(os.path.join(d, "best.dmm")).read().rstrip("\n"))
-    w("```")
-    w("")
 
-    w("## Running the program on it")
-    w("")
-    lib = os.path.join(final, "libdmm_evolved.so")
-    w("The library (`%s`, also `%s/libdmm_evolved.so` until the next `make` rebuilds that "
-      "from `codegen/default.dmm`) was compiled from `%s`:" % (lib, a.build, os.path.join(
-          final, "dmm_evolved.c")))
-    w("")
-    w("```")
-    run = cmd if cmd else "./your-program"
-    w("LD_PRELOAD=%s %s" % (shlex.quote(lib), run))
-    w("```")
-    w("")
-    w("`DMM_STATS=1` prints its footprint and each allocator's share at exit.")
-    if a.real_peak:
-        w("")
-        w("Checked: that command, run on the library with `DMM_STATS=1`, peaked at %d bytes "
-          "held from the OS; `dmm sim` predicted M = %d (%+.2f%%)." % (
-              a.real_peak, M, 100.0 * (a.real_peak - M) / M if M else 0.0))
-    text = "\n".join(out) + "\n"
-    with open(os.path.join(d, "report.md"), "w") as f:
-        f.write(text)
-    sys.stdout.write(text)
+class Report:
+    def __init__(self, d):
+        self.dir = d
+        self.plotdir = os.path.join(d, "plots")
+        self.failed = []
+        self.drawn = []
+
+    def picture(self, fn, name, *args):
+        """Draw one picture; the Markdown that shows it (or says why not)."""
+        try:
+            got = fn(self.plotdir, name, *args)
+        except plots.PlotError as e:
+            self.failed.append("%s: %s" % (name, e))
+            return ["", "*(picture %s not drawn: %s)*" % (name, e), ""]
+        if not got:
+            return []
+        self.drawn.append(got)
+        return ["", "![%s](plots/%s.svg)" % (args[0] if args else name, got),
+                "([PNG](plots/%s.png), data and gnuplot script: `plots/%s.*`)" % (got, got), ""]
+
+
+def bench_report(d):
+    peers_md = read(os.path.join(d, "peers.md"))
+    peers = None
+    if os.path.exists(os.path.join(d, "peers.json")):
+        with open(os.path.join(d, "peers.json")) as f:
+            peers = json.load(f)
+    tracer = read(os.path.join(d, "tracer_overhead.md"))
+    simspeed = read(os.path.join(d, "sim_speed.md"))
+    evspeed = read(os.path.join(d, "evolved_speed.md"))
+    if not (peers or tracer or simspeed or evspeed):
+        die("%s holds no results of make bench (peers.json, tracer_overhead.md, sim_speed.md, "
+            "evolved_speed.md) and no make evolve result (best.dmm)" % d)
+    os.makedirs(os.path.join(d, "plots"), exist_ok=True)
+    R = Report(d)
+    out = []
+    w = out.extend
+    w(["# dmm: measured against the world", "",
+       "Generated %s by `dmm report %s` from what `make bench` wrote there. Every table is a "
+       "measurement of this machine, in one run, with interleaved repetitions; every picture has "
+       "its data and gnuplot script beside it in `plots/`." % (
+           datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"), d), ""])
+    w(["## What was run, and on what", ""] + machine_lines(peers) + [""])
+    w(["`make bench` runs, in order: `bench/tracer_overhead.py` (the tracer against plain runs, "
+       "heaptrack and glibc's mtrace), `bench/sim_speed.py` (operations per second of `dmm sim`), "
+       "`bench/evolved_speed.py` (the bundled workload on glibc, libdmm.so and "
+       "libdmm_evolved.so), `bench/peers.py` (every trace replayed by `dmm replay` under every "
+       "allocator%s), then this report. Ratios are to glibc; F_real = ½·t/t_glibc + "
+       "½·rss/rss_glibc, the paper's equation 1 on measured time and peak RSS." % (
+           "" if not peers else ", %d repetitions, a `dmm evolve --time %s` search per trace" % (
+               peers.get("reps", 0), peers.get("evolve_time_s"))), ""])
+    toc = ["## Contents", ""]
+    if peers:
+        toc += ["- [Side by side across traces](#side-by-side-across-traces)",
+                "- [Per trace](#per-trace): " + ", ".join(
+                    "[%s](#trace-%s)" % (n, n.lower()) for n in peers["traces"]),
+                "- [Simulator fidelity](#simulator-fidelity)"]
+    if tracer:
+        toc.append("- [Tracer overhead](#tracer-overhead)")
+    if simspeed:
+        toc.append("- [Simulator speed](#simulator-speed)")
+    if evspeed:
+        toc.append("- [libdmm_evolved.so on the bundled workload](#libdmm_evolvedso-on-the-bundled-workload)")
+    w(toc + [""])
+
+    if peers:
+        psec = sections(peers_md or "", "##")
+        w(["## Side by side across traces", ""])
+        w(psec.get("Summary across traces (geometric means)", []))
+        pts = [(a, v["time_ratio"], v["rss_ratio"]) for a, v in peers.get("summary", {}).items()]
+        w(R.picture(plots.time_memory_plane, "plane_all",
+                    "every allocator, geometric mean over %d traces" % len(peers["traces"]), pts))
+        w(["## Per trace", ""])
+        per = sections("\n".join(["## x"] + psec.get("Per trace", [])), "###")
+        for name, t in peers["traces"].items():
+            w(['<a id="trace-%s"></a>' % name.lower(), "", "### %s" % name, ""])
+            w(per.get(name, ["(no table: peers.md is missing)"]))
+            series = [(a, os.path.join(t["series_dir"], a + ".csv")) for a in t["allocators"]] \
+                if t.get("series_dir") else []
+            w(R.picture(plots.memory_over_time, "mem_" + plots._fname(name),
+                        "%s: memory held over the run, each allocator, and the bytes requested" % name,
+                        series))
+            hists = [(a, t["runs"][a][0].get("latency_histogram", {}).get("all"))
+                     for a in t["allocators"] if t["runs"].get(a)]
+            w(R.picture(plots.latency_histograms, "lat_" + plots._fname(name),
+                        "%s: latency of every call (first repetition)" % name, hists))
+            fr = t.get("f_real", {})
+            w(R.picture(plots.time_memory_plane, "plane_" + plots._fname(name),
+                        "%s: time and peak RSS against glibc" % name,
+                        [(a, v["time_ratio"], v["rss_ratio"]) for a, v in fr.items()]))
+            if t.get("stats_json") and os.path.exists(t["stats_json"]):
+                with open(t["stats_json"]) as f:
+                    st = json.load(f)
+                w(R.picture(plots.size_distribution, "sizes_" + plots._fname(name),
+                            "%s: requested sizes (%d distinct)" % (
+                                name, st.get("sizes", {}).get("distinct", 0)),
+                            st.get("histogram", [])))
+            ev = t.get("evolve") or {}
+            if ev.get("log") and os.path.exists(ev["log"]):
+                w(R.picture(plots.convergence, "ge_" + plots._fname(name),
+                            "%s: the search for libdmm_evolved.so (dmm evolve)" % name, ev["log"]))
+            w(["#### Real-time view", "",
+               "After the real-time allocator paper: the fastest and slowest single call, how many "
+               "calls took over 100× the fastest, and memory wastage = peak held − peak requested "
+               "(held: the replay's anonymous resident memory above its level before the replay; the "
+               "picture above shows both over the run).", ""] + realtime_table(t) + [""])
+        w(["## Simulator fidelity", ""])
+        fid_lines = psec.get("Simulator fidelity", [])
+        w(demote(fid_lines, 1))
+        if peers.get("failures"):
+            w(["## Failures", ""] + ["- " + f for f in peers["failures"]] + [""])
+    if tracer:
+        w(["## Tracer overhead", ""] + demote(body(tracer), 1) + [""])
+    if simspeed:
+        w(["## Simulator speed", ""] + demote(body(simspeed), 1) + [""])
+    if evspeed:
+        w(["## libdmm_evolved.so on the bundled workload", ""] + demote(body(evspeed), 1) + [""])
+    if R.failed:
+        w(["## Pictures not drawn", ""] + ["- " + f for f in R.failed] + [""])
+    path = os.path.join(d, "report.md")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("dmm report: wrote %s (%d pictures in %s%s)" % (
+        path, len(R.drawn), R.plotdir, "; %d not drawn" % len(R.failed) if R.failed else ""))
+    return 1 if R.failed else 0
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) != 1 or args[0].startswith("-"):
+        print("usage: dmm report DIR\n\n"
+              "  DIR  build/bench (after make bench) or build/evolve/NAME (after make evolve):\n"
+              "       writes DIR/report.md and its pictures in DIR/plots/", file=sys.stderr)
+        sys.exit(2 if args and args[0] not in ("-h", "--help") else 0)
+    d = os.path.abspath(args[0])
+    if not os.path.isdir(d):
+        die("%s is not a directory" % args[0])
+    if os.path.exists(os.path.join(d, "best.dmm")) and os.path.exists(os.path.join(d, "references.csv")):
+        import evolve_report
+        sys.exit(evolve_report.regenerate(d))
+    sys.exit(bench_report(d))
 
 
 if __name__ == "__main__":

@@ -12,5 +12,6 @@ int dmm_grammar_main(int argc, char **argv);  /* codegen/grammar_cli.c */
 int dmm_evolve_main(int argc, char **argv);   /* codegen/evolve.c */
 int dmm_codegen_main(int argc, char **argv);  /* codegen/emit.c */
 int dmm_replay_main(int argc, char **argv);   /* bench/replay.c */
+int dmm_report_main(int argc, char **argv);   /* bench/report_cli.c */
 
 #endif

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""evolve_report.py - the report of one `make evolve` run (build/evolve/NAME/report.md).
+
+Reads, from --dir: stats.json (dmm stats --json), best.dmm, references.csv
+(name,T,M,F of kng lea fib s10 exa), sim.json (dmm sim --json of best.dmm),
+and, when present, search.json and log.csv.  Writes report.md there with
+
+  - the paper's Table 2 row for the trace;
+  - the Table 3/4-style comparison: GEA (best.dmm) against KNG, LEA, FIB,
+    S10 and EXA in F, T and M, with the paper's improvement
+    100 * (X* - X_GEA) / X*;
+  - the DMM map in the paper's Table 1 layout, with each allocator's share
+    of the requests;
+  - the line that runs the traced program on libdmm_evolved.so;
+  - two pictures in plots/: the search's convergence (best and mean F per
+    generation) and the request-size distribution; and a link to the
+    side-by-side measurements of `make bench` (BUILD/bench/report.md).
+
+The arguments are saved in meta.json, so `dmm report DIR` (scripts/report.py)
+writes the same report again later.
+
+Paths in the report name --final-dir, where the directory will live."""
+import argparse
+import csv
+import json
+import os
+import shlex
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plots  # noqa: E402
+
+PAPER_CLASS = {
+    "buddy-binary": "BuddySystemBinary", "buddy-fib": "BuddySystemFibonacci",
+    "segregated": "SegregatedFreeList", "sss": "SimpleSegregatedStorage",
+    "exact": "ExactSegregatedFit", "kingsley": "Kingsley", "lea": "Lea",
+}
+REFS = ["kng", "lea", "fib", "s10", "exa"]
+
+
+def read_dmm(path):
+    """The title and the allocator lines of a .dmm file, each a dict."""
+    title, allocs = "", []
+    with open(path) as f:
+        for i, line in enumerate(f):
+            text = line.split("#", 1)
+            if i == 0 and len(text) > 1 and not text[0].strip():
+                title = text[1].strip()
+            words = text[0].split()
+            if not words:
+                continue
+            a = {"class": words[0], "split": "no", "coalesce": "no", "list": "sll",
+                 "fit": "first", "order": "lifo", "line": " ".join(words)}
+            for w in words[1:]:
+                k, _, v = w.partition("=")
+                a[k] = v
+            allocs.append(a)
+    return title, allocs
+
+
+def read_refs(path):
+    refs = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            row = {k.strip().lower(): v.strip() for k, v in row.items() if k}
+            refs[row["name"].lower()] = dict(T=float(row["t"]), M=float(row["m"]),
+                                             F=float(row["f"]))
+    return refs
+
+
+def human(n):
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return "%.2f %s" % (n / div, unit)
+    return "%d B" % n
+
+
+def pct(ref, gea):
+    return "%.2f%%" % (100.0 * (ref - gea) / ref) if ref else "n/a"
+
+
+def last_log_row(path):
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        return rows[-1] if rows else None
+    except OSError:
+        return None
+
+
+def picture(d, fn, name, *args):
+    """Markdown for one picture drawn into d/plots, and an error or None."""
+    os.makedirs(os.path.join(d, "plots"), exist_ok=True)
+    try:
+        got = fn(os.path.join(d, "plots"), name, *args)
+    except plots.PlotError as e:
+        return ["", "*(picture %s not drawn: %s)*" % (name, e), ""], str(e)
+    if not got:
+        return [], None
+    return ["", "![%s](plots/%s.svg)" % (args[0], got),
+            "([PNG](plots/%s.png); data and gnuplot script: `plots/%s.*`)" % (got, got), ""], None
+
+
+def regenerate(d):
+    """The report of d again, from the arguments saved in d/meta.json."""
+    try:
+        with open(os.path.join(d, "meta.json")) as f:
+            m = json.load(f)
+    except (OSError, ValueError) as e:
+        print("dmm report: %s: no usable meta.json (%s); run make evolve again" % (d, e),
+              file=sys.stderr)
+        return 2
+    return write_report(d, d, m["trace"], m["name"], m.get("seconds"), m.get("build", "build"),
+                        m.get("real_peak"), m.get("bench_report"), quiet=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--final-dir")
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--seconds", type=float)
+    ap.add_argument("--build", default="build", help="the build directory, as the user names it")
+    ap.add_argument("--real-peak", type=int,
+                    help="peak footprint of the traced program run on the library (DMM_STATS=1)")
+    ap.add_argument("--bench-report", help="where make bench writes its report")
+    a = ap.parse_args()
+    return write_report(a.dir, os.path.abspath(a.final_dir or a.dir), a.trace, a.name, a.seconds,
+                        a.build, a.real_peak, a.bench_report)
+
+
+def write_report(d, final, trace, name, seconds, build, real_peak, bench_report, quiet=False):
+    class A:
+        pass
+    a = A()
+    a.trace, a.name, a.seconds, a.build, a.real_peak = trace, name, seconds, build, real_peak
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(dict(trace=trace, name=name, seconds=seconds, build=build, real_peak=real_peak,
+                       bench_report=bench_report), f, indent=1)
+
+    stats = json.load(open(os.path.join(d, "stats.json")))
+    title, allocs = read_dmm(os.path.join(d, "best.dmm"))
+    refs = read_refs(os.path.join(d, "references.csv"))
+    sim = json.load(open(os.path.join(d, "sim.json")))["dmms"][0]
+    search = {}
+    if os.path.exists(os.path.join(d, "search.json")):
+        search = json.load(open(os.path.join(d, "search.json")))
+    log = last_log_row(os.path.join(d, "log.csv"))
+
+    T, M = float(sim["t"]), float(sim["m"])
+    F = 0.5 * T / refs["kng"]["T"] + 0.5 * M / refs["lea"]["M"]
+    out = []
+    w = out.append
+    w("# dmm evolve: %s" % a.name)
+    w("")
+    w("Trace: `%s`" % a.trace)
+    cmd = stats.get("trace", {}).get("command", "")
+    if cmd:
+        w("Program: `%s`" % cmd)
+    if title:
+        w("Best DMM: `%s` — `%s`" % (os.path.join(final, "best.dmm"), title))
+    facts = []
+    par = search.get("parameters", {})
+    for label, v in (("population", par.get("population")),
+                     ("generations", search.get("generations_run", par.get("generations"))),
+                     ("seed", search.get("seed")), ("evaluations", search.get("evaluations")),
+                     ("cache hits", search.get("cache_hits")),
+                     ("simulations", search.get("simulations")),
+                     ("seconds", search.get("seconds")), ("stopped", search.get("stopped"))):
+        if isinstance(v, (int, float, str)):
+            facts.append("%s %s" % (label, v))
+    if not facts and log:
+        facts = ["%s %s" % (k, log[k]) for k in ("generation", "evaluations", "cache_hits",
+                                                 "seconds") if k in log]
+    if facts:
+        w("Search: " + ", ".join(facts))
+    if a.seconds is not None:
+        w("Pipeline time (record, stats, grammar, search, codegen, build): %.1f s" % a.seconds)
+    w("")
+
+    t2 = stats["table2"]
+    w("## What the program asks for (the paper's Table 2)")
+    w("")
+    w("| benchmark | objects | total memory (bytes) | max in use (bytes) | average size (bytes) | memory ops |")
+    w("|---|---:|---:|---:|---:|---:|")
+    w("| %s | %d | %d | %d | %.2f | %d |" % (a.name, t2["objects"], t2["total_memory"],
+                                            t2["max_in_use"], t2["average_size"],
+                                            t2["memory_ops"]))
+    w("")
+    errors = []
+    md, err = picture(d, plots.size_distribution, "sizes",
+                      "%s: requested sizes (%d distinct)" % (
+                          a.name, stats.get("sizes", {}).get("distinct", 0)),
+                      stats.get("histogram", []))
+    out.extend(md)
+    errors += [err] if err else []
+
+    w("## GEA against the general-purpose DMMs (the paper's Tables 3 and 4)")
+    w("")
+    w("F = 0.5·T/T_KNG + 0.5·M/M_LEA (eq. 1); T counted cost, M peak footprint, both from "
+      "`dmm sim`. Improvement = 100·(X* − X_GEA)/X*: positive means GEA is better.")
+    w("")
+    w("| DMM | F | T (cost units) | M (bytes) | F impr. | T impr. | M impr. |")
+    w("|---|---:|---:|---:|---:|---:|---:|")
+    w("| **GEA** | **%.4f** | **%d** | **%d** (%s) | | | |" % (F, T, M, human(M)))
+    gains = {"F": [], "T": [], "M": []}
+    for r in REFS:
+        if r not in refs:
+            continue
+        x = refs[r]
+        for k, g in (("F", F), ("T", T), ("M", M)):
+            if x[k]:
+                gains[k].append(100.0 * (x[k] - g) / x[k])
+        w("| %s | %.4f | %d | %d (%s) | %s | %s | %s |" % (
+            r.upper(), x["F"], x["T"], x["M"], human(x["M"]), pct(x["F"], F), pct(x["T"], T),
+            pct(x["M"], M)))
+    if gains["F"]:
+        w("| average | | | | %.2f%% | %.2f%% | %.2f%% |" % tuple(
+            sum(gains[k]) / len(gains[k]) for k in "FTM"))
+    w("")
+
+    md, err = picture(d, plots.convergence, "convergence",
+                      "%s: best and mean F per generation" % a.name, os.path.join(d, "log.csv"))
+    out.extend(md)
+    errors += [err] if err else []
+
+    served = [x["served"] for x in sim["allocators"]]
+    fallback = sim.get("fallback_served", 0)
+    total = sum(served) + fallback
+    w("## The DMM map (the paper's Table 1 layout)")
+    w("")
+    w("```")
+    for i, al in enumerate(allocs):
+        extra = ", lists=%s" % al["lists"] if "lists" in al else ""
+        share = served[i] if i < len(served) else 0
+        w("%s, split=%s, coalesce=%s%s    serves %d requests (%.2f%%)" % (
+            PAPER_CLASS.get(al["class"], al["class"]),
+            "true" if al["split"] == "yes" else "false",
+            "true" if al["coalesce"] == "yes" else "false", extra, share,
+            100.0 * share / total if total else 0.0))
+        w("  %-16s%-20s%s" % ("Data Structure", "Mechanism(Policy)", "Range (bytes)"))
+        rng = al.get("range", "(0,inf]").strip("(]").split(",")
+        w("  %-16s%-20s(%s, %s]" % (al["list"].upper(),
+                                     "%s(%s)" % (al["fit"].upper(), al["order"].upper()),
+                                     rng[0], rng[1]))
+    w("fallback path (outside every range, aligned > 16)    serves %d requests (%.2f%%)" % (
+        fallback, 100.0 * fallback / total if total else 0.0))
+    w("```")
+    w("")
+    w("As `.dmm` text (`%s`):" % os.path.join(final, "best.dmm"))
+    w("")
+    w("```")
+    w(open(os.path.join(d, "best.dmm")).read().rstrip("\n"))
+    w("```")
+    w("")
+
+    w("## Running the program on it")
+    w("")
+    lib = os.path.join(final, "libdmm_evolved.so")
+    w("The library (`%s`, also `%s/libdmm_evolved.so` until the next `make` rebuilds that "
+      "from `codegen/default.dmm`) was compiled from `%s`:" % (lib, a.build, os.path.join(
+          final, "dmm_evolved.c")))
+    w("")
+    w("```")
+    run = cmd if cmd else "./your-program"
+    w("LD_PRELOAD=%s %s" % (shlex.quote(lib), run))
+    w("```")
+    w("")
+    w("`DMM_STATS=1` prints its footprint and each allocator's share at exit.")
+    if a.real_peak:
+        w("")
+        w("Checked: that command, run on the library with `DMM_STATS=1`, peaked at %d bytes "
+          "held from the OS; `dmm sim` predicted M = %d (%+.2f%%)." % (
+              a.real_peak, M, 100.0 * (a.real_peak - M) / M if M else 0.0))
+    w("")
+    w("## Measured side by side")
+    w("")
+    if bench_report and os.path.exists(bench_report):
+        w("`make bench` measured the allocators side by side (glibc, jemalloc, mimalloc, tcmalloc, "
+          "the five presets, a library evolved per trace) on real traces: [%s](%s)." % (
+              bench_report, os.path.relpath(bench_report, final)))
+    else:
+        w("`make bench` measures this library against glibc, jemalloc, mimalloc, tcmalloc and the "
+          "five presets on real traces, with pictures, and writes `%s/bench/report.md`; "
+          "`dmm report %s/bench` writes it again." % (build, build))
+    if errors:
+        w("")
+        w("Pictures not drawn: " + "; ".join(errors))
+    text = "\n".join(out) + "\n"
+    with open(os.path.join(d, "report.md"), "w") as f:
+        f.write(text)
+    if quiet:
+        print("dmm report: wrote %s" % os.path.join(d, "report.md"))
+    else:
+        sys.stdout.write(text)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
