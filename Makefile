@@ -2,7 +2,8 @@
 #
 #   make              build build/libdmmtrace.so and build/dmm
 #   make test         unit, integration and short fuzz tests (Criterion)
-#   make check-sanitize  the tools' tests under ASan + UBSan
+#   make check-sanitize  the tools' tests under ASan + UBSan, then check-tsan
+#   make check-tsan   both libraries' multi-threaded work under ThreadSanitizer
 #   make fuzz         long libFuzzer runs of every reader (FUZZ_SECONDS=)
 #   make bench        benchmarks (tracer overhead, simulator speed)
 #   make demo         trace the bundled workload and print its statistics
@@ -46,7 +47,7 @@ FUZZ_SRC  := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
 
 
-.PHONY: all test check-sanitize fuzz fuzz-short bench demo install clean deps unit evolve FORCE
+.PHONY: all test check-sanitize check-tsan fuzz fuzz-short bench demo install clean deps unit evolve FORCE
 all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_PROGS)
 
 # Every build first makes sure the Debian packages are there (fast when they
@@ -162,12 +163,74 @@ check-sanitize: | deps
 	$(MAKE) --no-print-directory unit BUILD=$(BUILD)/sanitize \
 	    CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all' \
 	    SANITIZE=1
+	@$(MAKE) --no-print-directory check-tsan
+
+# ThreadSanitizer (test/tsan/): Criterion does not start under TSan and a
+# TSan runtime cannot sit under an LD_PRELOAD'd malloc, so plain drivers are
+# built with -fsanitize=thread together with the library code they drive:
+# the chain and its classes (tsan_chain: every preset, two multi-class
+# chains, codegen/default.dmm), the malloc family of libdmm.so and of
+# libdmm_evolved.so with its exported names prefixed tsan_shim_ (objcopy),
+# and the trace writer as a library of its own (tsan_tracer).  clang:
+# gcc 12's TSan runtime crashes when a thread that used libunwind exits.
+TSANCC    ?= clang
+TS        := $(O)/tsan
+TSAN_FLAGS := -O1 -g -fsanitize=thread $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC \
+              -Itracer -Ipreload -Iallocators -fno-builtin-malloc -fno-builtin-free \
+              -fno-builtin-calloc -fno-builtin-realloc
+TSAN_ALLOC    := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/dmm_shim.c,$(DMM_SO_SRC)))
+TSAN_ALLOC_NC := $(patsubst %.c,$(TS)/nocount/%.o,$(filter-out preload/dmm_shim.c,$(DMM_SO_SRC)))
+TSAN_WRITER   := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/trace_shim.c,$(TRACE_SO_SRC)))
+TSAN_READER   := $(patsubst %.c,$(TS)/obj/%.o,tracer/trace.c tracer/trc_read.c tracer/crc32.c \
+                   tracer/textfmt.c tracer/opstream.c)
+TSAN_BIN  := $(TS)/tsan_chain $(TS)/tsan_libdmm $(TS)/tsan_evolved $(TS)/tsan_tracer
+# Export every global name of a shim object but the dmm_ ones as tsan_shim_NAME.
+TSAN_RENAME = objcopy $$(nm -g --defined-only $@.tmp | \
+                awk '$$3 !~ /^dmm_/ { printf " --redefine-sym %s=tsan_shim_%s", $$3, $$3 }') $@.tmp $@ && rm $@.tmp
+
+$(TS)/obj/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(TSANCC) $(TSAN_FLAGS) -MMD -MP -c $< -o $@
+$(TS)/nocount/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
+$(TS)/dmm_shim.o: preload/dmm_shim.c | deps
+	@mkdir -p $(dir $@)
+	$(TSANCC) $(TSAN_FLAGS) -MMD -MP -MT $@ -MF $@.d -c $< -o $@.tmp
+	$(TSAN_RENAME)
+$(TS)/evolved_shim.o: preload/evolved_shim.c $(O)/evolved/dmm_evolved.c | deps
+	@mkdir -p $(dir $@)
+	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -I$(O)/evolved -MMD -MP -MT $@ -MF $@.d -c $< -o $@.tmp
+	$(TSAN_RENAME)
+$(TS)/tsan_chain: $(TS)/obj/test/tsan/tsan_chain.o $(TSAN_ALLOC)
+	$(TSANCC) $(TSAN_FLAGS) -o $@ $(filter %.o,$^) -lpthread
+$(TS)/tsan_libdmm: test/tsan/tsan_chain.c $(TS)/dmm_shim.o $(TSAN_ALLOC) | deps
+	$(TSANCC) $(TSAN_FLAGS) -DTSAN_SHIM='"libdmm.so"' -MMD -MP -MT $@ -MF $@.d -o $@ $(filter %.c %.o,$^) -lpthread -ldl
+$(TS)/tsan_evolved: test/tsan/tsan_chain.c $(TS)/evolved_shim.o $(TSAN_ALLOC_NC) | deps
+	$(TSANCC) $(TSAN_FLAGS) -DTSAN_SHIM='"libdmm_evolved.so"' -MMD -MP -MT $@ -MF $@.d -o $@ $(filter %.c %.o,$^) -lpthread -ldl
+$(TS)/libdmmtrace_tsan.so: $(TSAN_WRITER)
+	$(TSANCC) $(TSAN_FLAGS) -shared -o $@ $(filter %.o,$^) -lunwind -lzstd -lpthread
+$(TS)/tsan_tracer: $(TS)/obj/test/tsan/tsan_tracer.o $(TSAN_READER) $(TS)/libdmmtrace_tsan.so
+	$(TSANCC) $(TSAN_FLAGS) -o $@ $(filter %.o,$^) -L$(TS) -ldmmtrace_tsan -Wl,-rpath,'$$ORIGIN' -lzstd -lm
+
+# halt_on_error: the first race ends the run, with TSan's exit status (66).
+check-tsan: $(TSAN_BIN)
+	@rm -rf $(TS)/trc && mkdir -p $(TS)/trc
+	@export TSAN_OPTIONS='halt_on_error=1 exitcode=66' DMM_CHECK=0 DMM_STATS=0; \
+	  $(TS)/tsan_chain codegen/default.dmm && \
+	  DMM_CONFIG=lea $(TS)/tsan_libdmm && \
+	  DMM_CONFIG=s10 DMM_CHECK=1 $(TS)/tsan_libdmm && \
+	  $(TS)/tsan_evolved && DMM_CHECK=1 $(TS)/tsan_evolved && \
+	  DMM_TRACE_FILE=$(TS)/trc/stacks.%p.trc DMM_TRACE_STACK=8 DMM_TRACE_COMPRESS=zstd $(TS)/tsan_tracer && \
+	  DMM_TRACE_FILE=$(TS)/trc/plain.%p.trc DMM_TRACE_STACK=0 DMM_TRACE_COMPRESS=none $(TS)/tsan_tracer
+	@echo "tsan: no data race, every check passed"
 
 bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/tracer_overhead.py --build $(O)
 	@python3 bench/sim_speed.py --build $(O)
 	@python3 bench/evolved_speed.py --build $(O)
 	@python3 bench/peers.py --build $(O)
+	@$(O)/dmm report $(O)/bench
 
 demo: all
 	@scripts/demo.sh
@@ -184,11 +247,10 @@ install: all
 	install -m 755 $(O)/libdmmtrace.so $(DESTDIR)$(PREFIX)/lib/libdmmtrace.so
 	install -m 755 $(O)/libdmm.so $(DESTDIR)$(PREFIX)/lib/libdmm.so
 	install -m 755 $(O)/libdmm_evolved.so $(DESTDIR)$(PREFIX)/lib/libdmm_evolved.so
+	install -d $(DESTDIR)$(PREFIX)/share/dmm
+	install -m 644 scripts/report.py scripts/evolve_report.py scripts/plots.py $(DESTDIR)$(PREFIX)/share/dmm/
 
 clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
-	@$(O)/dmm report $(O)/bench
-	install -d $(DESTDIR)$(PREFIX)/share/dmm
-	install -m 644 scripts/report.py scripts/evolve_report.py scripts/plots.py $(DESTDIR)$(PREFIX)/share/dmm/

@@ -6,8 +6,9 @@
 #   scripts/deps.sh --check  only say whether anything is missing (exit 1 if so)
 #
 # Build: gcc make pkg-config libunwind-dev libzstd-dev
-# Tests: libcriterion-dev clang (libFuzzer) and the real programs the
-#        integration tests run: python3 perl sqlite3 git
+# Tests: libcriterion-dev, clang and libclang-rt-dev (libFuzzer, and the
+#        ThreadSanitizer runtime of make check-tsan), and the real programs
+#        the integration tests run: python3 perl sqlite3 git
 # Bench: libjemalloc-dev (the baseline) heaptrack hyperfine, the peers
 #        libmimalloc2.0 libtcmalloc-minimal4, and gnuplot-nox for the plots
 set -u
