@@ -173,8 +173,9 @@ def convergence(outdir, name, title, log_csv):
         "set title %s" % _q(title),
         "set xlabel 'generation'", "set ylabel 'fitness F (lower is better)'",
         "set key top right", "set grid",
-        "plot %s using 1:2 with lines lw 2 title 'best F', \\\n"
-        "     %s using 1:3 with lines lw 1.5 title 'mean F of the population'" % (d, d)]))
+        "plot %s using 1:2 with linespoints lw 2 pt 7 ps 0.4 title 'best F', \\\n"
+        "     %s using 1:3 with linespoints lw 1.5 pt 7 ps 0.3 title 'mean F of the population'"
+        % (d, d)]))
 
 
 def time_memory_plane(outdir, name, title, points, xlabel="time / glibc",
