@@ -10,8 +10,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace.h"
@@ -34,12 +37,20 @@ static void remove_tmpdir(void)
         fprintf(stderr, "could not remove %s\n", tmpdir);
 }
 
+/* What run_limited() returns when it had to kill the program. */
+#define RUN_TIMED_OUT (-1)
+
 /* Run argv with the parent's environment minus LD_PRELOAD, DMM_* and
  * MALLOC_TRACE, plus `extra` (NULL-terminated "NAME=value" strings), in
  * directory `cwd`, stdin from `in` (or /dev/null), stdout to `out`, stderr to
- * `err` (either may be NULL for /dev/null).  Returns the wait status. */
-static int run(char *const argv[], const char *const extra[], const char *cwd,
-               const char *in, const char *out, const char *err)
+ * `err` (either may be NULL for /dev/null).  Two limits: after `timeout_s`
+ * seconds (0: none) the program and everything it started (its own process
+ * group) are killed with SIGKILL and RUN_TIMED_OUT is returned, so that a
+ * deadlock fails a test instead of hanging it; `as_limit` bytes (0: none)
+ * are the program's RLIMIT_AS.  Otherwise returns the wait status. */
+static int run_limited(char *const argv[], const char *const extra[], const char *cwd,
+                       const char *in, const char *out, const char *err, int timeout_s,
+                       unsigned long long as_limit)
 {
     const char *env[512];
     size_t n = 0;
@@ -54,6 +65,13 @@ static int run(char *const argv[], const char *const extra[], const char *cwd,
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
+        if (timeout_s > 0)
+            setpgid(0, 0);
+        if (as_limit) {
+            struct rlimit rl = { (rlim_t)as_limit, (rlim_t)as_limit };
+            if (setrlimit(RLIMIT_AS, &rl) != 0)
+                _exit(125);
+        }
         if (cwd && chdir(cwd) != 0)
             _exit(126);
         int fd = open(in ? in : "/dev/null", O_RDONLY);
@@ -66,9 +84,37 @@ static int run(char *const argv[], const char *const extra[], const char *cwd,
         _exit(127);
     }
     int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return st;
+    if (timeout_s <= 0) {
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        return st;
+    }
+    setpgid(pid, pid);   /* also here: the child may not have run yet */
+    struct timespec t0, now, nap = { 0, 2000000 };
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            return st;
+        if (w < 0 && errno != EINTR)
+            return st;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec >= timeout_s) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            return RUN_TIMED_OUT;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* run_limited() without limits: returns the wait status. */
+static int run(char *const argv[], const char *const extra[], const char *cwd,
+               const char *in, const char *out, const char *err)
+{
+    return run_limited(argv, extra, cwd, in, out, err, 0, 0);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -86,6 +132,7 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /* A text file of `lines` pseudo-random lines, the same on every run. */
+__attribute__((unused))
 static void write_input_file(const char *path, int lines)
 {
     FILE *f = fopen(path, "w");

@@ -20,6 +20,9 @@
  *              each child allocates and frees, checks its blocks, exits
  *   errno N    errno survives successful calls; failed calls set it as
  *              glibc documents (N ignored); exit status 1 on a mismatch
+ *   secure N   prints whether the process runs in secure-execution mode
+ *              (AT_SECURE: setuid, setgid or capabilities), then the
+ *              main pattern
  *
  * It prints one line with a checksum of what it did, so that tests can
  * compare output under the tracer with a plain run. */
@@ -30,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -214,6 +218,9 @@ int main(int argc, char **argv)
         checksum = (unsigned long)bad;
         leave(0);
         return bad ? 1 : 0;
+    } else if (!strcmp(mode, "secure")) {
+        printf("tracee secure %lu\n", getauxval(AT_SECURE));
+        pattern(n);
     } else if (!strcmp(mode, "errno")) {
         int bad = 0;
         void *volatile p;
