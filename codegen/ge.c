@@ -254,9 +254,32 @@ static void set_invalid(indiv_t *x)
     x->lines = 0;
 }
 
+/* Score one individual with the caller's fitness (a worker thread). */
+static void score_custom(state_t *st, indiv_t *x)
+{
+    const dmm_ge_custom_t *c = st->cfg->custom;
+    uint64_t T = 0;
+    size_t M = 0;
+    double F = c->fitness(x->key, &T, &M, c->arg);
+    if (!(F < DMM_GE_WORST)) {
+        set_invalid(x);
+    } else {
+        x->valid = 1;
+        x->T = T;
+        x->M = M;
+        x->F = F;
+    }
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->T, x->M, x->F) != 0)
+        __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+}
+
 /* Simulate one individual (a worker thread). */
 static void simulate(state_t *st, indiv_t *x)
 {
+    if (st->cfg->custom) {
+        score_custom(st, x);
+        return;
+    }
     dmm_sim_result_t *r = malloc(sizeof *r);
     char err[512];
     if (!r) {
@@ -349,27 +372,33 @@ static void mutate(state_t *st, uint32_t *g)
 static int evaluate(state_t *st, int from)
 {
     const dmm_ge_config_t *cfg = st->cfg;
+    const dmm_ge_custom_t *custom = cfg->custom;
     char err[256];
     st->nwork = 0;
     for (int i = from; i < cfg->pop; i++) {
         indiv_t *x = &st->pop[i];
         x->todo = 0;
         st->evaluations++;
+        char text[DMM_DESC_MAX * 160 + 300];
         if (dmm_ge_map(st->g, x->genome, (size_t)cfg->length, cfg->wraps, st->pheno,
                        st->pheno_cap) < 0 ||
-            dmm_phenotype_to_desc(st->pheno, &x->desc, err, sizeof err) != 0) {
+            (custom ? custom->canon(st->pheno, text, sizeof text, custom->arg) != 0
+                    : dmm_phenotype_to_desc(st->pheno, &x->desc, err, sizeof err) != 0)) {
             set_invalid(x);
             st->invalid++;
             continue;
         }
-        x->desc.title[0] = 0;
-        x->lines = x->desc.n;
-        char text[DMM_DESC_MAX * 160 + 300];
-        size_t n = dmm_desc_print(&x->desc, text, sizeof text);
-        if (n >= sizeof text) {
-            set_invalid(x);
-            st->invalid++;
-            continue;
+        if (custom) {
+            x->lines = 0;
+        } else {
+            x->desc.title[0] = 0;
+            x->lines = x->desc.n;
+            size_t n = dmm_desc_print(&x->desc, text, sizeof text);
+            if (n >= sizeof text) {
+                set_invalid(x);
+                st->invalid++;
+                continue;
+            }
         }
         entry_t e;
         if (cache_get(&st->cache, text, &e)) {
@@ -481,6 +510,25 @@ static int replace(state_t *st)
     return cfg->elite;
 }
 
+/* cfg.custom: the canonical text of r's best genome into r->best_key (a
+ * valid genome maps and canonicalises again to the same text). */
+static void best_key(state_t *st, dmm_ge_result_t *r)
+{
+    const dmm_ge_custom_t *c = st->cfg->custom;
+    char text[DMM_DESC_MAX * 160 + 300];
+    if (dmm_ge_map(st->g, r->genome, (size_t)st->cfg->length, st->cfg->wraps, st->pheno,
+                   st->pheno_cap) < 0 ||
+        c->canon(st->pheno, text, sizeof text, c->arg) != 0)
+        text[0] = 0;
+    char *k = strdup(text);
+    if (!k) {
+        st->oom = 1;
+        return;
+    }
+    free(r->best_key);
+    r->best_key = k;
+}
+
 /* The statistics of the current population into row; tracks the best of the
  * run in r. */
 static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
@@ -520,6 +568,8 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
             r->M = x->M;
             r->best = x->desc;   /* every valid individual holds its own */
             memcpy(r->genome, x->genome, (size_t)cfg->length * sizeof *r->genome);
+            if (cfg->custom)
+                best_key(st, r);
         }
     }
     row->seconds = now() - t0;
@@ -602,6 +652,8 @@ static int check_config(const dmm_ge_config_t *c, char *err, size_t errlen)
         bad = "jobs must be >= 0";
     else if (!(c->time_budget >= 0))
         bad = "time budget must be >= 0";
+    else if (c->custom && (!c->custom->canon || !c->custom->fitness))
+        bad = "a custom fitness needs canon() and fitness()";
     if (bad)
         snprintf(err, errlen, "%s", bad);
     return bad ? -1 : 0;
@@ -611,8 +663,10 @@ void dmm_ge_result_free(dmm_ge_result_t *r)
 {
     free(r->genome);
     free(r->log);
+    free(r->best_key);
     r->genome = NULL;
     r->log = NULL;
+    r->best_key = NULL;
 }
 
 int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_opstream_t *s,
@@ -635,7 +689,7 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     if (st.jobs > 256)
         st.jobs = 256;
     rng_seed(&st.rng, cfg->seed);
-    if (references(&st, err, errlen) != 0)
+    if (!cfg->custom && references(&st, err, errlen) != 0)
         return -1;
     r->T_KNG = st.T_KNG;
     r->M_LEA = st.M_LEA;
@@ -669,6 +723,8 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     if (evaluate(&st, 0) != 0)
         goto oom;
     record(&st, 0, t0, r);
+    if (st.oom)
+        goto oom;
     if (cfg->progress)
         cfg->progress(&r->log[0], cfg, cfg->progress_arg);
 
@@ -686,6 +742,8 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
         if (from < 0 || evaluate(&st, from) != 0)
             goto oom;
         record(&st, gen, t0, r);
+        if (st.oom)
+            goto oom;
         if (cfg->progress)
             cfg->progress(&r->log[r->nlog - 1], cfg, cfg->progress_arg);
     }

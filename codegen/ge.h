@@ -55,6 +55,21 @@
 
 typedef struct dmm_ge_gen dmm_ge_gen_t;
 
+/* A fitness of the caller's own, for a search that is not over DMMs (dmm
+ * tune-glibc: glibc's malloc tunables, scored by real replays).  With
+ * cfg.custom set, a phenotype (the mapped terminals) is not read as a DMM
+ * description: canon() writes the text that keys the phenotype cache and
+ * returns 0, or -1 for an invalid phenotype; fitness() scores one such text,
+ * lower better, DMM_GE_WORST for invalid, and may fill T and M for the log.
+ * No reference is simulated and the operation stream may be NULL.
+ * fitness() runs on cfg.jobs threads; with jobs = 1 only on the calling
+ * thread, one phenotype at a time, in population order. */
+typedef struct dmm_ge_custom {
+    int    (*canon)(const char *phenotype, char *key, size_t cap, void *arg);
+    double (*fitness)(const char *key, uint64_t *T, size_t *M, void *arg);
+    void    *arg;
+} dmm_ge_custom_t;
+
 typedef struct dmm_ge_config {
     int      pop;           /* population size (100) */
     int      elite;         /* best individuals kept unchanged (10) */
@@ -81,6 +96,8 @@ typedef struct dmm_ge_config {
      * calling thread. */
     void   (*progress)(const dmm_ge_gen_t *row, const struct dmm_ge_config *cfg, void *arg);
     void    *progress_arg;
+    /* NULL: DMMs scored by eq. 1 on the simulator (the paper's search). */
+    const dmm_ge_custom_t *custom;
 } dmm_ge_config_t;
 
 /* One generation: a row of log.csv. */
@@ -110,6 +127,7 @@ typedef struct dmm_ge_result {
     uint64_t     T;
     size_t       M;
     dmm_desc_t   best;         /* its description (title empty) */
+    char        *best_key;     /* cfg.custom: its canonical text (malloc'd) */
     uint32_t    *genome;       /* its genome, cfg.length codons */
     int          length;
     uint64_t     T_KNG;
