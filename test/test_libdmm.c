@@ -1,7 +1,8 @@
-/* test_libdmm.c - libdmm.so under real programs, with every preset: output
- * identical to a plain run; glibc's errno semantics; threads, fork and exit
- * paths of the tracee; the footprint of a real run against dmm sim's M for
- * the trace of the same run. */
+/* test_libdmm.c - libdmm.so with every preset: glibc's errno semantics;
+ * threads, fork and exit paths of the tracee, with output identical to a
+ * plain run; a bad DMM_CONFIG; the footprint of a real run against dmm sim's
+ * M for the trace of the same run.  Real programs (sort, python3, perl,
+ * sqlite3, git, gcc, ...) on every preset are test_programs.c's. */
 #include <criterion/criterion.h>
 
 #include <errno.h>
@@ -25,11 +26,6 @@
 static const char *const presets[] = { "kng", "lea", "fib", "s10", "exa" };
 #define NPRESETS (sizeof presets / sizeof presets[0])
 
-static int have(const char *path)
-{
-    return access(path, X_OK) == 0;
-}
-
 /* Run argv plainly and under libdmm.so with every preset: same status, same
  * output, nothing on stderr from dmm. */
 static void same_under_every_preset(char *const argv[], const char *in)
@@ -49,79 +45,6 @@ static void same_under_every_preset(char *const argv[], const char *in)
     }
     free(want);
     remove_tmpdir();
-}
-
-Test(libdmm, sort_runs_the_same_on_every_preset)
-{
-    write_input_file("/tmp/dmm-libdmm-sort", 30000);
-    char *argv[] = { "/usr/bin/sort", "/tmp/dmm-libdmm-sort", NULL };
-    same_under_every_preset(argv, NULL);
-    char *argv2[] = { "/usr/bin/sort", "--parallel=2", "-S", "1M", "/tmp/dmm-libdmm-sort", NULL };
-    same_under_every_preset(argv2, NULL);
-}
-
-Test(libdmm, python3_runs_the_same_on_every_preset)
-{
-    if (!have("/usr/bin/python3"))
-        cr_skip_test("no python3");
-    char *argv[] = { "/usr/bin/python3", "-c",
-                     "import json, threading\n"
-                     "d = {str(i): [i] * (i % 9) for i in range(20000)}\n"
-                     "out = []\n"
-                     "def work(k):\n"
-                     "    out.append(sum(len(v) for v in json.loads(json.dumps(d)).values()) + k)\n"
-                     "ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]\n"
-                     "[t.start() for t in ts]; [t.join() for t in ts]\n"
-                     "print(sorted(out))\n",
-                     NULL };
-    same_under_every_preset(argv, NULL);
-}
-
-Test(libdmm, perl_runs_the_same_on_every_preset)
-{
-    if (!have("/usr/bin/perl"))
-        cr_skip_test("no perl");
-    char *argv[] = { "/usr/bin/perl", "-e",
-                     "my %h; $h{$_ % 977} .= 'y' x ($_ % 40) for 1 .. 30000;"
-                     "print join(',', map { length $h{$_} } sort { $a <=> $b } keys %h), \"\\n\";",
-                     NULL };
-    same_under_every_preset(argv, NULL);
-}
-
-Test(libdmm, sqlite3_runs_the_same_on_every_preset)
-{
-    if (!have("/usr/bin/sqlite3"))
-        cr_skip_test("no sqlite3");
-    char *argv[] = { "/usr/bin/sqlite3", ":memory:",
-                     "create table t(a integer, b text);"
-                     "with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000)"
-                     " insert into t select x, 'v' || (x * 7919 % 20011) from c;"
-                     "create index i on t(b);"
-                     "select count(*), sum(a), min(b), max(b) from t where a % 3 = 1;",
-                     NULL };
-    same_under_every_preset(argv, NULL);
-}
-
-Test(libdmm, git_runs_the_same_on_every_preset)
-{
-    if (!have("/usr/bin/git"))
-        cr_skip_test("no git");
-    write_input_file("/tmp/dmm-libdmm-git", 3000);
-    char *argv[] = { "/usr/bin/git", "hash-object", "--stdin", NULL };
-    same_under_every_preset(argv, "/tmp/dmm-libdmm-git");
-}
-
-Test(libdmm, gcc_compiles_the_same_on_every_preset)
-{
-    if (!have("/usr/bin/gcc"))
-        cr_skip_test("no gcc");
-    FILE *f = fopen("/tmp/dmm-libdmm-x.c", "w");
-    fputs("#include <stdio.h>\nstruct p { int x, y; };\n"
-          "static int f(struct p *v, int n) { int s = 0; for (int i = 0; i < n; i++) s += v[i].x * v[i].y; return s; }\n"
-          "int main(void) { struct p v[3] = {{1,2},{3,4},{5,6}}; printf(\"%d\\n\", f(v, 3)); return 0; }\n", f);
-    fclose(f);
-    char *argv[] = { "/usr/bin/gcc", "-O2", "-S", "-o", "-", "/tmp/dmm-libdmm-x.c", NULL };
-    same_under_every_preset(argv, NULL);
 }
 
 /* The tracee's modes: errno rules, threads with cross-thread frees, a

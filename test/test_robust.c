@@ -35,6 +35,26 @@
 
 #define LIMIT_S  30   /* seconds before a run counts as a deadlock */
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+/* The workouts are unsanitized programs: the sanitizer pass, which only
+ * rebuilds this file, runs the cheap tests and skips the long ones. */
+#define LONG_TEST()                                                                  \
+    do {                                                                             \
+        if (SANITIZED)                                                               \
+            cr_skip_test("sanitizer pass: the workout is the same unsanitized program " \
+                         "as in the plain pass");                                    \
+    } while (0)
+
 /* The libraries every workout runs under: libdmm.so with each preset,
  * libdmm_evolved.so, libdmmtrace.so (the last, TRACED). */
 enum { KNG = 0, EXA = 4, NPRESETS = 5, EVOLVED_LIB = 5, TRACED = 6, NLIBS = 7 };
@@ -142,6 +162,7 @@ static void same_everywhere(char *const argv[], int traces)
  * and cross-thread frees through a queue. */
 Test(robust, threads_mix_sizes_realloc_and_cross_thread_frees)
 {
+    LONG_TEST();
     setup();
     char *argv[] = { STRESS, "mix", "0", "4000", NULL };
     same_everywhere(argv, 1);
@@ -218,6 +239,7 @@ Test(robust, the_trace_holds_every_call_of_every_thread)
  * checks and frees half of their blocks, the next round's threads the rest. */
 Test(robust, threads_exit_holding_blocks)
 {
+    LONG_TEST();
     setup();
     char *argv[] = { STRESS, "held", "0", "300", "4", NULL };
     same_everywhere(argv, 1);
@@ -230,6 +252,7 @@ Test(robust, threads_exit_holding_blocks)
  * reallocs inherited blocks, allocates every way, starts a thread. */
 Test(robust, fork_from_threads_then_allocate_in_the_child)
 {
+    LONG_TEST();
     setup();
     char *argv[] = { STRESS, "forkmt", "0", "8", NULL };
     char *want, *err;
@@ -333,10 +356,11 @@ static unsigned long signals_handled(const char *err)
  * per-thread cache: glibc's own malloc is not reentrant either.) */
 Test(robust, the_tracer_survives_handlers_that_allocate)
 {
+    LONG_TEST();
     setup();
     const char *hows[] = { "alarm-alloc", "kill-alloc" };
     for (int h = 0; h < 2; h++) {
-        char *argv[] = { STRESS, "signal", (char *)hows[h], "30000", NULL };
+        char *argv[] = { STRESS, "signal", (char *)hows[h], "20000", NULL };
         char *want, *out, *err;
         int st = run_under(argv, -1, 0, &want, &err);
         expect_clean(argv, -1, st, want, err, NULL);
@@ -355,10 +379,11 @@ Test(robust, the_tracer_survives_handlers_that_allocate)
 /* Handlers that do not allocate interrupt allocation on every library. */
 Test(robust, handlers_interrupt_allocation_on_every_library)
 {
+    LONG_TEST();
     setup();
     const char *hows[] = { "alarm-quiet", "kill-quiet" };
     for (int h = 0; h < 2; h++) {
-        char *argv[] = { STRESS, "signal", (char *)hows[h], "20000", NULL };
+        char *argv[] = { STRESS, "signal", (char *)hows[h], "12000", NULL };
         char *want, *err;
         int st = run_under(argv, -1, 0, &want, &err);
         expect_clean(argv, -1, st, want, err, NULL);
