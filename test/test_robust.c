@@ -367,7 +367,7 @@ Test(robust, the_tracer_survives_handlers_that_allocate)
         free(err);
         st = run_under(argv, TRACED, 0, &out, &err);
         expect_clean(argv, TRACED, st, out, err, want);
-        cr_expect_geq(signals_handled(err), 100, "%s: %s", hows[h], err);
+        cr_expect_geq(signals_handled(err), 200, "%s: %s", hows[h], err);
         cr_expect_eq(check_all_traces(), 1);
         free(want);
         free(out);
@@ -392,7 +392,7 @@ Test(robust, handlers_interrupt_allocation_on_every_library)
             char *out;
             st = run_under(argv, lib, 0, &out, &err);
             expect_clean(argv, lib, st, out, err, want);
-            cr_expect_geq(signals_handled(err), 100, "%s under %s: %s", hows[h], lib_name[lib],
+            cr_expect_geq(signals_handled(err), 200, "%s under %s: %s", hows[h], lib_name[lib],
                           err);
             if (lib == TRACED)
                 cr_expect_eq(check_all_traces(), 1);
