@@ -19,7 +19,12 @@
  * frees, foreign and interior pointers and overwritten headers and guards,
  * and aborts naming the fault (check.h).  It is decided in init(), before
  * the chain returns any block, and costs nothing when off: it is a state
- * of its own (4), and the fast path's one test (state 2) is unchanged. */
+ * of its own (4), and the fast path's one test (state 2) is unchanged.
+ *
+ * DMM_OFFLOAD=1 hands frees to a helper thread through a bounded lock-free
+ * queue (offload.h); free's fast path then sends every free to its slow
+ * path, which queues it (or frees it itself when the queue is full).
+ * DMM_CHECK=1 turns it off. */
 #include "chain.h"
 #include "desc.h"
 #include "options.h"
@@ -46,8 +51,12 @@ extern char **environ;
 #endif
 
 static dmm_chain_t *g_chain;
-/* 0 new, 1 starting, 2 on, 3 off (glibc), 4 on with DMM_CHECK */
+/* 0 new, 1 starting, 2 on, 3 off (glibc), 4 on with DMM_CHECK, 5 on and
+ * the next malloc is to start the DMM_OFFLOAD helper (offload.h) */
 static int g_state;
+/* 2 when free's fast path may free at once: the chain is on, and frees are
+ * neither checked (DMM_CHECK) nor offloaded (DMM_OFFLOAD); 0 otherwise. */
+static int g_free_state;
 /* Set while this thread builds the chain: what it allocates meanwhile
  * (pthread_atfork, atexit) comes from glibc and goes back there. */
 static __thread int t_starting __attribute__((tls_model("initial-exec")));
@@ -80,20 +89,37 @@ static void say(const char *a, const char *b)
     }
 }
 
+#include "offload.h"
+
+/* Fork: the helper between batches (it takes the chain's locks inside its
+ * consumer lock, so that comes first), then DMM_CHECK's lock, then the
+ * chain's. */
 static void atfork_prepare(void)
 {
+    ofl_prepare();
     if (g_check)
         ck_lock_fork();
     if (g_chain)
         dmm_chain_lock_all(g_chain);
 }
 
-static void atfork_release(void)
+static void atfork_parent(void)
 {
     if (g_chain)
         dmm_chain_unlock_all(g_chain);
     if (g_check)
         ck_unlock_fork();
+    ofl_parent();
+}
+
+static void atfork_child(void)
+{
+    if (g_chain)
+        dmm_chain_unlock_all(g_chain);
+    if (g_check)
+        ck_unlock_fork();
+    if (g_chain)
+        ofl_child(g_chain);
 }
 
 static void print_stats(void)
@@ -128,6 +154,8 @@ static void print_stats(void)
         n += snprintf(buf + n, sizeof buf - (size_t)n,
                       "dmm: DMM_CHECK on: %llu frees checked; quarantine %zu blocks, %zu bytes\n",
                       (unsigned long long)ck_nfrees, ck_qcount, ck_qbytes);
+    if (n > 0 && (size_t)n < sizeof buf)
+        n += ofl_print(buf + n, sizeof buf - (size_t)n);
     for (int i = 0; i < c->n && n > 0 && (size_t)n < sizeof buf - 300; i++) {
         char line[256];
         dmm_desc_print_line(&c->desc.a[i], line, sizeof line);
@@ -145,8 +173,12 @@ static void init(void)
     const char *cfg = environ ? secure_getenv("DMM_CONFIG") : NULL;
     const char *st = environ ? secure_getenv("DMM_STATS") : NULL;
     const char *ck = environ ? secure_getenv("DMM_CHECK") : NULL;
+    const char *of = environ ? secure_getenv("DMM_OFFLOAD") : NULL;
     g_stats = st && *st && strcmp(st, "0") != 0;
     int check = ck && *ck && strcmp(ck, "0") != 0;
+    int offload = of && strcmp(of, "1") == 0;
+    if (of && *of && strcmp(of, "0") != 0 && !offload)
+        say("DMM_OFFLOAD is 0 or 1; not offloading: DMM_OFFLOAD=", of);
     dmm_options_report_unknown();
     char err[512];
 #ifdef DMM_EVOLVED
@@ -177,10 +209,21 @@ static void init(void)
     if (check) {
         ck_init();
         g_check = 1;
+        if (offload)
+            say("DMM_OFFLOAD ignored: ",
+                "DMM_CHECK checks each free in the thread that makes it");
+        offload = 0;
     }
-    pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+    if (offload && ofl_setup() != 0) {
+        say("DMM_OFFLOAD: no memory for the queue; not offloading", "");
+        offload = 0;
+    }
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     if (g_stats)
         atexit(print_stats);
+    if (offload)
+        atexit(ofl_stop);   /* runs before print_stats: the last numbers */
+    __atomic_store_n(&g_free_state, check || offload ? 0 : 2, __ATOMIC_RELEASE);
     __atomic_store_n(&g_state, check ? 4 : 2, __ATOMIC_RELEASE);
 }
 
@@ -193,12 +236,19 @@ static inline dmm_chain_t *on(void)
     return __builtin_expect(__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 2, 1) ? g_chain : NULL;
 }
 
+/* The same for free: NULL also when frees are offloaded. */
+static inline dmm_chain_t *on_free(void)
+{
+    return __builtin_expect(__atomic_load_n(&g_free_state, __ATOMIC_ACQUIRE) == 2, 1) ? g_chain
+                                                                                    : NULL;
+}
+
 /* The chain, started here if need be; NULL when the program runs on glibc
  * or DMM_CHECK is on (then checked() gives the chain). */
 static dmm_chain_t *chain(void)
 {
     int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
-    if (s == 2)
+    if (s == 2 || s == 5)
         return g_chain;
     if (s >= 3 || t_starting)
         return NULL;
@@ -210,7 +260,8 @@ static dmm_chain_t *chain(void)
     } else
         while (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 1)
             sched_yield();
-    return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 2 ? g_chain : NULL;
+    s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+    return s == 2 || s == 5 ? g_chain : NULL;
 }
 
 /* After chain() gave NULL: the chain if DMM_CHECK is on, NULL for glibc. */
@@ -231,12 +282,15 @@ static size_t glibc_usable(void *p)
 __attribute__((constructor)) static void start(void)
 {
     chain();
+    __atomic_store_n(&g_ctor_ran, 1, __ATOMIC_RELEASE);
 }
 
 #define SLOW __attribute__((noinline))
 
 static SLOW void *malloc_slow(size_t n)
 {
+    if (__atomic_load_n(&g_state, __ATOMIC_RELAXED) == 5)
+        ofl_start(g_chain);
     dmm_chain_t *c = chain();
     if (c)
         return shim_malloc(c, n);
@@ -258,7 +312,8 @@ static SLOW void free_slow(void *p)
     dmm_chain_t *c = chain();
     if (c && dmm_chain_owns(c, p)) {
         int e = errno;
-        shim_free(c, p);
+        if (!ofl_q || !ofl_push(c, p))
+            shim_free(c, p);
         errno = e;
         return;
     }
@@ -276,7 +331,7 @@ EXPORT void free(void *p)
 {
     if (!p)
         return;
-    dmm_chain_t *c = on();
+    dmm_chain_t *c = on_free();
     if (__builtin_expect(c != NULL, 1) && dmm_chain_owns(c, p)) {
         int e = errno;
         shim_free(c, p);

@@ -9,8 +9,7 @@ extern char **environ;
 
 static const char *const known[] = {
     "DMM_TRACE_FILE", "DMM_TRACE_STACK", "DMM_TRACE_COMPRESS",   /* libdmmtrace.so */
-    "DMM_CONFIG", "DMM_STATS", "DMM_CHECK",                      /* libdmm.so */
-    "DMM_OFFLOAD",                                               /* reserved */
+    "DMM_CONFIG", "DMM_STATS", "DMM_CHECK", "DMM_OFFLOAD",       /* libdmm.so */
 };
 
 void dmm_options_report_unknown(void)
