@@ -29,7 +29,8 @@ LDLIBS_CORE := -lzstd -lm
 # The modules of the dmm tool.  trace_writer.c belongs to the preload library
 # only; dmm_main.c is the dispatcher.
 CORE_SRC := $(filter-out tracer/trace_writer.c tracer/dmm_main.c,$(wildcard tracer/*.c)) \
-            $(wildcard allocators/*.c) $(wildcard codegen/*.c) bench/replay.c bench/report_cli.c
+            $(wildcard allocators/*.c) $(wildcard codegen/*.c) bench/replay.c bench/report_cli.c \
+            bench/tune_glibc.c
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
 TRACE_SO_SRC := preload/trace_shim.c preload/options.c tracer/trace_writer.c tracer/crc32.c

@@ -13,5 +13,6 @@ int dmm_evolve_main(int argc, char **argv);   /* codegen/evolve.c */
 int dmm_codegen_main(int argc, char **argv);  /* codegen/emit.c */
 int dmm_replay_main(int argc, char **argv);   /* bench/replay.c */
 int dmm_report_main(int argc, char **argv);   /* bench/report_cli.c */
+int dmm_tune_glibc_main(int argc, char **argv);   /* bench/tune_glibc.c */
 
 #endif

@@ -19,13 +19,14 @@ static const command_t commands[] = {
     { "codegen", dmm_codegen_main, "a .dmm description as the C source of libdmm_evolved.so" },
     { "replay",  dmm_replay_main,  "replay a trace through this process's malloc (LD_PRELOAD=any): time, latency, RSS" },
     { "report",  dmm_report_main,  "one Markdown report with pictures of make bench or make evolve results" },
+    { "tune-glibc", dmm_tune_glibc_main, "glibc malloc's tunables searched for a trace, scored by real replays" },
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dmm COMMAND [OPTIONS] ...\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nTraces are read in any format dmm knows, detected from their content:\n"
                "dmm's .trc (LD_PRELOAD=libdmmtrace.so), mdriver .rep, glibc mtrace output,\n"
                "Android memory_replay text and wee_alloc traces; \"-\" reads standard input.\n"
