@@ -883,11 +883,7 @@ static double pct(double a, double b)
     return b > 0 ? 100.0 * (a - b) / b : 0;
 }
 
-/* The two-sided p-value of the Mann-Whitney U test that x (n) and y (m)
- * come from one distribution: exact (the distribution of U over every
- * ordering) without ties, else the normal approximation with the tie
- * correction.  1 when it cannot say. */
-static double mann_whitney(const double *x, int n, const double *y, int m)
+double dmm_tune_mann_whitney(const double *x, int n, const double *y, int m)
 {
     if (n < 1 || m < 1)
         return 1;
@@ -982,7 +978,7 @@ static double final_p(const final_t *fr, int q)
         x[i] = field_of(&fr->tun[i], q);
         x[fr->n + i] = field_of(&fr->def[i], q);
     }
-    double p = mann_whitney(x, fr->n, x + fr->n, fr->n);
+    double p = dmm_tune_mann_whitney(x, fr->n, x + fr->n, fr->n);
     free(x);
     return p;
 }

@@ -104,6 +104,12 @@ int dmm_tune_search(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, int fold
                     size_t errlen);
 void dmm_tune_result_free(dmm_tune_result_t *r);
 
+/* The two-sided p-value of the Mann-Whitney U test that x (n values) and y
+ * (m) come from one distribution: exact (U's distribution over every
+ * ordering) without ties, else the normal approximation with the tie
+ * correction.  1 when it cannot say. */
+double dmm_tune_mann_whitney(const double *x, int n, const double *y, int m);
+
 int dmm_tune_glibc_main(int argc, char **argv);
 
 #endif
