@@ -239,6 +239,8 @@ static void same_under_every_library(const prog_t *p)
             free(got);
         }
         cr_expect_null(strstr(e, "dmm:"), "%s under %s: %.600s", p->name, run_name[r], e);
+        cr_expect_null(strstr(e, "ERROR: ld.so"), "%s: %s not loaded: %.600s", p->name,
+                       run_name[r], e);
         free(e);
         if (r == TRACED) {
             int n = check_traces_in(trcdir, UINT64_MAX, tmpdir);

@@ -126,6 +126,7 @@ static void expect_clean(char *const argv[], int lib, int st, const char *out, c
     if (want)
         cr_expect_str_eq(out, want, "stress %s under %s", argv[1], who);
     cr_expect_null(strstr(err, "dmm:"), "stress %s under %s: %.400s", argv[1], who, err);
+    cr_expect_null(strstr(err, "ld.so"), "stress %s: %s not loaded: %.400s", argv[1], who, err);
 }
 
 /* ---- traces --------------------------------------------------------------- */
@@ -148,8 +149,10 @@ static void same_everywhere(char *const argv[], int traces)
         char *out;
         st = run_under(argv, lib, 0, &out, &err);
         expect_clean(argv, lib, st, out, err, want);
-        if (lib == TRACED)
-            cr_expect_eq(check_all_traces(), traces, "stress %s: trace files", argv[1]);
+        if (lib == TRACED) {
+            int n = check_all_traces();
+            cr_expect_eq(n, traces, "stress %s: %d trace files", argv[1], n);
+        }
         free(out);
         free(err);
     }

@@ -277,6 +277,7 @@ typedef struct worker {
     pid_t tid;
     calls_t calls;
     unsigned long handed;
+    unsigned long rounds;   /* busy_worker's loops so far (atomic) */
 } worker_t;
 
 #define SLOTS 48
@@ -430,6 +431,7 @@ static void *busy_worker(void *arg)
     blk_t own[SLOTS];
     memset(own, 0, sizeof own);
     while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        __atomic_fetch_add(&w->rounds, 1, __ATOMIC_RELAXED);
         blk_t *b = &own[rnd(&r) % SLOTS];
         unsigned k = (unsigned)(rnd(&r) % 100);
         if (!b->p)
@@ -561,9 +563,11 @@ static int mode_execmt(char *self, int k, int n)
         void *volatile p = malloc(555);
         free(p);
     }
-    /* let the threads run a while, so that the exec meets them busy */
-    struct timespec nap = { 0, 2000000 };
-    nanosleep(&nap, NULL);
+    /* the exec must meet both threads busy, however loaded the machine */
+    struct timespec nap = { 0, 100000 };
+    while (__atomic_load_n(&w[0].rounds, __ATOMIC_RELAXED) < 500 ||
+           __atomic_load_n(&w[1].rounds, __ATOMIC_RELAXED) < 500)
+        nanosleep(&nap, NULL);
     printf("stress execmt %d\n", k);
     fflush(stdout);
     char num[16], cnt[16];
