@@ -7,6 +7,7 @@
 #   make fuzz         long libFuzzer runs of every reader (FUZZ_SECONDS=)
 #   make bench        benchmarks (tracer overhead, simulator speed)
 #   make demo         trace the bundled workload and print its statistics
+#   make tune-glibc   glibc malloc tunables for TRACE= (or the bundled workload)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -48,7 +49,7 @@ FUZZ_SRC  := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
 
 
-.PHONY: all test check-sanitize check-tsan fuzz fuzz-short bench demo install clean deps unit evolve FORCE
+.PHONY: all test check-sanitize check-tsan fuzz fuzz-short bench demo install clean deps unit evolve tune-glibc FORCE
 all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_PROGS)
 
 # Every build first makes sure the Debian packages are there (fast when they
@@ -231,6 +232,7 @@ bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/sim_speed.py --build $(O)
 	@python3 bench/evolved_speed.py --build $(O)
 	@python3 bench/peers.py --build $(O)
+	@python3 bench/tune_glibc.py --build $(O)
 	@$(O)/dmm report $(O)/bench
 
 demo: all
@@ -241,6 +243,24 @@ demo: all
 evolve: deps all
 	@TRACE='$(TRACE)' POP='$(POP)' GENS='$(GENS)' SEED='$(SEED)' JOBS='$(JOBS)' TIME='$(TIME)' \
 	    BUILD='$(BUILD)' scripts/evolve.sh
+
+# glibc malloc's tunables for TRACE=file (dmm tune-glibc), or for the bundled
+# workload, recorded first (work_media -f 150: about 110k operations);
+# POP, GENS, SEED, REPS, TIME passed through.  The result is also left in
+# build/tune-glibc/NAME.txt.
+TUNE_FRAMES ?= 150
+tune-glibc: deps $(O)/dmm $(O)/libdmmtrace.so $(BENCH_PROGS)
+	@mkdir -p $(O)/tune-glibc; trace='$(TRACE)'; \
+	if [ -z "$$trace" ]; then \
+	  trace=$(O)/tune-glibc/work_media.trc; rm -f "$$trace"; \
+	  echo "tune-glibc: recording LD_PRELOAD=$(O)/libdmmtrace.so $(O)/bench/work_media -f $(TUNE_FRAMES)"; \
+	  DMM_TRACE_FILE="$$trace" LD_PRELOAD='$(abspath $(O))/libdmmtrace.so' \
+	      $(O)/bench/work_media -f $(TUNE_FRAMES) >/dev/null || exit 1; \
+	fi; \
+	name=$$(basename "$$trace"); name=$${name%.*}; \
+	$(O)/dmm tune-glibc $(if $(POP),--pop $(POP)) $(if $(GENS),--gens $(GENS)) \
+	    $(if $(SEED),--seed $(SEED)) $(if $(REPS),--reps $(REPS)) $(if $(TIME),--time $(TIME)) \
+	    "$$trace" >$(O)/tune-glibc/$$name.txt; rc=$$?; cat $(O)/tune-glibc/$$name.txt; exit $$rc
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib

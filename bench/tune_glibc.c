@@ -470,16 +470,17 @@ static int json_num(const char *s, const char *key, double *v)
     return end == p + strlen(pat) ? -1 : 0;
 }
 
-/* Everything in fd (a memfd), NUL-terminated, at most cap - 1 bytes. */
-static size_t read_fd(int fd, char *buf, size_t cap)
+/* Everything in fd (a memfd), NUL-terminated, malloc'd; NULL out of memory. */
+static char *read_all(int fd)
 {
+    struct stat sb;
+    size_t cap = fstat(fd, &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size : 0;
+    char *buf = malloc(cap + 1);
+    if (!buf)
+        return NULL;
     size_t n = 0;
-    if (lseek(fd, 0, SEEK_SET) < 0) {
-        buf[0] = 0;
-        return 0;
-    }
-    while (n + 1 < cap) {
-        ssize_t r = read(fd, buf + n, cap - 1 - n);
+    while (n < cap) {
+        ssize_t r = pread(fd, buf + n, cap - n, (off_t)n);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -487,7 +488,7 @@ static size_t read_fd(int fd, char *buf, size_t cap)
         n += (size_t)r;
     }
     buf[n] = 0;
-    return n;
+    return buf;
 }
 
 /* One replay under t.  0 with m filled; else the exit status of dmm replay
@@ -532,31 +533,34 @@ static int replay_once(tuner_t *tu, const dmm_tunables_t *t, meas_t *m)
             snprintf(tu->last_err, sizeof tu->last_err, "waitpid: %s", strerror(errno));
             return 1;
         }
-    static char out[1 << 16];
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        read_fd(tu->errfd, out, sizeof out);
-        char *nl = strchr(out, '\n');
+        char *e = read_all(tu->errfd);
+        char *nl = e ? strchr(e, '\n') : NULL;
         if (nl)
             *nl = 0;
-        const char *msg = !strncmp(out, "dmm replay: ", 12) ? out + 12 : out;
+        const char *msg = !e ? "" : !strncmp(e, "dmm replay: ", 12) ? e + 12 : e;
         if (WIFEXITED(st))
             snprintf(tu->last_err, sizeof tu->last_err, "%.400s", msg[0] ? msg : "dmm replay failed");
         else
             snprintf(tu->last_err, sizeof tu->last_err, "dmm replay died of signal %d",
                      WTERMSIG(st));
+        free(e);
         tu->failures++;
         return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
     }
-    read_fd(tu->outfd, out, sizeof out);
+    char *out = read_all(tu->outfd);
     double wall, op, rss, base, held, failed, ops;
-    if (json_num(out, "wall_s", &wall) || json_num(out, "op_s", &op) ||
+    if (!out || json_num(out, "wall_s", &wall) || json_num(out, "op_s", &op) ||
         json_num(out, "peak_rss_bytes", &rss) || json_num(out, "baseline_rss_bytes", &base) ||
         json_num(out, "peak_held_bytes", &held) || json_num(out, "failed", &failed) ||
         json_num(out, "ops", &ops)) {
-        snprintf(tu->last_err, sizeof tu->last_err, "dmm replay's JSON lacks a field");
+        snprintf(tu->last_err, sizeof tu->last_err, "%s", out ? "dmm replay's JSON lacks a field"
+                                                              : "out of memory");
+        free(out);
         tu->failures++;
         return 1;
     }
+    free(out);
     m->wall = wall;
     m->op = op;
     m->rss = (uint64_t)rss;
@@ -983,12 +987,16 @@ static double final_p(const final_t *fr, int q)
     return p;
 }
 
-/* The change in words: significant at 5 % or not. */
+/* The change in words: measurable when significant at 5 % and the medians
+ * differ by 0.5 % or more (a shift of one page in 16 MiB can be "significant"
+ * and mean nothing). */
 static void verdict(char *buf, size_t cap, double p, double d, double t, const char *less,
                     const char *more)
 {
-    if (p < 0.05 && t != d)
+    if (p < 0.05 && fabs(pct(t, d)) >= 0.5)
         snprintf(buf, cap, "%s (p=%.3f)", t < d ? less : more, p);
+    else if (p < 0.05)
+        snprintf(buf, cap, "negligible (p=%.3f)", p);
     else
         snprintf(buf, cap, "no significant change (p=%.2f)", p);
 }
@@ -1294,7 +1302,8 @@ static void print_text(const cmd_t *c)
            (unsigned long long)r->ge.cache_hits, (unsigned long long)tu->replays, c->t_search,
            r->ge.stopped == DMM_GE_DONE ? "" : r->ge.stopped == DMM_GE_TIME ? " (time budget)"
                                                                           : " (interrupted)");
-    printf("\nbest of the search (F %.4f; the defaults: 1):\n", r->F);
+    printf("\nbest of the search (F %.4f; the defaults: 1; the best of many noisy measurements "
+           "flatters itself:\nthe final run below is the fair comparison):\n", r->F);
     for (int i = 0; i < DMM_TUNE_N; i++) {
         char v[64];
         human_value(v, sizeof v, i, r->best.v[i]);
@@ -1376,13 +1385,13 @@ int dmm_tune_glibc_main(int argc, char **argv)
     int rc = 1;
     tu->trace = c->trace;
     tu->tty = isatty(2);
-    ssize_t el = readlink("/proc/self/exe", tu->exe, sizeof tu->exe - 1);
-    if (el <= 0) {
-        fprintf(stderr, "dmm tune-glibc: cannot find this program (/proc/self/exe): %s\n",
+    /* this very program, even if its file is replaced while the search runs */
+    snprintf(tu->exe, sizeof tu->exe, "/proc/self/exe");
+    if (access(tu->exe, X_OK) != 0) {
+        fprintf(stderr, "dmm tune-glibc: cannot run this program again (/proc/self/exe): %s\n",
                 strerror(errno));
         goto done;
     }
-    tu->exe[el] = 0;
     tu->outfd = memfd_create("dmm-tune-out", MFD_CLOEXEC);
     tu->errfd = memfd_create("dmm-tune-err", MFD_CLOEXEC);
     if (tu->outfd < 0 || tu->errfd < 0 || build_env(tu) != 0) {

@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""tune_glibc.py - dmm tune-glibc shown on real programs, run for real.
+
+For each program (sqlite3 and python3, the workloads of
+scripts/record_traces.sh, and perl when installed):
+
+ 1. record its allocation trace under libdmmtrace.so;
+ 2. `dmm tune-glibc --json` on that trace: the search over glibc's malloc
+    tunables, scored by replays, and its own final run (defaults vs tuned,
+    replayed);
+ 3. run the real program, with the same command line and environment as
+    recorded, under glibc's defaults and under the tuned GLIBC_TUNABLES,
+    alternating, --reps times each: wall time, CPU time (user + system) and
+    peak RSS (ru_maxrss from wait4) of each run; every run's output must
+    equal the defaults' (the settings may not change what a program does).
+
+Writes BUILD/bench/tune_glibc.md (tables, the Mann-Whitney p-value of every
+change, and a verdict in words) and BUILD/bench/tune_glibc.json (every raw
+number).  When the search keeps glibc's defaults, the real runs compare the
+search's best candidate anyway, marked as not recommended, so that the
+report still says what tuning would have done.
+
+    python3 bench/tune_glibc.py [--build build] [--reps 15] [--pop 12]
+                                [--gens 8] [--only sqlite3,python3] [--quick]
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+# The programs: name, argv, extra environment.  The workloads are those of
+# scripts/record_traces.sh (make bench's traces); the command line here is
+# both the one recorded and the one run for real.
+SQL = """CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT, v INTEGER);
+     CREATE INDEX t_k ON t(k);
+     WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<20000)
+       INSERT INTO t(k,v) SELECT printf('key%08d',(x*7919)%100003), x FROM c;
+     SELECT count(*), sum(v), min(k), max(k) FROM t;"""
+
+PY = '''
+import json
+d = {}
+for i in range(4000):
+    d["k%d" % i] = {"id": i, "name": "item%d" % i,
+                   "tags": [i % 7, i % 11, "t%d" % (i % 13)], "v": i * 0.5}
+s = json.dumps(d, sort_keys=True)
+e = json.loads(s)
+del d
+print(len(s), sum(v["id"] for v in e.values()), len(e))'''
+
+PERL = '''
+my %h; my $n = 30000;
+for my $i (1..$n) { $h{"key$i"} = [$i, "v" x ($i % 17)] }
+my $t = 0; $t += $h{$_}[0] for keys %h;
+delete $h{"key$_"} for grep { $_ % 2 } 1..$n;
+print scalar(keys %h), " $t\\n"'''
+
+PROGRAMS = [
+    ("sqlite3", ["sqlite3", ":memory:", SQL], {}),
+    # PYTHONMALLOC=malloc: every object through malloc, as recorded (with
+    # pymalloc most small objects never reach glibc).
+    ("python3", ["/usr/bin/python3", "-s", "-c", PY], {"PYTHONMALLOC": "malloc"}),
+    ("perl", ["perl", "-e", PERL], {}),
+]
+
+OURS = ("LD_PRELOAD", "GLIBC_TUNABLES", "MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_",
+        "MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX")
+TUNABLES = [("top_pad", "glibc.malloc.top_pad"),
+            ("trim_threshold", "glibc.malloc.trim_threshold"),
+            ("mmap_threshold", "glibc.malloc.mmap_threshold"),
+            ("arena_max", "glibc.malloc.arena_max")]
+
+
+def base_env():
+    return {k: v for k, v in os.environ.items() if k not in OURS and not k.startswith("DMM_")}
+
+
+def glibc_string(settings):
+    return ":".join("%s=%d" % (full, settings[short]) for short, full in TUNABLES
+                    if settings.get(short, "default") != "default")
+
+
+def run_once(argv, env):
+    """One run: wall seconds, CPU seconds, peak RSS bytes, status, output."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    p.stdout.close()
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, p.returncode, out
+
+
+def mann_whitney(x, y):
+    """Two-sided p-value of the Mann-Whitney U test: exact without ties, else
+    the normal approximation with the tie correction."""
+    n, m = len(x), len(y)
+    if not n or not m:
+        return 1.0
+    u = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in x for b in y)
+    ties = len(set(x) | set(y)) < n + m
+    if ties or n > 60 or m > 60:
+        allv = sorted(x + y)
+        tsum, i = 0.0, 0
+        while i < len(allv):
+            k = i
+            while k < len(allv) and allv[k] == allv[i]:
+                k += 1
+            t = k - i
+            tsum += t ** 3 - t
+            i = k
+        N = n + m
+        var = n * m / 12.0 * ((N + 1) - tsum / (N * (N - 1)))
+        if var <= 0:
+            return 1.0
+        z = max(0.0, abs(u - n * m / 2.0) - 0.5) / math.sqrt(var)
+        return math.erfc(z / math.sqrt(2))
+    # f[j][v]: orderings of i x's and j y's with v pairs x > y
+    f = [[1] + [0] * (n * m) for _ in range(m + 1)]
+    for i in range(1, n + 1):
+        g = [[0] * (n * m + 1) for _ in range(m + 1)]
+        g[0][0] = 1
+        for j in range(1, m + 1):
+            for v in range(n * m + 1):
+                g[j][v] = (f[j][v - j] if v >= j else 0) + g[j - 1][v]
+        f = g
+    dist = f[m]
+    total = sum(dist)
+    lo = sum(dist[: int(u) + 1])
+    hi = sum(dist[int(u):])
+    return min(1.0, 2.0 * min(lo, hi) / total)
+
+
+def summary(v):
+    return {"median": statistics.median(v), "min": min(v), "max": max(v)}
+
+
+def pct(a, b):
+    return 100.0 * (a - b) / b if b else 0.0
+
+
+def record(build, outdir, name, argv, extra):
+    trace = os.path.join(outdir, name + ".trc")
+    if os.path.exists(trace):
+        os.unlink(trace)
+    env = base_env()
+    env.update(extra)
+    env["LD_PRELOAD"] = os.path.join(build, "libdmmtrace.so")
+    env["DMM_TRACE_FILE"] = trace
+    env["DMM_TRACE_STACK"] = "0"
+    r = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+    if r.returncode != 0 or not os.path.exists(trace):
+        raise RuntimeError("%s: recording failed (status %d): %s"
+                           % (name, r.returncode, r.stderr.decode(errors="replace")[-300:]))
+    return trace
+
+
+def tune(build, trace, args):
+    cmd = [os.path.join(build, "dmm"), "tune-glibc", "--json", "-q", "--seed", str(args.seed),
+           "--pop", str(args.pop), "--gens", str(args.gens), "--final-reps",
+           str(args.final_reps), trace]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        raise RuntimeError("dmm tune-glibc %s: status %d: %s"
+                           % (trace, r.returncode, r.stderr.decode(errors="replace")))
+    return json.loads(r.stdout)
+
+
+def real_runs(argv, extra, tunables, reps):
+    """Defaults and tuned alternating (ABBA), reps each, after one warm-up."""
+    env_d = base_env()
+    env_d.update(extra)
+    env_t = dict(env_d)
+    env_t["GLIBC_TUNABLES"] = tunables
+    _, _, _, st, want = run_once(argv, env_d)
+    if st != 0:
+        raise RuntimeError("%s exits %d" % (argv[0], st))
+    runs = {"defaults": {"wall_s": [], "cpu_s": [], "maxrss_bytes": []},
+            "tuned": {"wall_s": [], "cpu_s": [], "maxrss_bytes": []}}
+    for k in range(reps):
+        order = ("defaults", "tuned") if k % 2 == 0 else ("tuned", "defaults")
+        for side in order:
+            wall, cpu, rss, st, out = run_once(argv, env_t if side == "tuned" else env_d)
+            if st != 0 or out != want:
+                raise RuntimeError("%s under %s: status %d, output %s the defaults'"
+                                   % (argv[0], side, st, "equal to" if out == want else
+                                      "different from"))
+            runs[side]["wall_s"].append(wall)
+            runs[side]["cpu_s"].append(cpu)
+            runs[side]["maxrss_bytes"].append(rss)
+    comp = {}
+    for key in ("wall_s", "cpu_s", "maxrss_bytes"):
+        d, t = runs["defaults"][key], runs["tuned"][key]
+        comp[key] = {"defaults": summary(d), "tuned": summary(t),
+                     "change_pct": pct(statistics.median(t), statistics.median(d)),
+                     "p": mann_whitney(t, d)}
+    return runs, comp
+
+
+def fmt(v, key):
+    if key.endswith("bytes"):
+        return "%.2f MiB" % (v / 1048576.0)
+    return "%.2f ms" % (v * 1e3)
+
+
+def cell(s, key):
+    return "%s (%s–%s)" % (fmt(s["median"], key), fmt(s["min"], key), fmt(s["max"], key))
+
+
+def significant(c):
+    """Measurable: significant at 5 % and the medians 0.5 % or more apart (one
+    page more in a few of 15 runs can be "significant" and mean nothing)."""
+    return c["p"] < 0.05 and abs(c["change_pct"]) >= 0.5
+
+
+def words(c, less, more):
+    if not significant(c):
+        return ("negligible (%+.2f %%, p=%.3f)" % (c["change_pct"], c["p"]) if c["p"] < 0.05
+                else "no significant change (p=%.2f)" % c["p"])
+    return "%s by %.1f %% (p=%.3f)" % (less if c["change_pct"] < 0 else more,
+                                        abs(c["change_pct"]), c["p"])
+
+
+def replay_comp(final, key):
+    d, t = final["defaults"][key], final["tuned"][key]
+    return {"defaults": summary(d), "tuned": summary(t),
+            "change_pct": pct(statistics.median(t), statistics.median(d)),
+            "p": final["p_value"][key]}
+
+
+def write_report(path, res, meta):
+    L = []
+    L.append("# glibc malloc tunables on real programs (dmm tune-glibc)\n")
+    L.append("Each program's trace was recorded under libdmmtrace.so; `dmm tune-glibc` searched "
+             "glibc's top_pad, trim_threshold, mmap_threshold and arena_max on it (population "
+             "%d, %d generations, seed %d, min of 3 replays per candidate; F = ½·t/t_default + "
+             "½·M/M_default, t the replay's wall time, M its peak held memory plus the "
+             "defaults' baseline RSS) and replayed defaults vs the winner %d times each. "
+             "Then the real program ran, with the command line and environment it was "
+             "recorded with, under the defaults and under the winner's `GLIBC_TUNABLES`, "
+             "alternating, %d times each (one warm-up first): wall and CPU time and peak RSS "
+             "(`ru_maxrss` from wait4). Medians with min–max; p: two-sided Mann-Whitney U; a change "
+             "counts as measurable when p < 0.05 and the medians differ by 0.5 %% or more. "
+             "glibc %s, %d CPUs, load average %.2f at the start; %.0f s in all.\n"
+             % (meta["pop"], meta["gens"], meta["seed"], meta["final_reps"], meta["reps"],
+                meta["glibc"], meta["cpus"], meta["load"], meta["seconds"]))
+    L.append("| program | ops | settings | search F | replay time | replay peak RSS | "
+             "real wall | real CPU | real peak RSS |")
+    L.append("|---|---:|---|---:|---|---|---|---|---|")
+    for r in res:
+        if "error" in r:
+            L.append("| %s | | %s | | | | | | |" % (r["name"], r["error"]))
+            continue
+        if r.get("compared") is None:
+            L.append("| %s | %d | defaults (the search found nothing else) | %.3f | | | | | |"
+                     % (r["name"], r["ops"], r["search_F"]))
+            continue
+        rp, rc = r.get("replay"), r["real"]
+        L.append("| %s | %d | `%s`%s | %.3f | %s | %s | %s | %s | %s |" % (
+            r["name"], r["ops"], r["compared"],
+            "" if r["recommended"] else " (search's best, not recommended)", r["search_F"],
+            "%+.1f %% (p=%.2f)" % (rp["wall_s"]["change_pct"], rp["wall_s"]["p"]) if rp else "",
+            "%+.1f %% (p=%.2f)" % (rp["peak_rss_bytes"]["change_pct"],
+                                   rp["peak_rss_bytes"]["p"]) if rp else "",
+            "%+.1f %% (p=%.2f)" % (rc["wall_s"]["change_pct"], rc["wall_s"]["p"]),
+            "%+.1f %% (p=%.2f)" % (rc["cpu_s"]["change_pct"], rc["cpu_s"]["p"]),
+            "%+.1f %% (p=%.2f)" % (rc["maxrss_bytes"]["change_pct"], rc["maxrss_bytes"]["p"])))
+    L.append("")
+    for r in res:
+        if "error" in r or r.get("compared") is None:
+            continue
+        L.append("## %s\n" % r["name"])
+        L.append("`%s` — %d operations; search: %d candidates measured, %.1f s; "
+                 "dmm tune-glibc %s.\n"
+                 % (r["command"], r["ops"], r["candidates"], r["search_seconds"],
+                    "recommends these settings" if r["recommended"]
+                    else "keeps glibc's defaults (the row shows its search's best anyway)"))
+        L.append("| measure | defaults | tuned | change | p |")
+        L.append("|---|---|---|---:|---:|")
+        rows = []
+        if r.get("replay"):
+            rows += [("replay wall time", r["replay"]["wall_s"], "wall_s"),
+                     ("replay peak RSS", r["replay"]["peak_rss_bytes"], "peak_rss_bytes"),
+                     ("replay peak held", r["replay"]["peak_held_bytes"], "peak_held_bytes")]
+        rows += [("real wall time", r["real"]["wall_s"], "wall_s"),
+                 ("real CPU time", r["real"]["cpu_s"], "cpu_s"),
+                 ("real peak RSS", r["real"]["maxrss_bytes"], "maxrss_bytes")]
+        for label, c, key in rows:
+            L.append("| %s | %s | %s | %+.1f %% | %.3f |"
+                     % (label, cell(c["defaults"], key), cell(c["tuned"], key),
+                        c["change_pct"], c["p"]))
+        L.append("")
+        rc = r["real"]
+        L.append("Real runs: wall time %s; CPU time %s; peak RSS %s.\n"
+                 % (words(rc["wall_s"], "faster", "slower"), words(rc["cpu_s"], "less", "more"),
+                    words(rc["maxrss_bytes"], "smaller", "larger")))
+    L.append("## Verdict\n")
+    for r in res:
+        if "error" in r:
+            L.append("- %s: not measured (%s)." % (r["name"], r["error"]))
+        elif r.get("compared") is None:
+            L.append("- %s: the search kept glibc's defaults; nothing to compare." % r["name"])
+        else:
+            sig = [(k, c) for k, c in r["real"].items() if significant(c)]
+            if not sig:
+                L.append("- %s: no measurable gain — no difference between defaults and `%s` "
+                         "in the real runs is measurable (%d runs each)."
+                         % (r["name"], r["compared"], meta["reps"]))
+            else:
+                L.append("- %s: with `%s`, %s (real runs, %d each)." % (
+                    r["name"], r["compared"],
+                    "; ".join("%s %+.1f %% (p=%.3f)" % (
+                        {"wall_s": "wall time", "cpu_s": "CPU time",
+                         "maxrss_bytes": "peak RSS"}[k], c["change_pct"], c["p"])
+                        for k, c in sig), meta["reps"]))
+    L.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(L))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "15")))
+    ap.add_argument("--pop", type=int, default=12)
+    ap.add_argument("--gens", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--final-reps", type=int, default=7)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--quick", action="store_true", help="sqlite3 only, small search, 5 runs")
+    args = ap.parse_args()
+    if args.quick:
+        args.only, args.pop, args.gens, args.reps = "sqlite3", 6, 2, 5
+    build = os.path.abspath(args.build)
+    outdir = os.path.join(build, "bench", "tune_glibc")
+    os.makedirs(outdir, exist_ok=True)
+    for f in ("dmm", "libdmmtrace.so"):
+        if not os.path.exists(os.path.join(build, f)):
+            sys.exit("tune_glibc.py: %s/%s not built (run make)" % (build, f))
+    only = set(args.only.split(",")) if args.only else None
+    t0 = time.time()
+    meta = {"pop": args.pop, "gens": args.gens, "seed": args.seed, "reps": args.reps,
+            "final_reps": args.final_reps, "glibc": platform.libc_ver()[1] or "?",
+            "cpus": os.cpu_count(), "load": os.getloadavg()[0]}
+    res = []
+    for name, argv, extra in PROGRAMS:
+        if only and name not in only:
+            continue
+        if not shutil.which(argv[0]):
+            print("tune_glibc: %s skipped: not installed" % name, file=sys.stderr)
+            continue
+        r = {"name": name, "command": " ".join(
+            ["%s=%s" % kv for kv in extra.items()] +
+            [a if " " not in a and "\n" not in a else "'…'" for a in argv])}
+        try:
+            ts = time.time()
+            trace = record(build, outdir, name, argv, extra)
+            print("tune_glibc: %s: recorded %s; searching" % (name, trace), file=sys.stderr)
+            d = tune(build, trace, args)
+            r.update(ops=d["ops"], search_F=d["search_F"], recommended=d["tuned"],
+                     candidates=d["search"]["candidates_measured"],
+                     search_seconds=d["search"]["seconds"], tune=d)
+            settings = d["best"] if d["tuned"] else d["search_best"]
+            compared = glibc_string(settings)
+            if not compared:
+                r["compared"] = None
+                res.append(r)
+                continue
+            r["compared"] = compared
+            if d["final"]:
+                r["replay"] = {k: replay_comp(d["final"], k)
+                               for k in ("wall_s", "peak_rss_bytes", "peak_held_bytes")}
+            print("tune_glibc: %s: GLIBC_TUNABLES=%s; %d real runs each"
+                  % (name, compared, args.reps), file=sys.stderr)
+            runs, comp = real_runs(argv, extra, compared, args.reps)
+            r["real"], r["real_runs"] = comp, runs
+            r["seconds"] = time.time() - ts
+        except (RuntimeError, OSError, ValueError) as e:
+            print("tune_glibc: %s: %s" % (name, e), file=sys.stderr)
+            r["error"] = str(e)
+        res.append(r)
+    meta["seconds"] = time.time() - t0
+    bench = os.path.join(build, "bench")
+    with open(os.path.join(bench, "tune_glibc.json"), "w") as f:
+        json.dump({"meta": meta, "programs": res}, f, indent=1)
+    write_report(os.path.join(bench, "tune_glibc.md"), res, meta)
+    print("tune_glibc: %s/tune_glibc.md (%.0f s)" % (bench, meta["seconds"]), file=sys.stderr)
+    return 1 if any("error" in r for r in res) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
