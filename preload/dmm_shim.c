@@ -43,11 +43,18 @@ extern char **environ;
 
 /* libdmm_evolved.so compiles this file a second time, included from
  * preload/evolved_shim.c with DMM_EVOLVED defined: the chain is then the
- * generated dmm_evolved_desc, and malloc and free take the shim_malloc and
- * shim_free that evolved_shim.c defines. */
+ * generated dmm_evolved_desc, and malloc and free take the shim_malloc,
+ * shim_free and shim_class_free that evolved_shim.c defines. */
 #ifndef DMM_EVOLVED
 #define shim_malloc dmm_chain_malloc
 #define shim_free   dmm_chain_free
+/* The free of allocator i of the chain, its lock held by the caller (the
+ * DMM_OFFLOAD helper, offload.h): what dmm_chain_free does inside it. */
+static inline void shim_class_free(dmm_chain_t *c, int i, void *p)
+{
+    DMM_COST(&c->cost, ops, 1);
+    c->alloc[i].ops->free(&c->alloc[i], p);
+}
 #endif
 
 static dmm_chain_t *g_chain;
@@ -310,10 +317,18 @@ EXPORT void *malloc(size_t n)
 static SLOW void free_slow(void *p)
 {
     dmm_chain_t *c = chain();
-    if (c && dmm_chain_owns(c, p)) {
+    if (c && ofl_q) {   /* DMM_OFFLOAD: one page-map look-up for both tests */
+        unsigned o = dmm_pagesrc_owner(&c->ps, p);
+        if ((o >= 1 && o <= (unsigned)c->n) || o == DMM_OWNER_LARGE) {
+            int e = errno;
+            if (!ofl_push(c, p, o))
+                shim_free(c, p);
+            errno = e;
+            return;
+        }
+    } else if (c && dmm_chain_owns(c, p)) {
         int e = errno;
-        if (!ofl_q || !ofl_push(c, p))
-            shim_free(c, p);
+        shim_free(c, p);
         errno = e;
         return;
     }

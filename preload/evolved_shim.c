@@ -76,5 +76,12 @@ static inline void shim_free(dmm_chain_t *c, void *p)
     evolved_unlock(&c->locks[i]);
 }
 
+/* Allocator i's free, its lock held by the caller (the DMM_OFFLOAD
+ * helper). */
+static inline void shim_class_free(dmm_chain_t *c, int i, void *p)
+{
+    dmm_evolved_class_free(c, i, p);
+}
+
 #define DMM_EVOLVED 1
 #include "dmm_shim.c"

@@ -2,37 +2,52 @@
  * (libdmm.so and libdmm_evolved.so).  The shim's private part, included
  * once by dmm_shim.c after shim_free is defined: static functions only.
  *
- * The queue.  One bounded ring of OFL_SLOTS pointers, mapped from the OS,
- * many producers (every thread that frees), one consumer (the helper).
- * Each slot carries a sequence number: a producer claims position pos when
- * the slot's number says pos (a compare-and-swap on the head), writes the
- * pointer, and publishes it by setting the number to pos + 1; the consumer
- * takes position t when the number reads t + 1 and gives the slot back for
- * the next lap (t + OFL_SLOTS).  A slot still holding the previous lap's
- * pointer means the ring is full: the caller then frees the block itself.
- * So at most OFL_SLOTS blocks are freed by the program and not yet by the
- * allocator; blocks of the fallback path (their own chunks, possibly
- * large) are offloaded only while the queued ones hold under
- * OFL_LARGE_MAX bytes.  Per-thread rings would spare the head's cache line
- * but need a hook at thread exit for their leftovers (glibc's TLS
- * destructors allocate); one ring has no per-thread state at all.
+ * Groups.  A thread does not hand over each block: it collects the
+ * pointers it frees in a small array of its own (initial-exec TLS) and
+ * hands over the whole group every OFL_GROUP frees.  So a free costs the
+ * thread a page-map look-up and one store; the shared ring, and the cache
+ * lines it moves between cores, are touched once a group, and the freed
+ * block itself is not touched at all (a first version linked the blocks
+ * through their first word: a cache miss on every cold block).  A group is
+ * handed over when it is full and when its thread ends (a pthread key's
+ * destructor; keys below 32 need no malloc), and freed by the thread
+ * itself when offloading stops; a thread that stops freeing keeps fewer
+ * than OFL_GROUP blocks back.  Blocks of the fallback path (chunks of
+ * their own, possibly large) go in groups of one, and only while the
+ * queued ones hold under OFL_LARGE_MAX bytes.
  *
- * The helper frees what it takes through shim_free, under the same
- * per-allocator locks as any thread: the program's own calls and the
- * helper's never touch an allocator's structures at once.  The locks are
+ * The queue.  One bounded ring of OFL_SLOTS groups (two cache lines each:
+ * a sequence number, a count, the pointers), mapped from the OS, many
+ * producers (every thread that frees), one consumer (the helper).  A
+ * producer claims position pos when the slot's number says pos (a
+ * compare-and-swap on the head), copies its group in, and publishes it by
+ * setting the number to pos + 1; the consumer takes position t when the
+ * number reads t + 1 and gives the slot back for the next lap
+ * (t + OFL_SLOTS).  A slot still holding the previous lap's group means
+ * the ring is full: the caller then frees its group itself.  So at most
+ * OFL_SLOTS x OFL_GROUP blocks wait in the ring, and fewer than OFL_GROUP
+ * in each thread's array.  One ring rather than one per thread: no
+ * per-thread ring to find, drain or give back when a thread ends.
+ *
+ * The helper frees what it takes under the same per-allocator locks as
+ * any thread (shim_free's, or the same lock words held across a run of
+ * blocks of one allocator, with the block headers prefetched first): the
+ * program's own calls and the helper's never touch an allocator's
+ * structures at once.  The locks are
  * skipped while __libc_single_threaded is set; pthread_create clears it
  * before the helper runs, and the helper is started from a call that holds
  * no lock of the chain, so no skipped lock is ever held across the start.
  * (glibc 2.36 does not set it again in a fork child: there the locks stay
  * on, which is correct, only slower.)
  *
- * Waking.  A producer never waits.  The helper drains the ring in batches
- * of OFL_BATCH, polls a while when it is empty, then sleeps on a futex with
- * a timeout that doubles from OFL_NAP_MIN_NS up to OFL_NAP_MAX_NS while
- * nothing comes.  A producer wakes it only at every OFL_WAKE_EVERY-th
- * position or when the ring is full, so a free costs a system call at most
- * once in OFL_WAKE_EVERY (a missed wake-up only delays frees until the
- * timeout: the protocol needs no fence on the producer's side).
+ * Waking.  A producer never waits.  The helper drains the ring
+ * OFL_BATCH groups at a time, polls a while when it is empty, then sleeps on
+ * a futex with a timeout that doubles from OFL_NAP_MIN_NS up to
+ * OFL_NAP_MAX_NS while nothing comes.  A producer wakes it only at every
+ * OFL_WAKE_EVERY-th position or when the ring is full, so a system call
+ * comes at most once in OFL_WAKE_EVERY x OFL_GROUP frees (a missed wake-up
+ * only delays frees until the timeout: the protocol needs no fence on the
+ * producer's side).
  *
  * Starting the helper.  pthread_create allocates (the new thread's DTV with
  * calloc) and takes glibc's stack-cache lock, under which glibc itself
@@ -51,23 +66,24 @@
  * Exit.  An exit handler (registered when the chain starts, so it runs
  * after the program's own exit handlers and destructors) stops offloading:
  * frees after it are synchronous; it waits for the helper's batch in
- * progress (OFL_BATCH frees at most), after which the helper frees nothing
+ * progress (OFL_BATCH groups at most), after which the helper frees nothing
  * more and parks until the process ends.  Nothing joins it, so exit never
  * waits for more than that batch, and frees still queued are simply not
- * done.  A helper never keeps a process alive: when it has been idle
- * for OFL_NAP_MAX_NS it looks in /proc/self/task for another live thread
- * (main may have called pthread_exit); if there is none it returns, and
- * glibc ends the process as it would have without it (exit(0) when the
- * last thread ends).
+ * done.  A helper never keeps a process alive: when it has been idle for
+ * OFL_NAP_MAX_NS it looks in /proc/self/task for another live thread (main
+ * may have called pthread_exit); if there is none it returns, and glibc
+ * ends the process as it would have without it (exit(0) when the last
+ * thread ends).
  *
  * Fork.  The prepare handler takes the consumer lock, which the helper holds
  * for each batch, so at fork the helper is between batches, then the
  * chain's locks.  The child has no helper: its handler frees every
- * published block still queued, marks the slots of producers caught
- * between claim and publish (threads that do not exist in the child) as
- * taken (those blocks are lost to the child, as they would be to any
- * allocator whose free was interrupted), and offloading starts again after
- * OFL_START_AFTER frees in the child.
+ * published group still queued and the forking thread's own one, marks the
+ * slots of producers caught between claim and publish (threads that do not
+ * exist in the child) as taken (those blocks, and the groups of the other
+ * threads, are lost to the child, as they would be to any allocator whose
+ * free was interrupted), and offloading starts again after OFL_START_AFTER
+ * frees in the child.
  *
  * DMM_CHECK wins over DMM_OFFLOAD: its checks and its quarantine run in the
  * freeing thread, where a fault must stop the program, and the quarantine
@@ -94,9 +110,10 @@
 
 /* Tunables. */
 enum {
-    OFL_SLOTS = 4096,        /* the bound: blocks queued at most */
-    OFL_BATCH = 64,          /* frees per hold of the consumer lock */
-    OFL_WAKE_EVERY = 256,    /* a producer wakes a sleeping helper this often */
+    OFL_GROUP = 14,          /* frees a thread hands over at once */
+    OFL_SLOTS = 512,         /* groups the ring holds */
+    OFL_BATCH = 4,           /* groups per hold of the consumer lock */
+    OFL_WAKE_EVERY = 16,     /* a producer wakes a sleeping helper this often */
     OFL_START_AFTER = 64,    /* synchronous frees before the helper starts */
     OFL_SPIN = 200,          /* empty polls (pause) before the helper sleeps */
     OFL_STACK = 256 << 10,   /* the helper's stack */
@@ -108,7 +125,7 @@ enum {
 _Static_assert((OFL_SLOTS & (OFL_SLOTS - 1)) == 0, "OFL_SLOTS is a power of two");
 _Static_assert((OFL_WAKE_EVERY & (OFL_WAKE_EVERY - 1)) == 0 && OFL_WAKE_EVERY <= OFL_SLOTS,
                "OFL_WAKE_EVERY is a power of two within the ring");
-_Static_assert(OFL_BATCH <= OFL_SLOTS, "a batch fits in the ring");
+_Static_assert(OFL_BATCH <= OFL_SLOTS && OFL_GROUP >= 1, "sizes that fit");
 
 /* The helper's life (g_ofl). */
 enum {
@@ -122,15 +139,17 @@ enum {
 
 typedef struct ofl_slot {
     size_t seq;
-    void  *p;
+    size_t n;
+    void  *p[OFL_GROUP];
 } ofl_slot_t;
-_Static_assert(sizeof(ofl_slot_t) == 16, "four slots a cache line");
+_Static_assert(sizeof(ofl_slot_t) == 128, "a slot is two cache lines");
 
 /* Fields apart by who writes them, each group on lines of its own. */
 typedef struct ofl_queue {
     _Alignas(64) size_t head;      /* producers: the next position to claim */
+    uint64_t handed;               /* blocks handed over (beside head: one line) */
     _Alignas(64) size_t tail;      /* the consumer: the next position to take */
-    uint64_t done;                 /* frees the consumer did */
+    uint64_t done;                 /* blocks the consumer freed */
     int      consumer;             /* lock: held by the helper for a batch, by fork */
     _Alignas(64) int sleeping;     /* futex word: 1 while the helper sleeps */
     _Alignas(64) size_t large;     /* fallback-path bytes queued */
@@ -146,6 +165,15 @@ typedef struct ofl_queue {
 static ofl_queue_t *ofl_q;
 static int g_ofl;          /* OFL_* */
 static int g_ctor_ran;     /* the library's constructor ran: libc is set up */
+static pthread_key_t ofl_key;
+static int ofl_key_ok;
+
+/* This thread's group: blocks freed and not handed over yet. */
+static __thread void *t_ofl_buf[OFL_GROUP] __attribute__((tls_model("initial-exec")));
+static __thread unsigned t_ofl_n __attribute__((tls_model("initial-exec")));
+/* 0: the key's destructor is not armed for this thread; 1: it is; 2: the
+ * thread is ending (its destructor ran): blocks go one by one. */
+static __thread unsigned char t_ofl_state __attribute__((tls_model("initial-exec")));
 
 static inline void ofl_relax(void)
 {
@@ -207,36 +235,76 @@ static int ofl_setup(void)
     return 0;
 }
 
-/* The block's own free, by whoever consumes: the helper or a fork child. */
-static void ofl_free_now(dmm_chain_t *c, ofl_queue_t *q, void *p)
+/* The chain's lock protocol (chain.c), always taken: whoever runs this is
+ * not alone. */
+static void ofl_lock(int *l)
 {
-    if (dmm_pagesrc_owner(&c->ps, p) == DMM_OWNER_LARGE) {
-        size_t u = dmm_chain_usable(c, p);
-        shim_free(c, p);
-        __atomic_sub_fetch(&q->large, u, __ATOMIC_RELAXED);
-        return;
-    }
-    shim_free(c, p);
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            sched_yield();
 }
 
-/* Free up to max published blocks from the tail; the caller holds the
- * consumer lock.  Returns how many. */
+static void ofl_unlock(int *l)
+{
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* Free a group's n blocks now: the helper, a fork child, or a caller whose
+ * group did not fit.  The headers are prefetched first (they were written
+ * on another core); consecutive blocks of one allocator are freed under
+ * one hold of its lock. */
+static void ofl_free_group(dmm_chain_t *c, ofl_queue_t *q, void *const *p, size_t n)
+{
+    unsigned o[OFL_GROUP];
+    for (size_t i = 0; i < n; i++) {
+        __builtin_prefetch((const char *)p[i] - 16, 1);
+        o[i] = dmm_pagesrc_owner(&c->ps, p[i]);
+    }
+    int held = -1;
+    for (size_t i = 0; i < n; i++) {
+        int a = (int)o[i] - 1;
+        if (__builtin_expect(a >= 0 && a < c->n, 1)) {
+            if (a != held) {
+                if (held >= 0)
+                    ofl_unlock(&c->locks[held]);
+                ofl_lock(&c->locks[a]);
+                held = a;
+            }
+            shim_class_free(c, a, p[i]);
+            continue;
+        }
+        if (held >= 0)
+            ofl_unlock(&c->locks[held]);
+        held = -1;
+        size_t u = dmm_chain_usable(c, p[i]);   /* the fallback path */
+        shim_free(c, p[i]);
+        __atomic_sub_fetch(&q->large, u, __ATOMIC_RELAXED);
+    }
+    if (held >= 0)
+        ofl_unlock(&c->locks[held]);
+}
+
+/* Free up to max published groups from the tail; the caller holds the
+ * consumer lock.  Returns how many groups. */
 static size_t ofl_drain(dmm_chain_t *c, ofl_queue_t *q, size_t max)
 {
-    size_t t = q->tail, n = 0;
+    size_t t = q->tail, n = 0, blocks = 0;
+    void *g[OFL_GROUP];
     while (n < max) {
         ofl_slot_t *s = &q->slot[t & (OFL_SLOTS - 1)];
         if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != t + 1)
             break;
-        void *p = s->p;
+        size_t k = s->n;
+        memcpy(g, s->p, k * sizeof g[0]);
         __atomic_store_n(&s->seq, t + OFL_SLOTS, __ATOMIC_RELEASE);
         t++;
         n++;
-        ofl_free_now(c, q, p);
+        ofl_free_group(c, q, g, k);
+        blocks += k;
     }
     if (n) {
         __atomic_store_n(&q->tail, t, __ATOMIC_RELEASE);
-        ofl_add(&q->done, n);
+        ofl_add(&q->done, blocks);
     }
     return n;
 }
@@ -326,6 +394,23 @@ static void *ofl_main(void *arg)
     }
 }
 
+/* A thread ends (the key's destructor; glibc clears the value first): hand
+ * over its group, and from now on its frees one by one, so that later
+ * destructors' frees are not left in a group nobody hands over. */
+static int ofl_hand(ofl_queue_t *q, void *const *g, size_t n, size_t big);
+
+static void ofl_thread_end(void *unused)
+{
+    (void)unused;
+    t_ofl_state = 2;
+    size_t n = t_ofl_n;
+    t_ofl_n = 0;
+    if (n && g_chain && !ofl_hand(ofl_q, t_ofl_buf, n, 0)) {
+        ofl_free_group(g_chain, ofl_q, t_ofl_buf, n);
+        ofl_add(&ofl_q->full, n);
+    }
+}
+
 /* From malloc's slow path in state 5: start the helper.  Any error leaves
  * frees synchronous for good, with one notice. */
 static void ofl_start(dmm_chain_t *c)
@@ -338,6 +423,8 @@ static void ofl_start(dmm_chain_t *c)
                                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return;
     int e = errno;
+    if (!ofl_key_ok && pthread_key_create(&ofl_key, ofl_thread_end) == 0)
+        __atomic_store_n(&ofl_key_ok, 1, __ATOMIC_RELEASE);
     pthread_attr_t a;
     int r = pthread_attr_init(&a);
     if (r == 0) {
@@ -375,25 +462,10 @@ static void ofl_no_helper(ofl_queue_t *q, int st)
     }
 }
 
-/* Hand block p (of chain c: the caller checked) to the helper.  1 when it
- * is queued, 0 when the caller must free it now. */
-static int ofl_push(dmm_chain_t *c, void *p)
+/* Put a group of n blocks (big bytes of them on the fallback path) in the
+ * ring: 1, or 0 when the ring is full (the caller frees the group). */
+static int ofl_hand(ofl_queue_t *q, void *const *g, size_t n, size_t big)
 {
-    ofl_queue_t *q = ofl_q;
-    int st = __atomic_load_n(&g_ofl, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(st != OFL_RUNNING, 0)) {
-        ofl_no_helper(q, st);
-        return 0;
-    }
-    size_t big = 0;
-    if (__builtin_expect(dmm_pagesrc_owner(&c->ps, p) == DMM_OWNER_LARGE, 0)) {
-        big = dmm_chain_usable(c, p);
-        if (__atomic_add_fetch(&q->large, big, __ATOMIC_RELAXED) > OFL_LARGE_MAX) {
-            __atomic_sub_fetch(&q->large, big, __ATOMIC_RELAXED);
-            ofl_add(&q->full, 1);
-            return 0;
-        }
-    }
     size_t pos = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
     ofl_slot_t *s;
     for (;;) {
@@ -404,20 +476,87 @@ static int ofl_push(dmm_chain_t *c, void *p)
             if (__atomic_compare_exchange_n(&q->head, &pos, pos + 1, 1, __ATOMIC_SEQ_CST,
                                             __ATOMIC_RELAXED))
                 break;
-        } else if (d < 0) {   /* the previous lap's block is still there */
+        } else if (d < 0) {   /* the previous lap's group is still there */
             if (big)
                 __atomic_sub_fetch(&q->large, big, __ATOMIC_RELAXED);
-            ofl_add(&q->full, 1);
             ofl_wake(q);
             return 0;
         } else {
             pos = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
         }
     }
-    s->p = p;
+    ofl_add(&q->handed, n);
+    s->n = n;
+    memcpy(s->p, g, n * sizeof g[0]);
     __atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
     if ((pos & (OFL_WAKE_EVERY - 1)) == 0)
         ofl_wake(q);
+    return 1;
+}
+
+/* This thread's group, freed now (offloading stopped, or a fork child). */
+static void ofl_drop_group(dmm_chain_t *c, ofl_queue_t *q)
+{
+    size_t n = t_ofl_n;
+    t_ofl_n = 0;
+    if (n) {
+        ofl_free_group(c, q, t_ofl_buf, n);
+        ofl_add(&q->direct, n);
+    }
+}
+
+/* Take block p of chain c, of owner o in the page map (the caller checked
+ * that it is the chain's), for the helper.  1 when it is taken (in this
+ * thread's group or in the ring), 0 when the caller must free it now. */
+static int ofl_push(dmm_chain_t *c, void *p, unsigned o)
+{
+    ofl_queue_t *q = ofl_q;
+    int st = __atomic_load_n(&g_ofl, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(st != OFL_RUNNING, 0)) {
+        ofl_no_helper(q, st);
+        if (t_ofl_n)
+            ofl_drop_group(c, q);
+        return 0;
+    }
+    if (__builtin_expect(o == DMM_OWNER_LARGE, 0)) {
+        size_t big = dmm_chain_usable(c, p);
+        if (__atomic_add_fetch(&q->large, big, __ATOMIC_RELAXED) > OFL_LARGE_MAX) {
+            __atomic_sub_fetch(&q->large, big, __ATOMIC_RELAXED);
+            ofl_add(&q->full, 1);
+            return 0;
+        }
+        if (ofl_hand(q, &p, 1, big))
+            return 1;
+        ofl_add(&q->full, 1);
+        return 0;
+    }
+    if (__builtin_expect(t_ofl_state != 1, 0)) {
+        if (t_ofl_state == 2) {   /* the thread is ending: no group */
+            if (ofl_hand(q, &p, 1, 0))
+                return 1;
+            ofl_add(&q->full, 1);
+            return 0;
+        }
+        /* arm the key's destructor, which hands the group over when the
+         * thread ends (a key below 32 needs no memory; a later one calls
+         * calloc, which is safe here: no lock is held) */
+        int armed = __atomic_load_n(&ofl_key_ok, __ATOMIC_ACQUIRE) &&
+                    pthread_setspecific(ofl_key, (void *)1) == 0;
+        t_ofl_state = armed ? 1 : 2;
+        if (!armed)
+            return ofl_push(c, p, o);
+    }
+    unsigned n = t_ofl_n;
+    t_ofl_buf[n++] = p;
+    if (n < OFL_GROUP) {
+        t_ofl_n = n;
+        return 1;
+    }
+    t_ofl_n = 0;
+    if (!ofl_hand(q, t_ofl_buf, n, 0)) {
+        ofl_free_group(c, q, t_ofl_buf, n);
+        ofl_add(&q->full, n);
+    }
     return 1;
 }
 
@@ -451,8 +590,8 @@ static void ofl_parent(void)
 }
 
 /* Fork, child (one thread, the chain's locks released): free what was
- * queued and published, write off the slots of producers that do not
- * exist here, and start again without a helper. */
+ * queued and published and this thread's group, write off the slots of
+ * producers that do not exist here, and start again without a helper. */
 static void ofl_child(dmm_chain_t *c)
 {
     ofl_queue_t *q = ofl_q;
@@ -462,8 +601,8 @@ static void ofl_child(dmm_chain_t *c)
     for (size_t t = q->tail; t != head; t++) {
         ofl_slot_t *s = &q->slot[t & (OFL_SLOTS - 1)];
         if (s->seq == t + 1) {
-            ofl_free_now(c, q, s->p);
-            q->done++;
+            ofl_free_group(c, q, s->p, s->n);
+            q->done += s->n;
         } else {
             q->lost++;
         }
@@ -471,6 +610,7 @@ static void ofl_child(dmm_chain_t *c)
     }
     q->tail = head;
     q->sleeping = 0;
+    ofl_drop_group(c, q);
     q->direct_mark = q->direct;
     if (g_ofl == OFL_STARTING || g_ofl == OFL_RUNNING)
         g_ofl = OFL_NONE;
@@ -485,15 +625,15 @@ static int ofl_print(char *buf, size_t len)
     ofl_queue_t *q = ofl_q;
     if (!q)
         return 0;
-    size_t head = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
-    size_t tail = __atomic_load_n(&q->tail, __ATOMIC_RELAXED);
+    uint64_t handed = ofl_get(&q->handed), done = ofl_get(&q->done);
     uint64_t direct = ofl_get(&q->direct), full = ofl_get(&q->full);
     int n = snprintf(buf, len,
                      "dmm: DMM_OFFLOAD on: %llu frees offloaded, %llu synchronous "
-                     "(%llu with no helper, %llu with the queue full); %zu still queued; "
+                     "(%llu with no helper, %llu with the queue full); %llu still queued; "
                      "helper started %llu times, woken %llu times\n",
-                     (unsigned long long)head, (unsigned long long)(direct + full),
-                     (unsigned long long)direct, (unsigned long long)full, head - tail,
+                     (unsigned long long)handed, (unsigned long long)(direct + full),
+                     (unsigned long long)direct, (unsigned long long)full,
+                     (unsigned long long)(handed > done ? handed - done : 0),
                      (unsigned long long)ofl_get(&q->starts),
                      (unsigned long long)ofl_get(&q->wakes));
     return n < 0 ? 0 : n;
