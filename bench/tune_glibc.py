@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tune_glibc.py - dmm tune-glibc shown on real programs, run for real.
 
-For each program (sqlite3 and python3, the workloads of
-scripts/record_traces.sh, and perl when installed):
+For each program (sqlite3 and python3 with the workloads of
+scripts/record_traces.sh; python3-batches, a plain python3 that fills a list
+with 4 KB objects and drops it, 100 times; perl's workload with --all):
 
  1. record its allocation trace under libdmmtrace.so;
  2. `dmm tune-glibc --json` on that trace: the search over glibc's malloc
@@ -20,8 +21,8 @@ number).  When the search keeps glibc's defaults, the real runs compare the
 search's best candidate anyway, marked as not recommended, so that the
 report still says what tuning would have done.
 
-    python3 bench/tune_glibc.py [--build build] [--reps 15] [--pop 12]
-                                [--gens 8] [--only sqlite3,python3] [--quick]
+    python3 bench/tune_glibc.py [--build build] [--reps 15] [--pop 10]
+                                [--gens 6] [--only sqlite3,python3] [--all] [--quick]
 """
 import argparse
 import json
@@ -54,6 +55,16 @@ e = json.loads(s)
 del d
 print(len(s), sum(v["id"] for v in e.values()), len(e))'''
 
+# Batches: a list of 600 objects of 4000 bytes built and dropped, 100 times.
+# Objects over 512 bytes go past pymalloc to malloc, so this is python3 as
+# it comes (no PYTHONMALLOC); each drop frees ~2.3 MiB at the top of the
+# heap, which glibc trims (trim_threshold 128 KiB) and faults in again.
+BATCHES = '''
+for r in range(100):
+    batch = [bytes(4000) for _ in range(600)]
+    del batch
+print("done")'''
+
 PERL = '''
 my %h; my $n = 30000;
 for my $i (1..$n) { $h{"key$i"} = [$i, "v" x ($i % 17)] }
@@ -66,8 +77,10 @@ PROGRAMS = [
     # PYTHONMALLOC=malloc: every object through malloc, as recorded (with
     # pymalloc most small objects never reach glibc).
     ("python3", ["/usr/bin/python3", "-s", "-c", PY], {"PYTHONMALLOC": "malloc"}),
+    ("python3-batches", ["/usr/bin/python3", "-s", "-c", BATCHES], {}),
     ("perl", ["perl", "-e", PERL], {}),
 ]
+DEFAULT = ("sqlite3", "python3", "python3-batches")
 
 OURS = ("LD_PRELOAD", "GLIBC_TUNABLES", "MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_",
         "MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX")
@@ -86,8 +99,29 @@ def glibc_string(settings):
                     if settings.get(short, "default") != "default")
 
 
+def gnu_time():
+    """GNU time, to take the peak RSS: a child forked from this Python process
+    (some 16 MiB) carries that process's peak RSS in its ru_maxrss across
+    exec; one forked from time does not."""
+    for t in ("/usr/bin/time", shutil.which("time")):
+        if t and os.path.exists(t):
+            r = subprocess.run([t, "-f", "%M", "--", "true"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+            if r.returncode == 0 and r.stderr.strip().isdigit():
+                return t
+    return None
+
+
+GNU_TIME = gnu_time()
+RSS_FILE = None
+
+
 def run_once(argv, env):
-    """One run: wall seconds, CPU seconds, peak RSS bytes, status, output."""
+    """One run: wall seconds, CPU seconds (user + system), peak RSS bytes,
+    status, output.  The times are those of the whole run (GNU time's own
+    share of them is a few hundred microseconds)."""
+    if GNU_TIME:
+        argv = [GNU_TIME, "-f", "maxrss=%M", "-o", RSS_FILE, "--"] + argv
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL)
@@ -96,7 +130,13 @@ def run_once(argv, env):
     wall = time.perf_counter() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
     p.stdout.close()
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, p.returncode, out
+    rss = ru.ru_maxrss * 1024
+    if GNU_TIME:
+        with open(RSS_FILE) as f:
+            for line in f:
+                if line.startswith("maxrss="):
+                    rss = int(line.split("=")[1]) * 1024
+    return wall, ru.ru_utime + ru.ru_stime, rss, p.returncode, out
 
 
 def mann_whitney(x, y):
@@ -248,10 +288,11 @@ def write_report(path, res, meta):
              "Then the real program ran, with the command line and environment it was "
              "recorded with, under the defaults and under the winner's `GLIBC_TUNABLES`, "
              "alternating, %d times each (one warm-up first): wall and CPU time and peak RSS "
-             "(`ru_maxrss` from wait4). Medians with min–max; p: two-sided Mann-Whitney U; a change "
+             "(%s). Medians with min–max; p: two-sided Mann-Whitney U; a change "
              "counts as measurable when p < 0.05 and the medians differ by 0.5 %% or more. "
              "glibc %s, %d CPUs, load average %.2f at the start; %.0f s in all.\n"
              % (meta["pop"], meta["gens"], meta["seed"], meta["final_reps"], meta["reps"],
+                meta["rss_source"],
                 meta["glibc"], meta["cpus"], meta["load"], meta["seconds"]))
     L.append("| program | ops | settings | search F | replay time | replay peak RSS | "
              "real wall | real CPU | real peak RSS |")
@@ -310,18 +351,17 @@ def write_report(path, res, meta):
         elif r.get("compared") is None:
             L.append("- %s: the search kept glibc's defaults; nothing to compare." % r["name"])
         else:
+            names = {"wall_s": "wall time", "cpu_s": "CPU time", "maxrss_bytes": "peak RSS"}
             sig = [(k, c) for k, c in r["real"].items() if significant(c)]
-            if not sig:
-                L.append("- %s: no measurable gain — no difference between defaults and `%s` "
-                         "in the real runs is measurable (%d runs each)."
-                         % (r["name"], r["compared"], meta["reps"]))
-            else:
-                L.append("- %s: with `%s`, %s (real runs, %d each)." % (
-                    r["name"], r["compared"],
-                    "; ".join("%s %+.1f %% (p=%.3f)" % (
-                        {"wall_s": "wall time", "cpu_s": "CPU time",
-                         "maxrss_bytes": "peak RSS"}[k], c["change_pct"], c["p"])
-                        for k, c in sig), meta["reps"]))
+            gains = ["%s %+.1f %% (p=%.3f)" % (names[k], c["change_pct"], c["p"])
+                     for k, c in sig if c["change_pct"] < 0]
+            costs = ["%s %+.1f %% (p=%.3f)" % (names[k], c["change_pct"], c["p"])
+                     for k, c in sig if c["change_pct"] > 0]
+            L.append("- %s, `%s`: %s%s (real runs, %d each)." % (
+                r["name"], r["compared"],
+                "gains: " + "; ".join(gains) if gains else "no measurable gain",
+                ("; costs: " if gains else " — costs: ") + "; ".join(costs) if costs
+                else "" if gains else ", no measurable cost", meta["reps"]))
     L.append("")
     with open(path, "w") as f:
         f.write("\n".join(L))
@@ -331,11 +371,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "15")))
-    ap.add_argument("--pop", type=int, default=12)
-    ap.add_argument("--gens", type=int, default=8)
+    ap.add_argument("--pop", type=int, default=10)
+    ap.add_argument("--gens", type=int, default=6)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--final-reps", type=int, default=7)
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="comma-separated names (also perl)")
+    ap.add_argument("--all", action="store_true", help="perl too")
     ap.add_argument("--quick", action="store_true", help="sqlite3 only, small search, 5 runs")
     args = ap.parse_args()
     if args.quick:
@@ -346,11 +387,17 @@ def main():
     for f in ("dmm", "libdmmtrace.so"):
         if not os.path.exists(os.path.join(build, f)):
             sys.exit("tune_glibc.py: %s/%s not built (run make)" % (build, f))
-    only = set(args.only.split(",")) if args.only else None
+    global RSS_FILE
+    RSS_FILE = os.path.join(outdir, "maxrss.txt")
+    only = (set(args.only.split(",")) if args.only else
+            None if args.all else set(DEFAULT))
     t0 = time.time()
     meta = {"pop": args.pop, "gens": args.gens, "seed": args.seed, "reps": args.reps,
             "final_reps": args.final_reps, "glibc": platform.libc_ver()[1] or "?",
-            "cpus": os.cpu_count(), "load": os.getloadavg()[0]}
+            "cpus": os.cpu_count(), "load": os.getloadavg()[0],
+            "rss_source": "GNU time's %M" if GNU_TIME else
+                          "ru_maxrss from wait4: GNU time not found, so each figure includes "
+                          "this script's own RSS at the fork"}
     res = []
     for name, argv, extra in PROGRAMS:
         if only and name not in only:
