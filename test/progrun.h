@@ -23,13 +23,13 @@ extern char **environ;
 
 static char tmpdir[256];
 
-static void make_tmpdir(void)
+static inline void make_tmpdir(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/dmm-test-XXXXXX");
     cr_assert_not_null(mkdtemp(tmpdir));
 }
 
-static void remove_tmpdir(void)
+static inline void remove_tmpdir(void)
 {
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
@@ -48,7 +48,7 @@ static void remove_tmpdir(void)
  * group) are killed with SIGKILL and RUN_TIMED_OUT is returned, so that a
  * deadlock fails a test instead of hanging it; `as_limit` bytes (0: none)
  * are the program's RLIMIT_AS.  Otherwise returns the wait status. */
-static int run_limited(char *const argv[], const char *const extra[], const char *cwd,
+static inline int run_limited(char *const argv[], const char *const extra[], const char *cwd,
                        const char *in, const char *out, const char *err, int timeout_s,
                        unsigned long long as_limit)
 {
@@ -111,17 +111,19 @@ static int run_limited(char *const argv[], const char *const extra[], const char
 }
 
 /* run_limited() without limits: returns the wait status. */
-static int run(char *const argv[], const char *const extra[], const char *cwd,
+static inline int run(char *const argv[], const char *const extra[], const char *cwd,
                const char *in, const char *out, const char *err)
 {
     return run_limited(argv, extra, cwd, in, out, err, 0, 0);
 }
 
-static char *slurp(const char *path, size_t *len)
+static inline char *slurp(const char *path, size_t *len)
 {
     uint8_t *buf;
     size_t l;
     dmm_err_t err;
+    if (len)
+        *len = 0;
     if (dmm_read_file(path, &buf, &l, &err) != 0)
         return NULL;
     char *s = realloc(buf, l + 1);
@@ -133,7 +135,7 @@ static char *slurp(const char *path, size_t *len)
 
 /* A text file of `lines` pseudo-random lines, the same on every run. */
 __attribute__((unused))
-static void write_input_file(const char *path, int lines)
+static inline void write_input_file(const char *path, int lines)
 {
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
@@ -149,7 +151,7 @@ static void write_input_file(const char *path, int lines)
  * plain run gave (exit status st, output want of lp bytes) and nothing from
  * dmm on stderr.  `what` names the run in messages. */
 __attribute__((unused))
-static void expect_same_as_plain(char *const argv[], const char *in, int st, const char *want,
+static inline void expect_same_as_plain(char *const argv[], const char *in, int st, const char *want,
                                  size_t lp, const char *const env[], const char *what)
 {
     char out[300], err[300];

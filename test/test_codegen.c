@@ -208,33 +208,6 @@ static void same_on_evolved(char *const argv[], const char *in)
     remove_tmpdir();
 }
 
-Test(evolved, sort_runs_the_same)
-{
-    write_input_file("/tmp/dmm-evolved-sort", 30000);
-    char *argv[] = { "/usr/bin/sort", "/tmp/dmm-evolved-sort", NULL };
-    same_on_evolved(argv, NULL);
-    char *argv2[] = { "/usr/bin/sort", "--parallel=2", "-S", "1M", "/tmp/dmm-evolved-sort", NULL };
-    same_on_evolved(argv2, NULL);
-    unlink("/tmp/dmm-evolved-sort");
-}
-
-Test(evolved, python3_runs_the_same)
-{
-    if (access("/usr/bin/python3", X_OK) != 0)
-        cr_skip_test("no python3");
-    char *argv[] = { "/usr/bin/python3", "-c",
-                     "import json, threading\n"
-                     "d = {str(i): [i] * (i % 9) for i in range(20000)}\n"
-                     "out = []\n"
-                     "def work(k):\n"
-                     "    out.append(sum(len(v) for v in json.loads(json.dumps(d)).values()) + k)\n"
-                     "ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]\n"
-                     "[t.start() for t in ts]; [t.join() for t in ts]\n"
-                     "print(sorted(out), len(bytearray(1 << 22)))\n",
-                     NULL };
-    same_on_evolved(argv, NULL);
-}
-
 Test(evolved, tracee_modes_run_the_same)
 {
     if (access(TRACEE, X_OK) != 0)

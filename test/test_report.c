@@ -11,8 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* not every helper of progrun.h is needed here */
-#pragma GCC diagnostic ignored "-Wunused-function"
 #include "progrun.h"
 #include "rundmm.h"
 
