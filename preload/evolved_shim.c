@@ -25,16 +25,33 @@
 
 extern char __libc_single_threaded;
 
-/* The chain's per-allocator locks, taken as chain.c takes them (skipped
- * while the process is single-threaded); dmm_chain_lock_all() holds the
- * same words across fork. */
+/* The chain's per-allocator locks, the words chain.c takes (skipped while
+ * the process is single-threaded); dmm_chain_lock_all() holds the same
+ * words across fork.  A busy lock is waited for spinning a while before
+ * yielding: its holder is inside one malloc or free, and a sched_yield at
+ * once costs a system call each time two threads meet (with DMM_OFFLOAD's
+ * helper freeing beside the program, 100k of them in a 0.3 s python3 run). */
+static void evolved_wait(int *l)
+{
+    unsigned spins = 0;
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+            if (++spins < 256) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+            } else {
+                sched_yield();
+            }
+        }
+}
+
 static inline void evolved_lock(int *l)
 {
     if (__libc_single_threaded)
         return;
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
-            sched_yield();
+    if (__builtin_expect(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE), 0))
+        evolved_wait(l);
 }
 
 static inline void evolved_unlock(int *l)
