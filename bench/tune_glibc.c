@@ -352,6 +352,26 @@ void dmm_tune_result_free(dmm_tune_result_t *r)
     dmm_ge_result_free(&r->ge);
 }
 
+int dmm_tune_prune(dmm_tunables_t *t, double tol, dmm_tune_fitness_fn fitness, void *arg)
+{
+    int mask = 0;
+    for (int i = 0; i < DMM_TUNE_N; i++) {
+        if (t->v[i] == DMM_TUNE_DEFAULT)
+            continue;
+        dmm_tunables_t without = *t;
+        without.v[i] = DMM_TUNE_DEFAULT;
+        uint64_t T;
+        size_t M;
+        double f_with = fitness(t, &T, &M, arg);
+        double f_without = fitness(&without, &T, &M, arg);
+        if (f_without < DMM_GE_WORST && (f_with >= DMM_GE_WORST || f_without <= f_with + tol)) {
+            *t = without;
+            mask |= 1 << i;
+        }
+    }
+    return mask;
+}
+
 /* ---- measuring: dmm replay --json in a child -------------------------------- */
 
 typedef struct meas {
@@ -803,6 +823,9 @@ static void usage(FILE *f)
         "  --reps N          replays per candidate, the fastest kept (3)\n"
         "  --final-reps N    replays of each side in the final run (5; 0: none)\n"
         "  --time SECONDS    stop the search after the generation that crosses this\n"
+        "  --prune TOL       after the search, put each setting back to default when F\n"
+        "                    without it is at most TOL above F with it, both measured\n"
+        "                    again side by side (0.02); --no-prune: keep them all\n"
         "  --grammar FILE    a grammar of settings (default: --print-grammar's)\n"
         "  --json            one JSON object on standard output instead of the text\n"
         "  -q, --quiet       no progress or notes on standard error\n"
@@ -1009,7 +1032,9 @@ typedef struct cmd {
     const char       *grammar_path, *trace;
     double            budget;
     dmm_tune_result_t r;
-    dmm_tunables_t    best;      /* the winner: the search's best, or the defaults */
+    dmm_tunables_t    best;      /* the winner: the search's best, pruned, or the defaults */
+    double            prune_tol; /* < 0: no pruning */
+    int               pruned;    /* mask of the tunables put back to default */
     int               tuned;     /* best sets something */
     final_t           fr;
     side_t            sd, st;    /* the final run's defaults and tuned */
@@ -1046,6 +1071,10 @@ static int parse_options(cmd_t *c, int argc, char **argv)
         }
         if (!strcmp(a, "--json")) {
             c->json = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-prune")) {
+            c->prune_tol = -1;
             continue;
         }
         if (a[0] != '-' || !a[1]) {
@@ -1085,6 +1114,14 @@ static int parse_options(cmd_t *c, int argc, char **argv)
             c->budget = strtod(v, &end);
             if (errno || end == v || *end || !(c->budget >= 0 && c->budget <= 1e9)) {
                 fprintf(stderr, "dmm tune-glibc: --time needs seconds >= 0, not '%s'\n", v);
+                return 1;
+            }
+        } else if (!strcmp(a, "--prune")) {
+            errno = 0;
+            c->prune_tol = strtod(v, &end);
+            if (errno || end == v || *end || !(c->prune_tol >= 0 && c->prune_tol <= 1)) {
+                fprintf(stderr, "dmm tune-glibc: --prune needs a tolerance in [0, 1], not '%s'\n",
+                        v);
                 return 1;
             }
         } else if (!strcmp(a, "--grammar")) {
@@ -1216,7 +1253,12 @@ static void print_json(const cmd_t *c)
     }
     fprintf(f, "]},\"search_best\":");
     json_tunables(f, &r->best);
-    fprintf(f, ",\"search_F\":%.6f,\"best\":", r->F);
+    fprintf(f, ",\"search_F\":%.6f,\"prune_tolerance\":%g,\"pruned\":[", r->F,
+            c->prune_tol);
+    for (int i = 0, k = 0; i < DMM_TUNE_N; i++)
+        if (c->pruned & (1 << i))
+            fprintf(f, "%s\"%s\"", k++ ? "," : "", dmm_tunables_info[i].name);
+    fprintf(f, "],\"best\":");
     json_tunables(f, &c->best);
     fprintf(f, ",\"tuned\":%s,\"dynamic_mmap_threshold\":%s,\"GLIBC_TUNABLES\":",
             c->tuned ? "true" : "false",
@@ -1308,7 +1350,8 @@ static void print_text(const cmd_t *c)
         char v[64];
         human_value(v, sizeof v, i, r->best.v[i]);
         printf("  %-15s %s%s\n", dmm_tunables_info[i].name, v,
-               i == DMM_TUNE_ARENA_MAX ? "  (a one-thread replay cannot measure it)" : "");
+               i == DMM_TUNE_ARENA_MAX ? "  (a one-thread replay cannot measure it)"
+               : c->pruned & (1 << i) ? "  -> default: F without it is no worse (pruned)" : "");
     }
     if (!c->tuned) {
         printf("\nglibc's defaults won: nothing to set for this trace.\n");
@@ -1356,6 +1399,7 @@ int dmm_tune_glibc_main(int argc, char **argv)
     c->tu.outfd = c->tu.errfd = -1;
     c->tu.reps = 3;
     c->final_reps = 5;
+    c->prune_tol = 0.02;
     int prc = parse_options(c, argc, argv);
     if (prc)
         return prc < 0 ? 0 : prc;
@@ -1443,6 +1487,12 @@ int dmm_tune_glibc_main(int argc, char **argv)
     c->best = c->r.best;
     if (!(c->r.F < 1.0))
         dmm_tunables_default(&c->best);
+    /* Each setting that does not pay for itself goes back to default. */
+    if (c->prune_tol >= 0 && !dmm_tunables_all_default(&c->best)) {
+        if (!tu->quiet)
+            fprintf(stderr, "dmm tune-glibc: pruning: each setting measured with and without\n");
+        c->pruned = dmm_tune_prune(&c->best, c->prune_tol, measured_fitness, tu);
+    }
     c->tuned = !dmm_tunables_all_default(&c->best);
     char gl[1024];
     dmm_tunables_glibc(&c->best, gl, sizeof gl);

@@ -104,6 +104,12 @@ int dmm_tune_search(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, int fold
                     size_t errlen);
 void dmm_tune_result_free(dmm_tune_result_t *r);
 
+/* Parsimony: for each tunable t sets, in table order, score t with and
+ * without it (fresh calls of fitness, side by side) and put it back to
+ * default when F without it is at most tol above F with it.  Returns the
+ * mask (1 << index) of the tunables put back. */
+int dmm_tune_prune(dmm_tunables_t *t, double tol, dmm_tune_fitness_fn fitness, void *arg);
+
 /* The two-sided p-value of the Mann-Whitney U test that x (n values) and y
  * (m) come from one distribution: exact (U's distribution over every
  * ordering) without ties, else the normal approximation with the tie

@@ -228,6 +228,33 @@ Test(tune, same_seed_same_winner_and_the_search_finds_a_known_optimum)
     dmm_grammar_free(g);
 }
 
+/* Only top_pad matters: 1 MiB is best, default worst. */
+static double top_pad_only(const dmm_tunables_t *t, uint64_t *T, size_t *M, void *arg)
+{
+    (void)arg;
+    *T = 0;
+    *M = 0;
+    return 1 + steps(t->v[DMM_TUNE_TOP_PAD], 1 << 20);
+}
+
+Test(tune, pruning_puts_back_to_default_what_does_not_pay)
+{
+    dmm_tunables_t t;
+    char err[256], text[256];
+    cr_assert_eq(dmm_tunables_parse("top_pad=1m trim_threshold=4k mmap_threshold=512", &t, err,
+                                    sizeof err), 0, "%s", err);
+    int mask = dmm_tune_prune(&t, 0.0, top_pad_only, NULL);
+    dmm_tunables_format(&t, text, sizeof text);
+    cr_expect_str_eq(text, "top_pad=1048576 trim_threshold=default mmap_threshold=default "
+                           "arena_max=default");
+    cr_expect_eq(mask, (1 << DMM_TUNE_TRIM_THRESHOLD) | (1 << DMM_TUNE_MMAP_THRESHOLD));
+    /* a tolerance as large as top_pad's own effect prunes it too */
+    cr_assert_eq(dmm_tunables_parse("top_pad=512k", &t, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(dmm_tune_prune(&t, 0.5, top_pad_only, NULL), 0, "one doubling away: kept");
+    cr_expect_eq(dmm_tune_prune(&t, 100, top_pad_only, NULL), 1 << DMM_TUNE_TOP_PAD);
+    cr_expect(dmm_tunables_all_default(&t));
+}
+
 Test(tune, mann_whitney_p_values)
 {
     const double lo[] = { 1, 2, 3, 4, 5 }, hi[] = { 6, 7, 8, 9, 10 };
