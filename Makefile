@@ -233,6 +233,7 @@ bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/evolved_speed.py --build $(O)
 	@python3 bench/peers.py --build $(O)
 	@python3 bench/tune_glibc.py --build $(O)
+	@python3 bench/offload.py --build $(O)
 	@$(O)/dmm report $(O)/bench
 
 demo: all
