@@ -1040,6 +1040,7 @@ typedef struct cmd {
     side_t            sd, st;    /* the final run's defaults and tuned */
     double            p[4];      /* Mann-Whitney: wall, in calls, RSS, held */
     double            F_final;
+    int               recommended;  /* the final run found a gain and no cost */
     double            t_search, t_total;
     char              full[8192];   /* GLIBC_TUNABLES to paste */
 } cmd_t;
@@ -1205,6 +1206,24 @@ static const char *stopped_name(int s)
     return s == DMM_GE_DONE ? "completed" : s == DMM_GE_TIME ? "time budget" : "interrupted";
 }
 
+/* Measurable (p < 0.05, medians 0.5 % or more apart) change of the final
+ * run's field q: -1 better, +1 worse, 0 none. */
+static int measurable(const cmd_t *c, int q)
+{
+    stat3_t d = q == 0 ? c->sd.wall : c->sd.held, t = q == 0 ? c->st.wall : c->st.held;
+    if (!(c->p[q] < 0.05) || fabs(pct(t.med, d.med)) < 0.5)
+        return 0;
+    return t.med < d.med ? -1 : 1;
+}
+
+/* The settings are worth setting when the final run's F is below 1, wall
+ * time or peak held improved measurably and neither got measurably worse. */
+static int recommend(const cmd_t *c)
+{
+    int w = measurable(c, 0), h = measurable(c, 3);
+    return c->F_final < 1.0 && (w < 0 || h < 0) && w <= 0 && h <= 0;
+}
+
 static void print_json(const cmd_t *c)
 {
     const tuner_t *tu = &c->tu;
@@ -1260,8 +1279,9 @@ static void print_json(const cmd_t *c)
             fprintf(f, "%s\"%s\"", k++ ? "," : "", dmm_tunables_info[i].name);
     fprintf(f, "],\"best\":");
     json_tunables(f, &c->best);
-    fprintf(f, ",\"tuned\":%s,\"dynamic_mmap_threshold\":%s,\"GLIBC_TUNABLES\":",
-            c->tuned ? "true" : "false",
+    fprintf(f, ",\"tuned\":%s,\"recommended\":%s,\"dynamic_mmap_threshold\":%s,"
+               "\"GLIBC_TUNABLES\":", c->tuned ? "true" : "false",
+            c->recommended ? "true" : "false",
             dmm_tunables_static_threshold(&c->best) ? "false" : "true");
     json_str(f, c->full);
     fprintf(f, ",\"env\":{");
@@ -1378,9 +1398,13 @@ static void print_text(const cmd_t *c)
         table_row("peak held", c->sd.held, c->st.held, 1, c->p[3], "smaller", "larger");
         printf("%-10s %-34s %-34.4f %+6.1f %%\n", "F", "1.0000", c->F_final,
                pct(c->F_final, 1.0));
-        if (c->F_final >= 1.0)
-            printf("the tuned settings did not beat the defaults in the final run: keep "
-                   "glibc's defaults\n");
+        if (c->recommended)
+            printf("verdict: worth setting (the final run measured a gain and no cost)\n");
+        else
+            printf("verdict: keep glibc's defaults: the final run measured %s\n",
+                   c->F_final >= 1.0 ? "no gain over them"
+                   : measurable(c, 0) > 0 || measurable(c, 3) > 0 ? "a cost as well as a gain"
+                                                                  : "no significant gain");
     }
     printf("total %.1f s\n", c->t_total);
 }
@@ -1516,6 +1540,7 @@ int dmm_tune_glibc_main(int argc, char **argv)
         c->F_final = 0.5 * c->st.wall.med / c->sd.wall.med +
                      0.5 * (c->st.held.med + (double)tu->baseline) /
                          (c->sd.held.med + (double)tu->baseline);
+        c->recommended = recommend(c);
     }
     c->t_total = now_s() - t_start;
     if (c->json)

@@ -19,7 +19,9 @@ Writes BUILD/bench/tune_glibc.md (tables, the Mann-Whitney p-value of every
 change, and a verdict in words) and BUILD/bench/tune_glibc.json (every raw
 number).  When the search keeps glibc's defaults, the real runs compare the
 search's best candidate anyway, marked as not recommended, so that the
-report still says what tuning would have done.
+report still says what tuning would have done; so does it for settings that
+dmm tune-glibc found but does not recommend (its final run measured no gain
+without a cost).
 
     python3 bench/tune_glibc.py [--build build] [--reps 15] [--pop 10]
                                 [--gens 6] [--only sqlite3,python3] [--all] [--quick]
@@ -308,7 +310,7 @@ def write_report(path, res, meta):
         rp, rc = r.get("replay"), r["real"]
         L.append("| %s | %d | `%s`%s | %.3f | %s | %s | %s | %s | %s |" % (
             r["name"], r["ops"], r["compared"],
-            "" if r["recommended"] else " (search's best, not recommended)", r["search_F"],
+            "" if r["recommended"] else " (not recommended)", r["search_F"],
             "%+.1f %% (p=%.2f)" % (rp["wall_s"]["change_pct"], rp["wall_s"]["p"]) if rp else "",
             "%+.1f %% (p=%.2f)" % (rp["peak_rss_bytes"]["change_pct"],
                                    rp["peak_rss_bytes"]["p"]) if rp else "",
@@ -320,11 +322,17 @@ def write_report(path, res, meta):
         if "error" in r or r.get("compared") is None:
             continue
         L.append("## %s\n" % r["name"])
-        L.append("`%s` — %d operations; search: %d candidates measured, %.1f s; "
-                 "dmm tune-glibc %s.\n"
+        pruned = r["tune"].get("pruned", [])
+        L.append("`%s` — %d operations; search: %d candidates measured, %.1f s, best `%s` "
+                 "(F %.3f)%s; dmm tune-glibc %s.\n"
                  % (r["command"], r["ops"], r["candidates"], r["search_seconds"],
-                    "recommends these settings" if r["recommended"]
-                    else "keeps glibc's defaults (the row shows its search's best anyway)"))
+                    glibc_string(r["tune"]["search_best"]), r["search_F"],
+                    "; put back to default as not paying for itself: " + ", ".join(pruned)
+                    if pruned else "",
+                    "recommends `%s`" % r["compared"] if r["recommended"]
+                    else "found `%s` but does not recommend it (its final run measured no "
+                         "gain without a cost)" % r["compared"] if r["tuned"]
+                    else "keeps glibc's defaults (the rows show its search's best anyway)"))
         L.append("| measure | defaults | tuned | change | p |")
         L.append("|---|---|---|---:|---:|")
         rows = []
@@ -413,7 +421,8 @@ def main():
             trace = record(build, outdir, name, argv, extra)
             print("tune_glibc: %s: recorded %s; searching" % (name, trace), file=sys.stderr)
             d = tune(build, trace, args)
-            r.update(ops=d["ops"], search_F=d["search_F"], recommended=d["tuned"],
+            r.update(ops=d["ops"], search_F=d["search_F"], tuned=d["tuned"],
+                     recommended=d["recommended"],
                      candidates=d["search"]["candidates_measured"],
                      search_seconds=d["search"]["seconds"], tune=d)
             settings = d["best"] if d["tuned"] else d["search_best"]

@@ -416,6 +416,8 @@ Test(tune, a_small_real_run_prints_lines_that_parse_back_and_valid_json,
                "assert set(d['best']) == {'top_pad', 'trim_threshold', 'mmap_threshold', "
                "'arena_max'}\n"
                "assert (d['final'] is None) == (not d['tuned'])\n"
+               "assert d['recommended'] in (True, False)\n"
+               "assert not d['recommended'] or d['final']['F'] < 1\n"
                "print(d['GLIBC_TUNABLES'])\n");
     fclose(f);
     char jout[320], pout[320], perr[320];
