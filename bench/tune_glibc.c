@@ -28,7 +28,11 @@
  * adds time); a phenotype is measured once (the engine's cache).  The
  * winner of many noisy measurements is flattered by its own luck, so the
  * result is measured again in one final run: defaults and tuned alternating
- * (ABBA), --final-reps times each, medians and ranges reported.
+ * (ABBA), --final-reps times each, medians, ranges and Mann-Whitney p-values
+ * reported; the settings are recommended only when that run measures a gain
+ * and no cost.  Before it, pruning (--prune) puts back to default each
+ * setting whose removal costs at most 0.02 in F, measured with and without
+ * side by side: noise otherwise fills the tunables that do not matter.
  *
  * arena_max: dmm replay runs every thread of the trace on one thread, and
  * glibc only creates arenas for threads that contend, so no replay can see
