@@ -34,6 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import plots  # noqa: E402
 
+# further benchmarks of make bench, included as they are when present
+EXTRA = [("tune_glibc.md", "Tuning glibc's malloc instead: dmm tune-glibc"),
+         ("offload.md", "Frees offloaded to a helper thread: DMM_OFFLOAD")]
 ORDER = ["glibc", "jemalloc", "mimalloc", "tcmalloc",
          "dmm-kng", "dmm-lea", "dmm-fib", "dmm-s10", "dmm-exa", "evolved"]
 
@@ -188,7 +191,9 @@ def bench_report(d):
     tracer = read(os.path.join(d, "tracer_overhead.md"))
     simspeed = read(os.path.join(d, "sim_speed.md"))
     evspeed = read(os.path.join(d, "evolved_speed.md"))
-    if not (peers or tracer or simspeed or evspeed):
+    extra = [(title, read(os.path.join(d, f))) for f, title in EXTRA]
+    extra = [(t, md) for t, md in extra if md]
+    if not (peers or tracer or simspeed or evspeed or extra):
         die("%s holds no results of make bench (peers.json, tracer_overhead.md, sim_speed.md, "
             "evolved_speed.md) and no make evolve result (best.dmm)" % d)
     os.makedirs(os.path.join(d, "plots"), exist_ok=True)
@@ -205,7 +210,9 @@ def bench_report(d):
        "heaptrack and glibc's mtrace), `bench/sim_speed.py` (operations per second of `dmm sim`), "
        "`bench/evolved_speed.py` (the bundled workload on glibc, libdmm.so and "
        "libdmm_evolved.so), `bench/peers.py` (every trace replayed by `dmm replay` under every "
-       "allocator%s), then this report. Ratios are to glibc; F_real = ½·t/t_glibc + "
+       "allocator%s), `bench/tune_glibc.py` (glibc's tunables searched per program, then the "
+       "real programs run with them) and `bench/offload.py` (DMM_OFFLOAD on and off), then this "
+       "report. Ratios are to glibc; F_real = ½·t/t_glibc + "
        "½·rss/rss_glibc, the paper's equation 1 on measured time and peak RSS." % (
            "" if not peers else ", %d repetitions, a `dmm evolve --time %s` search per trace" % (
                peers.get("reps", 0), peers.get("evolve_time_s"))), ""])
@@ -221,6 +228,8 @@ def bench_report(d):
         toc.append("- [Simulator speed](#simulator-speed)")
     if evspeed:
         toc.append("- [libdmm_evolved.so on the bundled workload](#libdmm_evolvedso-on-the-bundled-workload)")
+    for title, _ in extra:
+        toc.append("- " + title)
     w(toc + [""])
 
     if peers:
@@ -275,6 +284,8 @@ def bench_report(d):
         w(["## Simulator speed", ""] + demote(body(simspeed), 1) + [""])
     if evspeed:
         w(["## libdmm_evolved.so on the bundled workload", ""] + demote(body(evspeed), 1) + [""])
+    for title, md in extra:
+        w(["## " + title, ""] + demote(body(md), 1) + [""])
     if R.failed:
         w(["## Pictures not drawn", ""] + ["- " + f for f in R.failed] + [""])
     path = os.path.join(d, "report.md")
