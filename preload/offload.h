@@ -66,14 +66,19 @@
  * Exit.  An exit handler (registered when the chain starts, so it runs
  * after the program's own exit handlers and destructors) stops offloading:
  * frees after it are synchronous; it waits for the helper's batch in
- * progress (OFL_BATCH groups at most), after which the helper frees nothing
- * more and parks until the process ends.  Nothing joins it, so exit never
- * waits for more than that batch, and frees still queued are simply not
- * done.  A helper never keeps a process alive: when it has been idle for
- * OFL_NAP_MAX_NS it looks in /proc/self/task for another live thread (main
- * may have called pthread_exit); if there is none it returns, and glibc
- * ends the process as it would have without it (exit(0) when the last
- * thread ends).
+ * progress (OFL_BATCH groups at most, and never more than OFL_STOP_TRIES
+ * yields), after which the helper frees nothing more and parks until the
+ * process ends.  Nothing joins it, so exit never waits for more than that
+ * batch, and frees still queued are simply not done.  A helper never
+ * keeps a process alive: when it has been idle for OFL_NAP_MAX_NS it looks
+ * in /proc/self/task for another live thread (main may have called
+ * pthread_exit); if there is none it returns, and glibc ends the process
+ * as it would have without it (exit(0) when the last thread ends).
+ *
+ * Signals.  A handler that frees while its thread is inside the group code
+ * frees at once (t_ofl_busy), so the group is never corrupted; as without
+ * offload, a handler must not take an allocator lock that the code it
+ * interrupted holds.
  *
  * Fork.  The prepare handler takes the consumer lock, which the helper holds
  * for each batch, so at fork the helper is between batches, then the
@@ -117,6 +122,7 @@ enum {
     OFL_START_AFTER = 64,    /* synchronous frees before the helper starts */
     OFL_SPIN = 200,          /* empty polls (pause) before the helper sleeps */
     OFL_LOCK_SPIN = 256,     /* pauses on a busy lock before yielding */
+    OFL_STOP_TRIES = 10000,  /* yields exit waits for the helper's batch at most */
     OFL_STACK = 256 << 10,   /* the helper's stack */
 };
 #define OFL_LARGE_MAX  ((size_t)64 << 20)  /* fallback-path bytes queued at most */
@@ -175,6 +181,9 @@ static __thread unsigned t_ofl_n __attribute__((tls_model("initial-exec")));
 /* 0: the key's destructor is not armed for this thread; 1: it is; 2: the
  * thread is ending (its destructor ran): blocks go one by one. */
 static __thread unsigned char t_ofl_state __attribute__((tls_model("initial-exec")));
+/* Set while this thread is inside ofl_push: a free from a signal handler
+ * that interrupted it is done at once instead of touching the group. */
+static __thread unsigned char t_ofl_busy __attribute__((tls_model("initial-exec")));
 
 static inline void ofl_relax(void)
 {
@@ -514,10 +523,7 @@ static void ofl_drop_group(dmm_chain_t *c, ofl_queue_t *q)
     }
 }
 
-/* Take block p of chain c, of owner o in the page map (the caller checked
- * that it is the chain's), for the helper.  1 when it is taken (in this
- * thread's group or in the ring), 0 when the caller must free it now. */
-static int ofl_push(dmm_chain_t *c, void *p, unsigned o)
+static int ofl_take(dmm_chain_t *c, void *p, unsigned o)
 {
     ofl_queue_t *q = ofl_q;
     int st = __atomic_load_n(&g_ofl, __ATOMIC_ACQUIRE);
@@ -553,7 +559,7 @@ static int ofl_push(dmm_chain_t *c, void *p, unsigned o)
                     pthread_setspecific(ofl_key, (void *)1) == 0;
         t_ofl_state = armed ? 1 : 2;
         if (!armed)
-            return ofl_push(c, p, o);
+            return ofl_take(c, p, o);
     }
     unsigned n = t_ofl_n;
     t_ofl_buf[n++] = p;
@@ -569,19 +575,41 @@ static int ofl_push(dmm_chain_t *c, void *p, unsigned o)
     return 1;
 }
 
+/* Take block p of chain c, of owner o in the page map (the caller checked
+ * that it is the chain's), for the helper.  1 when it is taken (in this
+ * thread's group or in the ring), 0 when the caller must free it now. */
+static int ofl_push(dmm_chain_t *c, void *p, unsigned o)
+{
+    if (__builtin_expect(t_ofl_busy, 0))
+        return 0;   /* a signal handler's free, inside this thread's own */
+    t_ofl_busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    int r = ofl_take(c, p, o);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t_ofl_busy = 0;
+    return r;
+}
+
 /* Exit: from now on every free is the caller's.  Taking the consumer lock
  * once waits for the helper's batch in progress; it sees the state under
  * that lock before each batch, so it frees nothing more and parks.  What
  * is still queued stays so.  After this the chain is the exiting threads'
- * alone (DMM_STATS reads it). */
+ * alone (DMM_STATS reads it).  The wait is bounded: exit called from a
+ * signal handler may have interrupted this thread holding a lock that the
+ * helper's batch waits for; then exit goes on without it. */
 static void ofl_stop(void)
 {
     ofl_queue_t *q = ofl_q;
     if (!q)
         return;
     __atomic_store_n(&g_ofl, OFL_STOPPED, __ATOMIC_RELEASE);
-    ofl_consumer_lock(q);
-    ofl_consumer_unlock(q);
+    for (int i = 0; i < OFL_STOP_TRIES; i++) {
+        if (!__atomic_exchange_n(&q->consumer, 1, __ATOMIC_ACQUIRE)) {
+            ofl_consumer_unlock(q);
+            break;
+        }
+        sched_yield();
+    }
     ofl_wake(q);
 }
 
