@@ -463,7 +463,8 @@ static void ofl_start(dmm_chain_t *c)
                                     __ATOMIC_RELAXED);
     } else {
         __atomic_store_n(&g_ofl, OFL_FAILED, __ATOMIC_RELEASE);
-        say("DMM_OFFLOAD: no helper thread: ", strerror(r));
+        const char *why = strerrorname_np(r);   /* static text: no malloc */
+        say("DMM_OFFLOAD: no helper thread, frees stay synchronous: ", why ? why : "error");
     }
     errno = e;
 }
