@@ -36,12 +36,13 @@ static void evolved_wait(int *l)
     unsigned spins = 0;
     while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
         while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
-            if (++spins < 256) {
+            if (++spins < 2048) {
 #if defined(__x86_64__) || defined(__i386__)
                 __builtin_ia32_pause();
 #endif
             } else {
                 sched_yield();
+                spins = 0;
             }
         }
 }

@@ -121,7 +121,7 @@ enum {
     OFL_WAKE_EVERY = 16,     /* a producer wakes a sleeping helper this often */
     OFL_START_AFTER = 64,    /* synchronous frees before the helper starts */
     OFL_SPIN = 200,          /* empty polls (pause) before the helper sleeps */
-    OFL_LOCK_SPIN = 256,     /* pauses on a busy lock before yielding */
+    OFL_LOCK_SPIN = 2048,    /* pauses on a busy lock before yielding */
     OFL_STOP_TRIES = 10000,  /* yields exit waits for the helper's batch at most */
     OFL_STACK = 256 << 10,   /* the helper's stack */
 };
@@ -253,13 +253,16 @@ static int ofl_setup(void)
 static void ofl_lock(int *l)
 {
     unsigned spins = 0;
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
         while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
-            if (++spins < OFL_LOCK_SPIN)
+            if (++spins < OFL_LOCK_SPIN) {
                 ofl_relax();
-            else
+            } else {
                 sched_yield();
+                spins = 0;
+            }
         }
+    }
 }
 
 static void ofl_unlock(int *l)
