@@ -36,7 +36,7 @@ static void evolved_wait(int *l)
     unsigned spins = 0;
     while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
         while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
-            if (++spins < 2048) {
+            if (++spins < 1024) {   /* about 27 us of pause on this machine */
 #if defined(__x86_64__) || defined(__i386__)
                 __builtin_ia32_pause();
 #endif
