@@ -24,14 +24,20 @@
  *   offload _exit N      the same, ending with _exit
  *   offload burst N      allocates N blocks and frees them in one loop
  *                        (more than the queue holds), twice, then checks
- *                        blocks that stayed live meanwhile
+ *                        blocks that stayed live meanwhile; during the
+ *                        second loop the helper thread (found by its name,
+ *                        dmm-offload) runs as SCHED_IDLE on a CPU kept busy
+ *                        by a spinning thread, so that the queue surely
+ *                        fills
  *   offload lastthread N main starts a thread and calls pthread_exit; the
  *                        thread allocates and frees N times and returns:
  *                        the process must end
  *
  * Each mode prints one line that does not depend on scheduling, exits 0
  * when every check passed, 1 otherwise (the first failures on stderr). */
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,6 +345,73 @@ static int mode_exit(long n, int quick)
 
 /* ---- burst ------------------------------------------------------------ */
 
+static volatile int spinning;
+
+static void *spinner(void *arg)
+{
+    (void)arg;
+    while (__atomic_load_n(&spinning, __ATOMIC_RELAXED))
+        ;
+    return NULL;
+}
+
+/* The tid of the thread named dmm-offload, or 0. */
+static pid_t helper_tid(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    pid_t tid = 0;
+    struct dirent *e;
+    while (d && !tid && (e = readdir(d))) {
+        char path[300], name[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(name, sizeof name, f) && !strncmp(name, "dmm-offload", 11))
+            tid = (pid_t)atoi(e->d_name);
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return tid;
+}
+
+/* Starve the helper (if there is one): SCHED_IDLE, on CPU 0 beside a
+ * spinning thread, main on another CPU.  Returns the spinner to stop. */
+static int starve_helper(pthread_t *spin)
+{
+    pid_t h = helper_tid();
+    if (!h)
+        return 0;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    struct sched_param sp = { 0 };
+    if (sched_setaffinity(h, sizeof one, &one) != 0 || sched_setscheduler(h, SCHED_IDLE, &sp) != 0)
+        return 0;
+    __atomic_store_n(&spinning, 1, __ATOMIC_RELAXED);
+    if (pthread_create(spin, NULL, spinner, NULL) != 0)
+        return 0;
+    pthread_setaffinity_np(*spin, sizeof one, &one);
+    if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+        cpu_set_t other;
+        CPU_ZERO(&other);
+        CPU_SET(1, &other);
+        sched_setaffinity(0, sizeof other, &other);
+    }
+    return 1;
+}
+
+static void release_helper(pthread_t spin)
+{
+    __atomic_store_n(&spinning, 0, __ATOMIC_RELAXED);
+    pthread_join(spin, NULL);
+    pid_t h = helper_tid();
+    struct sched_param sp = { 0 };
+    if (h)
+        sched_setscheduler(h, SCHED_OTHER, &sp);
+}
+
 static int mode_burst(long n)
 {
     enum { KEEP = 1000 };
@@ -351,8 +424,12 @@ static int mode_burst(long n)
             if (round == 0 && i < KEEP)
                 make(&keep[i], 2000000 + (uint64_t)i, 64, 0);
         }
+        pthread_t spin;
+        int starved = round == 1 && starve_helper(&spin);
         for (long i = 0; i < n; i++)
             drop(&many[i]);
+        if (starved)
+            release_helper(spin);
         for (int i = 0; i < KEEP; i++)
             if (!intact(&keep[i], keep[i].n))
                 fail("a live block changed during a burst of frees", keep[i].id);
