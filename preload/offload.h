@@ -154,9 +154,9 @@ _Static_assert(sizeof(ofl_slot_t) == 128, "a slot is two cache lines");
 /* Fields apart by who writes them, each group on lines of its own. */
 typedef struct ofl_queue {
     _Alignas(64) size_t head;      /* producers: the next position to claim */
-    uint64_t handed;               /* blocks handed over (beside head: one line) */
+    uint64_t handed;               /* blocks put in the ring (beside head: one line) */
     _Alignas(64) size_t tail;      /* the consumer: the next position to take */
-    uint64_t done;                 /* blocks the consumer freed */
+    uint64_t done;                 /* blocks the consumer took out of the ring */
     int      consumer;             /* lock: held by the helper for a batch, by fork */
     _Alignas(64) int sleeping;     /* futex word: 1 while the helper sleeps */
     _Alignas(64) size_t large;     /* fallback-path bytes queued */
@@ -309,7 +309,7 @@ static void ofl_free_group(dmm_chain_t *c, ofl_queue_t *q, void *const *p, size_
  * consumer lock.  Returns how many groups. */
 static size_t ofl_drain(dmm_chain_t *c, ofl_queue_t *q, size_t max)
 {
-    size_t t = q->tail, n = 0, blocks = 0;
+    size_t t = q->tail, n = 0;
     void *g[OFL_GROUP];
     while (n < max) {
         ofl_slot_t *s = &q->slot[t & (OFL_SLOTS - 1)];
@@ -317,16 +317,14 @@ static size_t ofl_drain(dmm_chain_t *c, ofl_queue_t *q, size_t max)
             break;
         size_t k = s->n;
         memcpy(g, s->p, k * sizeof g[0]);
+        ofl_add(&q->done, k);   /* before the slot can be filled again */
         __atomic_store_n(&s->seq, t + OFL_SLOTS, __ATOMIC_RELEASE);
         t++;
         n++;
         ofl_free_group(c, q, g, k);
-        blocks += k;
     }
-    if (n) {
+    if (n)
         __atomic_store_n(&q->tail, t, __ATOMIC_RELEASE);
-        ofl_add(&q->done, blocks);
-    }
     return n;
 }
 
@@ -507,10 +505,10 @@ static int ofl_hand(ofl_queue_t *q, void *const *g, size_t n, size_t big)
             pos = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
         }
     }
-    ofl_add(&q->handed, n);
     s->n = n;
     memcpy(s->p, g, n * sizeof g[0]);
     __atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
+    ofl_add(&q->handed, n);   /* after: handed - done never exceeds the ring */
     if ((pos & (OFL_WAKE_EVERY - 1)) == 0)
         ofl_wake(q);
     return 1;

@@ -262,18 +262,26 @@ Test(offload, a_burst_larger_than_the_queue_falls_back_to_synchronous_frees)
     char *argv[] = { OFFLOAD, "burst", "200000", NULL };
     const char *more[] = { "DMM_STATS=1", NULL };
     for (size_t i = 0; i < NTARGETS; i++) {
-        result_t r = run_on(&targets[i], argv, more, NULL);
-        cr_expect(exited_0(r.status), "burst on %s: %s; stderr: %.400s", targets[i].name,
-                  how(r.status), r.err);
-        unsigned long long off = 0, full = 0, queued = 0;
-        cr_expect(offload_stats(r.err, &off, &full, &queued), "on %s: no offload line: %.600s",
-                  targets[i].name, r.err);
-        cr_expect_gt(off, 0, "on %s: nothing offloaded", targets[i].name);
-        const char *line = strstr(r.err, "DMM_OFFLOAD on:");
-        cr_expect_gt(full, 0, "on %s: the queue never filled: %.300s", targets[i].name,
-                     line ? line : r.err);
-        cr_expect_leq(queued, 512 * 14, "on %s: %llu queued", targets[i].name, queued);
-        result_free(&r);
+        /* Starving a thread is up to the scheduler: now and then (1 run in
+         * 30 on a loaded machine) the helper still kept up; the queue must
+         * fill in one of 3 runs. */
+        unsigned long long full = 0;
+        char line[400] = "";
+        for (int attempt = 0; attempt < 3 && full == 0; attempt++) {
+            result_t r = run_on(&targets[i], argv, more, NULL);
+            cr_expect(exited_0(r.status), "burst on %s: %s; stderr: %.400s", targets[i].name,
+                      how(r.status), r.err);
+            unsigned long long off = 0, queued = 0;
+            cr_expect(offload_stats(r.err, &off, &full, &queued),
+                      "on %s: no offload line: %.600s", targets[i].name, r.err);
+            cr_expect_gt(off, 0, "on %s: nothing offloaded", targets[i].name);
+            cr_expect_leq(queued, 512 * 14, "on %s: %llu queued", targets[i].name, queued);
+            const char *l = strstr(r.err, "DMM_OFFLOAD on:");
+            snprintf(line, sizeof line, "%s", l ? l : r.err);
+            result_free(&r);
+        }
+        cr_expect_gt(full, 0, "on %s: the queue never filled in 3 runs: %s", targets[i].name,
+                     line);
     }
     remove_tmpdir();
 }
