@@ -5,7 +5,8 @@
 #   make check-sanitize  the tools' tests under ASan + UBSan, then check-tsan
 #   make check-tsan   both libraries' multi-threaded work under ThreadSanitizer
 #   make fuzz         long libFuzzer runs of every reader (FUZZ_SECONDS=)
-#   make bench        benchmarks (tracer overhead, simulator speed)
+#   make bench        benchmarks side by side, then build/bench/report.md (dmm report)
+#   make evolve       an allocator evolved for TRACE= (or the bundled workload)
 #   make demo         trace the bundled workload and print its statistics
 #   make tune-glibc   glibc malloc tunables for TRACE= (or the bundled workload)
 #   make install      PREFIX=/usr/local DESTDIR=
@@ -223,6 +224,7 @@ check-tsan: $(TSAN_BIN)
 	  DMM_CONFIG=lea $(TS)/tsan_libdmm && \
 	  DMM_CONFIG=s10 DMM_CHECK=1 $(TS)/tsan_libdmm && \
 	  $(TS)/tsan_evolved && DMM_CHECK=1 $(TS)/tsan_evolved && \
+	  DMM_CONFIG=lea DMM_OFFLOAD=1 $(TS)/tsan_libdmm && DMM_OFFLOAD=1 $(TS)/tsan_evolved && \
 	  DMM_TRACE_FILE=$(TS)/trc/stacks.%p.trc DMM_TRACE_STACK=8 DMM_TRACE_COMPRESS=zstd $(TS)/tsan_tracer && \
 	  DMM_TRACE_FILE=$(TS)/trc/plain.%p.trc DMM_TRACE_STACK=0 DMM_TRACE_COMPRESS=none $(TS)/tsan_tracer
 	@echo "tsan: no data race, every check passed"
