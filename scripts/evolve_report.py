@@ -26,6 +26,7 @@ import json
 import os
 import shlex
 import sys
+import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plots  # noqa: E402
@@ -131,10 +132,8 @@ def main():
 
 
 def write_report(d, final, trace, name, seconds, build, real_peak, bench_report, quiet=False):
-    class A:
-        pass
-    a = A()
-    a.trace, a.name, a.seconds, a.build, a.real_peak = trace, name, seconds, build, real_peak
+    a = types.SimpleNamespace(trace=trace, name=name, seconds=seconds, build=build,
+                              real_peak=real_peak)
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(dict(trace=trace, name=name, seconds=seconds, build=build, real_peak=real_peak,
                        bench_report=bench_report), f, indent=1)
