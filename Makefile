@@ -132,11 +132,24 @@ $(O)/test/%: test/%.c $(O)/libdmmcore.a | deps
 	$(CC) $(CFLAGS) $(DMM_CFLAGS) -DDMM_BUILD_DIR='"$(abspath $(O))"' -DDMM_SRC_DIR='"$(CURDIR)"' \
 	    -o $@ $< $(WHOLE) -lcriterion $(LDLIBS_CORE) -lpthread
 
-# libFuzzer harnesses, one per reader; built with clang.
-FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Iallocators -Icodegen -fsanitize=fuzzer,address,undefined
-$(O)/fuzz/%: test/fuzz/%.c $(CORE_SRC) | deps
+# libFuzzer harnesses, one per reader; built with clang.  The modules are
+# compiled once (instrumented for the fuzzer, not linked with its main) into
+# an archive that every harness links.
+FUZZ_CORE_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Iallocators -Icodegen
+FUZZ_CFLAGS := $(FUZZ_CORE_CFLAGS) -fsanitize=fuzzer,address,undefined
+FUZZ_CORE_OBJ := $(CORE_SRC:%.c=$(O)/fuzzcore/%.o)
+$(O)/fuzzcore/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(LDLIBS_CORE)
+	$(FUZZCC) $(FUZZ_CORE_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+
+$(O)/fuzzcore/libfuzzcore.a: $(FUZZ_CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(O)/fuzz/%: test/fuzz/%.c $(O)/fuzzcore/libfuzzcore.a | deps
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $< -Wl,--whole-archive $(O)/fuzzcore/libfuzzcore.a \
+	    -Wl,--no-whole-archive $(LDLIBS_CORE)
 
 FUZZ_SECONDS ?= 300
 FUZZ_SHORT   ?= 10
