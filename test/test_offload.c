@@ -212,20 +212,26 @@ Test(offload, threads_with_cross_thread_frees_keep_payloads)
 /* Fork while frees are queued and another thread frees: children and
  * grandchildren check what they inherited, allocate and free (starting
  * helpers of their own), exit and _exit. */
-Test(offload, fork_then_allocate_in_child_and_parent)
+/* The offload program's MODE (5000 operations) on every target: exit 0 and
+ * `expect` in its output. */
+static void mode_on_every_target(const char *mode, const char *expect)
 {
     need(OFFLOAD);
     make_tmpdir();
-    char *argv[] = { OFFLOAD, "fork", "5000", NULL };
+    char *argv[] = { OFFLOAD, (char *)mode, "5000", NULL };
     for (size_t i = 0; i < NTARGETS; i++) {
         result_t r = run_on(&targets[i], argv, NULL, NULL);
-        cr_expect(exited_0(r.status), "fork on %s: %s; stderr: %.400s", targets[i].name,
+        cr_expect(exited_0(r.status), "%s on %s: %s; stderr: %.400s", mode, targets[i].name,
                   how(r.status), r.err);
-        cr_expect_not_null(strstr(r.out, "fork 4 children"), "on %s: %s", targets[i].name,
-                           r.out);
+        cr_expect_not_null(strstr(r.out, expect), "%s on %s: %s", mode, targets[i].name, r.out);
         result_free(&r);
     }
     remove_tmpdir();
+}
+
+Test(offload, fork_then_allocate_in_child_and_parent)
+{
+    mode_on_every_target("fork", "fork 4 children");
 }
 
 /* exit and _exit with frees still queued, a thread still freeing, an exit
@@ -290,18 +296,7 @@ Test(offload, a_burst_larger_than_the_queue_falls_back_to_synchronous_frees)
  * helper must not keep the process alive. */
 Test(offload, the_helper_does_not_keep_the_process_alive)
 {
-    need(OFFLOAD);
-    make_tmpdir();
-    char *argv[] = { OFFLOAD, "lastthread", "5000", NULL };
-    for (size_t i = 0; i < NTARGETS; i++) {
-        result_t r = run_on(&targets[i], argv, NULL, NULL);
-        cr_expect(exited_0(r.status), "lastthread on %s: %s; stderr: %.400s", targets[i].name,
-                  how(r.status), r.err);
-        cr_expect_not_null(strstr(r.out, "lastthread done"), "on %s: %s", targets[i].name,
-                           r.out);
-        result_free(&r);
-    }
-    remove_tmpdir();
+    mode_on_every_target("lastthread", "lastthread done");
 }
 
 /* DMM_CHECK checks each free where it is made: with both, a notice and no
