@@ -447,6 +447,8 @@ def weight_fit(points):
         if coef[neg] >= 0:
             break
         dropped.append(live.pop(neg))
+    if not live:
+        return None
     res = [dict(counters=[COST_WEIGHTS[k][0] for k in g],
                 label=" + ".join(COST_WEIGHTS[k][1] for k in g),
                 model_weight=COST_WEIGHTS[g[0]][2], ns_per_model_unit=c,
