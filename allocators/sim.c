@@ -1,6 +1,7 @@
 /* sim.c - replay an operation stream through a simulated chain, and the
  * `dmm sim` command. */
 #include "sim.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -304,30 +305,15 @@ static void print_table(const dmm_sim_result_t *res, int n, const dmm_desc_t *de
     }
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void print_json(const dmm_sim_result_t *res, int n, const dmm_desc_t *descs,
                        const char *trace, int timed)
 {
     printf("{\"trace\": ");
-    json_str(trace);
+    dmm_json_str(stdout, trace);
     printf(", \"dmms\": [");
     for (int i = 0; i < n; i++) {
         printf("%s\n  {\"name\": ", i ? "," : "");
-        json_str(res[i].name);
+        dmm_json_str(stdout, res[i].name);
         for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
             char key[64], b[64];
             json_key(rows[k].label, key, sizeof key);

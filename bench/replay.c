@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "opstream.h"
+#include "stats.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -741,21 +742,6 @@ static double ns_of(const run_t *r, double cycles)
     return cycles / r->ghz;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static const char *base_name(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -796,17 +782,11 @@ static void print_json(FILE *f, const run_t *r)
     int64_t held = (int64_t)(r->peak_anon - r->baseline_anon);
     double wall = (double)(r->t1_ns - r->t0_ns) / 1e9;
     fprintf(f, "{\"trace\":");
-    json_str(f, r->o->trace);
+    dmm_json_str(f, r->o->trace);
     fprintf(f, ",\"format\":\"%s\",\"preload\":", dmm_format_name(r->L.h->format));
-    if (pre)
-        json_str(f, pre);
-    else
-        fputs("null", f);
+    dmm_json_str(f, pre);
     fprintf(f, ",\"dmm_config\":");
-    if (cfg)
-        json_str(f, cfg);
-    else
-        fputs("null", f);
+    dmm_json_str(f, cfg);
     fprintf(f, ",\"write\":%s,\"check\":\"%s\"", r->o->write ? "true" : "false", check_word(r));
     fprintf(f, ",\"ops\":%zu,\"ops_in_trace\":%zu,\"ids\":%u", r->ops_done, r->nops, r->nids);
     fprintf(f, ",\"wall_s\":%.6f,\"op_s\":%.6f", wall, ns_of(r, (double)r->sum_cycles) / 1e9);
@@ -872,7 +852,7 @@ static void print_json(FILE *f, const run_t *r)
     if (r->L.h->format == DMM_FMT_REP) {
         mdr_t m = mdriver_of(r, held);
         fprintf(f, ",\"mdriver\":{\"trace\":");
-        json_str(f, base_name(r->o->trace));
+        dmm_json_str(f, base_name(r->o->trace));
         fprintf(f, ",\"valid\":%s,\"util\":%.4f,\"util_capped\":%s,\"ops\":%zu,\"secs\":%.6f,"
                    "\"kops\":%.0f,\"util_points\":%.2f,\"thru_points\":%.2f,"
                    "\"perf_index\":%.2f,\"target_kops\":%.0f}",

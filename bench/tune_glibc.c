@@ -41,6 +41,7 @@
 #include "tune_glibc.h"
 
 #include "cli.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -673,17 +674,7 @@ static int probe(void)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *v = getenv(names[i]);
         printf(",\"%s\":", names[i]);
-        if (!v) {
-            printf("null");
-            continue;
-        }
-        putchar('"');
-        for (; *v; v++)
-            if (*v == '"' || *v == '\\' || (unsigned char)*v < 0x20)
-                printf("\\u%04x", (unsigned char)*v);
-            else
-                putchar(*v);
-        putchar('"');
+        dmm_json_str(stdout, v);
     }
     printf("}\n");
     free(probe_sink[0]);
@@ -740,21 +731,6 @@ static stat3_t stats_of(const double *v, int n)
     s.med = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
     free(c);
     return s;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 static void json_tunables(FILE *f, const dmm_tunables_t *t)
@@ -1234,10 +1210,10 @@ static void print_json(const cmd_t *c)
     const dmm_tune_result_t *r = &c->r;
     FILE *f = stdout;
     fprintf(f, "{\"trace\":");
-    json_str(f, c->trace);
+    dmm_json_str(f, c->trace);
     fprintf(f, ",\"glibc\":\"%s\",\"ops\":%" PRIu64 ",\"grammar\":", gnu_get_libc_version(),
             tu->ref.ops);
-    json_str(f, c->grammar_path ? c->grammar_path : "built-in");
+    dmm_json_str(f, c->grammar_path ? c->grammar_path : "built-in");
     fprintf(f, ",\"fitness\":{\"formula\":\"0.5*t/t_default+0.5*M/M_default\","
                "\"t\":\"wall_s, min of reps\",\"M\":\"peak_held_bytes + baseline_bytes, min of "
                "reps\",\"baseline_bytes\":%" PRIu64 ",\"t_default_s\":%.6f,"
@@ -1287,7 +1263,7 @@ static void print_json(const cmd_t *c)
                "\"GLIBC_TUNABLES\":", c->tuned ? "true" : "false",
             c->recommended ? "true" : "false",
             dmm_tunables_static_threshold(&c->best) ? "false" : "true");
-    json_str(f, c->full);
+    dmm_json_str(f, c->full);
     fprintf(f, ",\"env\":{");
     for (int i = 0, k = 0; i < DMM_TUNE_N; i++)
         if (c->best.v[i] != DMM_TUNE_DEFAULT)

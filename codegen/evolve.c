@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "stats.h"
 
 static void usage(FILE *f)
 {
@@ -179,21 +180,6 @@ static int check_dir(const char *dir)
     close(fd);
     unlink(tmp);
     return 0;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 /* The trace's file name, fit for a one-line title. */
@@ -508,10 +494,10 @@ int dmm_evolve_main(int argc, char **argv)
         goto oom;
     static const char *const why[] = { "completed", "time budget", "interrupted" };
     fprintf(f, "{\n  \"trace\": ");
-    json_str(f, trace);
+    dmm_json_str(f, trace);
     fprintf(f, ",\n  \"grammar\": ");
     if (grammar_path)
-        json_str(f, grammar_path);
+        dmm_json_str(f, grammar_path);
     else
         fprintf(f, "\"grammar.bnf (generated)\"");
     fprintf(f, ",\n  \"operations\": %zu,\n", s.nops);

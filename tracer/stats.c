@@ -336,23 +336,36 @@ static void j_newline(em_t *e)
         fputs("  ", e->out);
 }
 
-static void j_string(em_t *e, const char *s, size_t n)
+static void j_string_n(FILE *f, const char *s, size_t n)
 {
-    fputc('"', e->out);
+    fputc('"', f);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\')
-            fprintf(e->out, "\\%c", c);
+            fprintf(f, "\\%c", c);
         else if (c == '\n')
-            fputs("\\n", e->out);
+            fputs("\\n", f);
         else if (c == '\t')
-            fputs("\\t", e->out);
+            fputs("\\t", f);
         else if (c < 0x20 || c == 0x7f)
-            fprintf(e->out, "\\u%04x", c);
+            fprintf(f, "\\u%04x", c);
         else
-            fputc(c, e->out);   /* UTF-8 passes through; invalid bytes too */
+            fputc(c, f);   /* UTF-8 passes through; invalid bytes too */
     }
-    fputc('"', e->out);
+    fputc('"', f);
+}
+
+static void j_string(em_t *e, const char *s, size_t n)
+{
+    j_string_n(e->out, s, n);
+}
+
+void dmm_json_str(FILE *f, const char *s)
+{
+    if (s)
+        j_string_n(f, s, strlen(s));
+    else
+        fputs("null", f);
 }
 
 /* JSON: the comma, the indentation and the key (none for array items). */

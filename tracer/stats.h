@@ -79,4 +79,9 @@ void     dmm_stats_bucket_range(unsigned b, uint64_t *lo, uint64_t *hi);
 void dmm_stats_print(FILE *out, const dmm_trace_t *t, const dmm_stats_t *st,
                      int json, size_t top);
 
+/* s as a JSON string literal (quotes, backslashes and control characters
+ * escaped; other bytes as they are), or null for NULL: what every JSON
+ * writer of dmm uses. */
+void dmm_json_str(FILE *f, const char *s);
+
 #endif
