@@ -22,23 +22,22 @@ O        := $(BUILD)
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 # Flags the code needs whatever CFLAGS a user (or check-sanitize) gives.
-DMM_CFLAGS := $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -Iallocators -Icodegen
+DMM_CFLAGS := $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -I.
 # Programs that tests run under the preload libraries are never sanitized:
 # a sanitizer runtime must come first in the library list.
 PROG_CFLAGS := -O2 -g $(DMM_CFLAGS)
 LDLIBS_CORE := -lzstd -lm
 
-# The modules of the dmm tool.  trace_writer.c belongs to the preload library
+# The modules of the dmm tool.  preload/ belongs to the preload libraries
 # only; dmm_main.c is the dispatcher.
-CORE_SRC := $(filter-out tracer/trace_writer.c tracer/dmm_main.c,$(wildcard tracer/*.c)) \
-            $(wildcard allocators/*.c) $(wildcard codegen/*.c) bench/replay.c bench/report_cli.c \
-            bench/tune_glibc.c
+CORE_SRC := $(wildcard tracer/*/*.c allocators/*/*.c) $(filter-out codegen/cli/dmm.c,$(wildcard codegen/*/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
-TRACE_SO_SRC := preload/trace_shim.c preload/options.c tracer/trace_writer.c tracer/crc32.c
+TRACE_SO_SRC := preload/recorder/trace_shim.c preload/common/options.c preload/recorder/recorder.c tracer/format/crc32.c
 TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
 # libdmm.so: the allocator classes and the chain, without the simulator.
-DMM_SO_SRC   := preload/dmm_shim.c preload/options.c $(filter-out allocators/sim.c,$(wildcard allocators/*.c))
+ALLOC_SRC    := $(wildcard allocators/core/*.c allocators/classes/*.c allocators/chain/*.c)
+DMM_SO_SRC   := preload/shim/dmm_shim.c preload/common/options.c $(ALLOC_SRC)
 DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 
 TEST_SRC  := $(wildcard test/test_*.c)
@@ -64,7 +63,7 @@ $(O)/obj/%.o: %.c | deps
 
 # The preload library: no stack protector surprises, no lazy binding, hidden
 # internals; its code must never call malloc.
-PRELOAD_CFLAGS := -O2 -g -flto $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -Itracer -Ipreload -Iallocators -fvisibility=hidden -ftls-model=initial-exec \
+PRELOAD_CFLAGS := -O2 -g -flto $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -I. -fvisibility=hidden -ftls-model=initial-exec \
                   -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc
 $(O)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
@@ -77,12 +76,12 @@ $(O)/libdmm.so: $(DMM_SO_OBJ)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
 
 # libdmm_evolved.so: the chain of EVOLVED_DMM as C source (dmm codegen), the
-# shim of libdmm.so around it (preload/evolved_shim.c includes both), and the
+# shim of libdmm.so around it (preload/shim/evolved_shim.c includes both), and the
 # allocator classes built again without cost counting (DMM_COUNT=0).
 # `make evolve` sets EVOLVED_DMM to the search's best.dmm.
 EVOLVED_DMM ?= codegen/default.dmm
-EVOLVED_OBJ := $(O)/evolved/evolved_shim.o $(O)/pic/preload/options.o \
-               $(patsubst %.c,$(O)/pic-nocount/%.o,$(filter-out allocators/sim.c,$(wildcard allocators/*.c)))
+EVOLVED_OBJ := $(O)/evolved/evolved_shim.o $(O)/pic/preload/common/options.o \
+               $(patsubst %.c,$(O)/pic-nocount/%.o,$(ALLOC_SRC))
 
 # Which .dmm the generated source came from: regenerate when it changes.
 $(O)/evolved/source.path: FORCE
@@ -94,7 +93,7 @@ $(O)/evolved/dmm_evolved.c: $(EVOLVED_DMM) $(O)/evolved/source.path $(O)/dmm
 	$(O)/dmm codegen -o $@ $(EVOLVED_DMM)
 	cp $(EVOLVED_DMM) $(O)/evolved/source.dmm
 
-$(O)/evolved/evolved_shim.o: preload/evolved_shim.c $(O)/evolved/dmm_evolved.c | deps
+$(O)/evolved/evolved_shim.o: preload/shim/evolved_shim.c $(O)/evolved/dmm_evolved.c | deps
 	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -I$(O)/evolved -MMD -MP -c $< -o $@
 
 $(O)/pic-nocount/%.o: %.c | deps
@@ -112,7 +111,7 @@ $(O)/libdmmcore.a: $(CORE_OBJ)
 # alone would not pull them out of the archive.
 WHOLE = -Wl,--whole-archive $(O)/libdmmcore.a -Wl,--no-whole-archive
 
-$(O)/dmm: $(O)/obj/tracer/dmm_main.o $(O)/libdmmcore.a
+$(O)/dmm: $(O)/obj/codegen/cli/dmm.o $(O)/libdmmcore.a
 	$(CC) $(CFLAGS) $(DMM_CFLAGS) -o $@ $< $(WHOLE) $(LDLIBS_CORE)
 
 $(O)/bench/%: bench/%.c | deps
@@ -135,7 +134,7 @@ $(O)/test/%: test/%.c $(O)/libdmmcore.a | deps
 # libFuzzer harnesses, one per reader; built with clang.  The modules are
 # compiled once (instrumented for the fuzzer, not linked with its main) into
 # an archive that every harness links.
-FUZZ_CORE_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Iallocators -Icodegen
+FUZZ_CORE_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -I.
 FUZZ_CFLAGS := $(FUZZ_CORE_CFLAGS) -fsanitize=fuzzer,address,undefined
 FUZZ_CORE_OBJ := $(CORE_SRC:%.c=$(O)/fuzzcore/%.o)
 $(O)/fuzzcore/%.o: %.c | deps
@@ -192,13 +191,13 @@ check-sanitize: | deps
 TSANCC    ?= clang
 TS        := $(O)/tsan
 TSAN_FLAGS := -O1 -g -fsanitize=thread $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC \
-              -Itracer -Ipreload -Iallocators -fno-builtin-malloc -fno-builtin-free \
+              -I. -fno-builtin-malloc -fno-builtin-free \
               -fno-builtin-calloc -fno-builtin-realloc
-TSAN_ALLOC    := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/dmm_shim.c,$(DMM_SO_SRC)))
-TSAN_ALLOC_NC := $(patsubst %.c,$(TS)/nocount/%.o,$(filter-out preload/dmm_shim.c,$(DMM_SO_SRC)))
-TSAN_WRITER   := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/trace_shim.c,$(TRACE_SO_SRC)))
-TSAN_READER   := $(patsubst %.c,$(TS)/obj/%.o,tracer/trace.c tracer/trc_read.c tracer/crc32.c \
-                   tracer/textfmt.c tracer/opstream.c)
+TSAN_ALLOC    := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/shim/dmm_shim.c,$(DMM_SO_SRC)))
+TSAN_ALLOC_NC := $(patsubst %.c,$(TS)/nocount/%.o,$(filter-out preload/shim/dmm_shim.c,$(DMM_SO_SRC)))
+TSAN_WRITER   := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/recorder/trace_shim.c,$(TRACE_SO_SRC)))
+TSAN_READER   := $(patsubst %.c,$(TS)/obj/%.o,tracer/format/trace.c tracer/format/trc_read.c \
+                   tracer/format/crc32.c tracer/format/textfmt.c tracer/format/opstream.c)
 TSAN_BIN  := $(TS)/tsan_chain $(TS)/tsan_libdmm $(TS)/tsan_evolved $(TS)/tsan_tracer
 # Export every global name of a shim object but the dmm_ ones as tsan_shim_NAME.
 TSAN_RENAME = objcopy $$(nm -g --defined-only $@.tmp | \
@@ -210,11 +209,11 @@ $(TS)/obj/%.o: %.c | deps
 $(TS)/nocount/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
-$(TS)/dmm_shim.o: preload/dmm_shim.c | deps
+$(TS)/dmm_shim.o: preload/shim/dmm_shim.c | deps
 	@mkdir -p $(dir $@)
 	$(TSANCC) $(TSAN_FLAGS) -MMD -MP -MT $@ -MF $@.d -c $< -o $@.tmp
 	$(TSAN_RENAME)
-$(TS)/evolved_shim.o: preload/evolved_shim.c $(O)/evolved/dmm_evolved.c | deps
+$(TS)/evolved_shim.o: preload/shim/evolved_shim.c $(O)/evolved/dmm_evolved.c | deps
 	@mkdir -p $(dir $@)
 	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -I$(O)/evolved -MMD -MP -MT $@ -MF $@.d -c $< -o $@.tmp
 	$(TSAN_RENAME)

@@ -57,7 +57,7 @@ WEE = ["dogfood", "gcc-hello", "ffmpeg", "source-map"]
 ANDROID = ["systemui"]
 REAL = ["sqlite3", "python3", "perl", "sort"]
 FOOTPRINT_RE = re.compile(r"footprint (\d+) bytes now, (\d+) at peak")
-# The cost model's weights (allocators/cost.c, README "Cost model"), per counter
+# The cost model's weights (allocators/core/cost.c, README "Cost model"), per counter
 # of dmm sim --json: a unit is about a nanosecond; copies count 1 per 5 bytes.
 COST_WEIGHTS = [("operations", "call", 20.0), ("free_list_nodes_visited", "node visited", 1.0),
                 ("header_reads", "header read", 3.0), ("header_writes", "header write", 3.0),

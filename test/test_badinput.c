@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "tracer/format/trace.h"
 
-#include "rundmm.h"
+#include "test/lib/rundmm.h"
 
 static char dir[64];
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "allocators/core/alloc.h"
 
 size_t dmm_buddy_debug_sizes(const dmm_alloc_t *a, size_t *out, size_t max);
 size_t dmm_buddy_debug_listed(const dmm_alloc_t *a, unsigned j, int virgin);

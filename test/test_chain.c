@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain.h"
-#include "desc.h"
-#include "sim.h"
+#include "allocators/chain/chain.h"
+#include "allocators/chain/desc.h"
+#include "allocators/sim/sim.h"
 
 typedef struct cfg {
     char name[32];

@@ -12,11 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "desc.h"
-#include "opstream.h"
-#include "progrun.h"
-#include "sim.h"
-#include "trace.h"
+#include "allocators/chain/desc.h"
+#include "tracer/format/opstream.h"
+#include "test/lib/progrun.h"
+#include "allocators/sim/sim.h"
+#include "tracer/format/trace.h"
 
 #define DMM      DMM_BUILD_DIR "/dmm"
 #define EVOLVED  DMM_BUILD_DIR "/libdmm_evolved.so"
@@ -63,8 +63,8 @@ static int syntax_check(const char *c_file, char **err)
     snprintf(errf, sizeof errf, "%s/cc.err", tmpdir);
     snprintf(cmd, sizeof cmd,
              "gcc -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -D_GNU_SOURCE "
-             "-I'%s/allocators' -I'%s/tracer' '%s'",
-             DMM_SRC_DIR, DMM_SRC_DIR, c_file);
+             "-I'%s' '%s'",
+             DMM_SRC_DIR, c_file);
     char *argv[] = { "/bin/sh", "-c", cmd, NULL };
     int st = run(argv, NULL, tmpdir, NULL, NULL, errf);
     *err = slurp(errf, NULL);

@@ -14,11 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "opstream.h"
-#include "trace.h"
-#include "trc_write.h"
-#include "trc_sample.h"
+#include "codegen/cli/cli.h"
+#include "tracer/format/opstream.h"
+#include "tracer/format/trace.h"
+#include "tracer/format/trc_write.h"
+#include "test/lib/trc_sample.h"
 
 static char dir[] = "/tmp/dmm_test_convert.XXXXXX";
 static char out_text[1 << 16], err_text[1 << 16];

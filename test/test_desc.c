@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "desc.h"
+#include "allocators/chain/desc.h"
 
 static const char *presets[] = { "kng", "lea", "fib", "s10", "exa" };
 

@@ -1,4 +1,4 @@
-/* test_freelist.c - the free-block containers (allocators/freelist.h) in all
+/* test_freelist.c - the free-block containers (allocators/core/freelist.h) in all
  * 18 combinations of kind x fit x order, against a reference model: which
  * block each take() must return, the walk order, remove() of listed and
  * unlisted blocks, exact node counts in hand cases, the AVL height bound, a
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "freelist.h"
+#include "allocators/core/freelist.h"
 
 /* ---- combinations ---- */
 

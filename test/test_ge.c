@@ -1,4 +1,4 @@
-/* test_ge.c - the GE search (codegen/ge.c) and `dmm evolve`: reproducible
+/* test_ge.c - the GE search (codegen/search/ge.c) and `dmm evolve`: reproducible
  * from the seed whatever the number of threads, the phenotype cache, invalid
  * individuals, eq. 1 on the references, elitism, the time budget and stop
  * request, and the command's outputs and bad inputs. */
@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ge.h"
-#include "sim.h"
+#include "codegen/search/ge.h"
+#include "allocators/sim/sim.h"
 
-#include "rundmm.h"
+#include "test/lib/rundmm.h"
 
 /* ---- a small trace in memory --------------------------------------------- */
 

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "grammar.h"
-#include "trc_write.h"
+#include "codegen/cli/cli.h"
+#include "codegen/grammar/grammar.h"
+#include "tracer/format/trc_write.h"
 
 /* ---- the paper's grammar ---- */
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "allocators/core/alloc.h"
 
 typedef struct harness {
     dmm_pagesrc_t *ps;

@@ -12,11 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "desc.h"
-#include "opstream.h"
-#include "progrun.h"
-#include "sim.h"
-#include "trace.h"
+#include "allocators/chain/desc.h"
+#include "tracer/format/opstream.h"
+#include "test/lib/progrun.h"
+#include "allocators/sim/sim.h"
+#include "tracer/format/trace.h"
 
 #define LIBDMM   DMM_BUILD_DIR "/libdmm.so"
 #define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"

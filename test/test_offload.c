@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "progrun.h"
+#include "test/lib/progrun.h"
 
 #define LIBDMM  DMM_BUILD_DIR "/libdmm.so"
 #define EVOLVED DMM_BUILD_DIR "/libdmm_evolved.so"

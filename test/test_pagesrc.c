@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pagesrc.h"
+#include "allocators/core/pagesrc.h"
 
 static dmm_pagesrc_t *new_ps(int mode)
 {

@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../bench/replay.h"
-#include "progrun.h"
+#include "tracer/replay/replay.h"
+#include "test/lib/progrun.h"
 
 /* progrun.h's helper this file does not need */
 static void (*const unused_helper)(const char *, int) __attribute__((unused)) = write_input_file;

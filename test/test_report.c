@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "progrun.h"
-#include "rundmm.h"
+#include "test/lib/progrun.h"
+#include "test/lib/rundmm.h"
 
 #define TRACER DMM_BUILD_DIR "/libdmmtrace.so"
 #define LIBDMM DMM_BUILD_DIR "/libdmm.so"

@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "opstream.h"
-#include "progrun.h"
-#include "rundmm.h"
-#include "trace.h"
-#include "traces.h"
+#include "tracer/format/opstream.h"
+#include "test/lib/progrun.h"
+#include "test/lib/rundmm.h"
+#include "tracer/format/trace.h"
+#include "test/lib/traces.h"
 
 #define LIBDMM   DMM_BUILD_DIR "/libdmm.so"
 #define EVOLVED  DMM_BUILD_DIR "/libdmm_evolved.so"

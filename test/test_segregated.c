@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "freelist.h"
-#include "pagesrc.h"
-#include "segfit.h"
+#include "allocators/core/alloc.h"
+#include "allocators/core/freelist.h"
+#include "allocators/core/pagesrc.h"
+#include "allocators/classes/segfit.h"
 
 /* ---- harness --------------------------------------------------------- */
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "stats.h"
-#include "trc_write.h"
+#include "codegen/cli/cli.h"
+#include "tracer/stats/stats.h"
+#include "tracer/format/trc_write.h"
 
 /* ---- building traces ---- */
 

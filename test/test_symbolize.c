@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbolize.h"
+#include "tracer/stats/symbolize.h"
 
 /* A call whose return address lies in known_caller. */
 __attribute__((noinline)) static uintptr_t probe(void)

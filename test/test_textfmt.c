@@ -1,4 +1,4 @@
-/* test_textfmt.c - the text trace formats (tracer/textfmt.c): every record
+/* test_textfmt.c - the text trace formats (tracer/format/textfmt.c): every record
  * the readers make from small inline examples, the variants they tolerate,
  * the line numbers of their errors, and read -> write -> read round trips
  * that must keep the operation stream. */
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "opstream.h"
-#include "textfmt.h"
-#include "trace.h"
+#include "tracer/format/opstream.h"
+#include "tracer/format/textfmt.h"
+#include "tracer/format/trace.h"
 
 /* ---- helpers ---- */
 

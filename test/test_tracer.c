@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "opstream.h"
-#include "progrun.h"
-#include "trace.h"
+#include "tracer/format/opstream.h"
+#include "test/lib/progrun.h"
+#include "tracer/format/trace.h"
 
 #define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace.h"
-#include "trc_write.h"
-#include "trc_sample.h"
+#include "tracer/format/trace.h"
+#include "tracer/format/trc_write.h"
+#include "test/lib/trc_sample.h"
 
 static char dir[] = "/tmp/dmm_test_trc.XXXXXX";
 

@@ -1,4 +1,4 @@
-/* test_tune.c - dmm tune-glibc (bench/tune_glibc.c): the grammar of glibc
+/* test_tune.c - dmm tune-glibc (codegen/tune/tune_glibc.c): the grammar of glibc
  * malloc tunables and its decoding, the settings' text forms, the search
  * made reproducible by a deterministic fitness, what glibc makes of the
  * two forms of the environment (--probe), a small real run whose pasted
@@ -11,11 +11,11 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "../bench/tune_glibc.h"
-#include "grammar.h"
+#include "codegen/tune/tune_glibc.h"
+#include "codegen/grammar/grammar.h"
 
-#include "progrun.h"
-#include "rundmm.h"
+#include "test/lib/progrun.h"
+#include "test/lib/rundmm.h"
 
 /* A sanitized dmm runs on ASan's allocator, not glibc's: glibc's tunables
  * have nothing to act on there. */

@@ -1,6 +1,6 @@
 /* fuzz_android.c - libFuzzer harness for the android text trace reader and writer
  * (see text_roundtrip.h for what it checks). */
-#include "text_roundtrip.h"
+#include "test/fuzz/text_roundtrip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

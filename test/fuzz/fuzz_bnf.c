@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "desc.h"
-#include "grammar.h"
+#include "allocators/chain/desc.h"
+#include "codegen/grammar/grammar.h"
 
 static char out[16384], out2[16384];
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "tracer/format/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opstream.h"
-#include "textfmt.h"
-#include "trace.h"
+#include "tracer/format/opstream.h"
+#include "tracer/format/textfmt.h"
+#include "tracer/format/trace.h"
 
 static int fuzz_text_roundtrip(const uint8_t *data, size_t size, dmm_format_t fmt,
                                int (*writer)(const dmm_trace_t *, FILE *, dmm_err_t *))

@@ -3,7 +3,7 @@
  *
  *   tsan_chain [FILE.dmm ...]        the chain API, every preset and chain
  *   tsan_libdmm, tsan_evolved         the same work through the malloc family
- *                                     of preload/dmm_shim.c (DMM_CONFIG,
+ *                                     of preload/shim/dmm_shim.c (DMM_CONFIG,
  *                                     DMM_CHECK as set) or evolved_shim.c
  *
  * Criterion does not start under TSan, and a TSan runtime cannot sit under
@@ -34,8 +34,8 @@
  * usable size at least the request, the shim glibc's errno rules.  Any wrong
  * result makes the exit status non-zero; a data race makes TSan stop the
  * run (halt_on_error=1). */
-#include "chain.h"
-#include "desc.h"
+#include "allocators/chain/chain.h"
+#include "allocators/chain/desc.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -3,11 +3,11 @@
  *   DMM_TRACE_FILE=DIR/t.%p.trc tsan_tracer          run and check
  *   tsan_tracer --record EXPECT                       the recording process
  *
- * The tracer's writer (tracer/trace_writer.c, with preload/options.c and
+ * The tracer's writer (preload/recorder/recorder.c, with preload/common/options.c and
  * tracer/crc32.c) is built with -fsanitize=thread into a shared library of
  * its own, as in libdmmtrace.so but without the malloc shim: TSan brings its
- * own malloc, so the driver calls the writer's API (trace_writer.h) the way
- * preload/trace_shim.c does, with made-up addresses.
+ * own malloc, so the driver calls the writer's API (preload/recorder/recorder.h) the way
+ * preload/recorder/trace_shim.c does, with made-up addresses.
  *
  * The recording process, a new program started by the checking one:
  *   - the main thread records while the process is single-threaded (the
@@ -32,9 +32,9 @@
  * exactly once, with its thread, in an order consistent with causality,
  * and that every call stack is defined once.  Any fault makes the exit
  * status non-zero; a data race makes TSan stop the run. */
-#include "trace.h"
-#include "trace_writer.h"
-#include "trcfmt.h"
+#include "tracer/format/trace.h"
+#include "preload/recorder/recorder.h"
+#include "tracer/format/trcfmt.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,306 @@
+/* chain.c - route each call to the allocator of its size range, find the
+ * owner of a block from the page map, and keep the fallback path. */
+#include "allocators/chain/chain.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+extern char __libc_single_threaded;
+
+#define LARGE_MAGIC 0x4c415247454d4d44ull   /* "DMMEGRAL" */
+
+typedef struct large_hdr {
+    uintptr_t chunk;      /* what the page source returned */
+    uint32_t  len_pages;  /* its length in pages */
+    uint32_t  magic32;    /* low half of LARGE_MAGIC */
+} large_hdr_t;
+_Static_assert(sizeof(large_hdr_t) == 16, "the fallback header is 16 bytes");
+
+static void lock(int *l)
+{
+    if (__libc_single_threaded)
+        return;
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+static void unlock(int *l)
+{
+    if (__libc_single_threaded) {
+        *l = 0;
+        return;
+    }
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, char *err, size_t errlen)
+{
+    void *m = mmap(NULL, sizeof(dmm_chain_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        snprintf(err, errlen, "no memory for the chain: %s", strerror(errno));
+        return NULL;
+    }
+    dmm_chain_t *c = m;
+    if (dmm_pagesrc_init(&c->ps, mode) != 0) {
+        snprintf(err, errlen, "page source: %s", strerror(errno));
+        munmap(m, sizeof *c);
+        return NULL;
+    }
+    c->ps.cost = &c->cost;
+    c->desc = *d;
+    c->mode = mode;
+    for (int i = 0; i < d->n; i++) {
+        dmm_alloc_t *a = &c->alloc[i];
+        a->ops = dmm_class_ops(d->a[i].cls);
+        a->desc = d->a[i];
+        a->owner = (unsigned)i + 1;
+        a->ps = &c->ps;
+        a->cost = &c->cost;
+        a->state = a->state_area;
+        if (!a->ops) {
+            snprintf(err, errlen, "allocator %d (%s): this class is not built into dmm yet",
+                     i + 1, dmm_class_name(d->a[i].cls) ? dmm_class_name(d->a[i].cls) : "?");
+            c->n = i;
+            dmm_chain_delete(c);
+            return NULL;
+        }
+        if (a->ops->init(a) != 0) {
+            snprintf(err, errlen, "allocator %d (%s): cannot be set up with these options: %s",
+                     i + 1, a->ops->name, strerror(errno));
+            c->n = i;
+            dmm_chain_delete(c);
+            return NULL;
+        }
+        c->n = i + 1;
+    }
+    return c;
+}
+
+void dmm_chain_delete(dmm_chain_t *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n; i++)
+        if (c->alloc[i].ops && c->alloc[i].ops->destroy)
+            c->alloc[i].ops->destroy(&c->alloc[i]);
+    dmm_pagesrc_fini(&c->ps);
+    munmap(c, sizeof *c);
+}
+
+int dmm_chain_which(const dmm_chain_t *c, size_t n)
+{
+    for (int i = 0; i < c->n; i++) {
+        if (n <= c->desc.a[i].lo)
+            return -1;          /* below this range, and the rest are above */
+        if (n <= c->desc.a[i].hi)
+            return i;
+    }
+    return -1;
+}
+
+/* ---- the fallback path ---------------------------------------------- */
+
+static void *large_alloc(dmm_chain_t *c, size_t n, size_t align)
+{
+    size_t off = align > 16 ? align : 16;
+    if (n > SIZE_MAX - off - DMM_PAGE || (n + off) / DMM_PAGE >= UINT32_MAX) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t len = dmm_align_up(n + off, DMM_PAGE);
+    char *chunk = dmm_pagesrc_get(&c->ps, len, align > DMM_PAGE ? align : 0, DMM_OWNER_LARGE);
+    DMM_COST(&c->cost, pagesrc_calls, 1);
+    if (!chunk)
+        return NULL;
+    char *p = chunk + off;
+    large_hdr_t *h = (large_hdr_t *)(p - 16);
+    h->chunk = (uintptr_t)chunk;
+    h->len_pages = (uint32_t)(len / DMM_PAGE);
+    h->magic32 = (uint32_t)LARGE_MAGIC;
+    DMM_COST(&c->cost, hdr_writes, 1);
+    __atomic_fetch_add(&c->large_served, 1, __ATOMIC_RELAXED);
+    return p;
+}
+
+static large_hdr_t *large_hdr(const void *p)
+{
+    return (large_hdr_t *)((char *)p - 16);
+}
+
+static size_t large_usable(const void *p)
+{
+    const large_hdr_t *h = large_hdr(p);
+    return h->chunk + (size_t)h->len_pages * DMM_PAGE - (uintptr_t)p;
+}
+
+static void large_free(dmm_chain_t *c, void *p)
+{
+    large_hdr_t *h = large_hdr(p);
+    DMM_COST(&c->cost, hdr_reads, 1);
+    DMM_COST(&c->cost, pagesrc_calls, 1);
+    dmm_pagesrc_put(&c->ps, (void *)h->chunk, (size_t)h->len_pages * DMM_PAGE);
+}
+
+/* ---- the malloc family --------------------------------------------- */
+
+void *dmm_chain_malloc(dmm_chain_t *c, size_t n)
+{
+    if (n == 0)
+        n = 1;
+    DMM_COST(&c->cost, ops, 1);
+    int i = dmm_chain_which(c, n);
+    if (i < 0)
+        return large_alloc(c, n, 0);
+    dmm_alloc_t *a = &c->alloc[i];
+    lock(&c->locks[i]);
+    void *p = a->ops->malloc(a, n);
+    if (p)
+        a->served++;
+    unlock(&c->locks[i]);
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+void *dmm_chain_calloc(dmm_chain_t *c, size_t nmemb, size_t size)
+{
+    size_t n;
+    if (__builtin_mul_overflow(nmemb, size, &n)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *p = dmm_chain_malloc(c, n);
+    if (p && c->mode == DMM_PS_REAL)
+        memset(p, 0, n);
+    return p;
+}
+
+void *dmm_chain_memalign(dmm_chain_t *c, size_t align, size_t n)
+{
+    if (align <= DMM_ALIGN)
+        return dmm_chain_malloc(c, n);
+    DMM_COST(&c->cost, ops, 1);
+    if (n == 0)
+        n = 1;
+    return large_alloc(c, n, align);
+}
+
+int dmm_chain_owns(const dmm_chain_t *c, const void *p)
+{
+    unsigned o = dmm_pagesrc_owner(&c->ps, p);
+    return (o >= 1 && o <= (unsigned)c->n) || o == DMM_OWNER_LARGE;
+}
+
+void dmm_chain_free(dmm_chain_t *c, void *p)
+{
+    if (!p)
+        return;
+    DMM_COST(&c->cost, ops, 1);
+    unsigned o = dmm_pagesrc_owner(&c->ps, p);
+    if (o == DMM_OWNER_LARGE) {
+        large_free(c, p);
+        return;
+    }
+    if (o < 1 || o > (unsigned)c->n)
+        return;   /* not ours: callers decide (libdmm.so checks first) */
+    dmm_alloc_t *a = &c->alloc[o - 1];
+    lock(&c->locks[o - 1]);
+    a->ops->free(a, p);
+    unlock(&c->locks[o - 1]);
+}
+
+size_t dmm_chain_usable(dmm_chain_t *c, const void *p)
+{
+    if (!p)
+        return 0;
+    unsigned o = dmm_pagesrc_owner(&c->ps, p);
+    if (o == DMM_OWNER_LARGE)
+        return large_usable(p);
+    if (o < 1 || o > (unsigned)c->n)
+        return 0;
+    dmm_alloc_t *a = &c->alloc[o - 1];
+    lock(&c->locks[o - 1]);
+    size_t u = a->ops->usable(a, p);
+    unlock(&c->locks[o - 1]);
+    return u;
+}
+
+void *dmm_chain_realloc(dmm_chain_t *c, void *p, size_t n)
+{
+    if (!p)
+        return dmm_chain_malloc(c, n);
+    if (n == 0) {
+        dmm_chain_free(c, p);
+        return NULL;
+    }
+    DMM_COST(&c->cost, ops, 1);
+    unsigned o = dmm_pagesrc_owner(&c->ps, p);
+    size_t old;
+    if (o == DMM_OWNER_LARGE) {
+        old = large_usable(p);
+        /* a large block keeps its chunk while it fits and still belongs on
+         * the fallback path */
+        if (n <= old && dmm_chain_which(c, n) < 0 && n > old / 2)
+            return p;
+    } else if (o >= 1 && o <= (unsigned)c->n) {
+        dmm_alloc_t *a = &c->alloc[o - 1];
+        int i = dmm_chain_which(c, n);
+        lock(&c->locks[o - 1]);
+        old = a->ops->usable(a, p);
+        int done = (i == (int)o - 1) && a->ops->resize(a, p, n) == 0;
+        if (done)
+            a->served++;
+        unlock(&c->locks[o - 1]);
+        if (done)
+            return p;
+    } else {
+        errno = EINVAL;   /* not ours */
+        return NULL;
+    }
+    void *q = dmm_chain_malloc(c, n);
+    if (!q)
+        return NULL;
+    size_t keep = old < n ? old : n;
+    if (c->mode == DMM_PS_REAL)
+        memcpy(q, p, keep);
+    DMM_COST(&c->cost, copied, keep);
+    dmm_chain_free(c, p);
+    return q;
+}
+
+size_t dmm_chain_check(dmm_chain_t *c)
+{
+    size_t v = 0;
+    for (int i = 0; i < c->n; i++) {
+        lock(&c->locks[i]);
+        v += c->alloc[i].ops->check(&c->alloc[i]);
+        unlock(&c->locks[i]);
+    }
+    return v;
+}
+
+static void force_lock(int *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+void dmm_chain_lock_all(dmm_chain_t *c)
+{
+    for (int i = 0; i < c->n; i++)
+        force_lock(&c->locks[i]);
+    force_lock(&c->ps.lock);
+}
+
+void dmm_chain_unlock_all(dmm_chain_t *c)
+{
+    __atomic_store_n(&c->ps.lock, 0, __ATOMIC_RELEASE);
+    for (int i = c->n - 1; i >= 0; i--)
+        __atomic_store_n(&c->locks[i], 0, __ATOMIC_RELEASE);
+}

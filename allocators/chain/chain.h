@@ -1,0 +1,59 @@
+/* chain.h - a DMM: an ordered chain of allocators, each serving the request
+ * sizes of its range (paper Table 1), over one page source.
+ *
+ * free() and realloc() find a block's allocator in O(1) from the page map.
+ * Requests outside every range, and alignments above 16 bytes, take the
+ * fallback path: a chunk of their own from the page source with a 16-byte
+ * header before the block (DMM_OWNER_LARGE).  malloc(0) is malloc(1).
+ *
+ * The same code runs the simulator (DMM_PS_SIM: payloads never touched;
+ * calloc does not clear and realloc does not copy, it only counts) and the
+ * preload libraries (DMM_PS_REAL).  Calls lock the allocator they use,
+ * except while the process is single-threaded. */
+#ifndef DMM_CHAIN_H
+#define DMM_CHAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocators/core/alloc.h"
+#include "allocators/chain/desc.h"
+#include "allocators/core/pagesrc.h"
+
+typedef struct dmm_chain {
+    dmm_pagesrc_t ps;
+    dmm_desc_t    desc;
+    int           mode;
+    int           n;
+    dmm_alloc_t   alloc[DMM_DESC_MAX];
+    int           locks[DMM_DESC_MAX];
+    dmm_cost_t    cost;
+    uint64_t      large_served;  /* requests that took the fallback path */
+} dmm_chain_t;
+
+/* A chain for description d (mapped from the OS, never malloc).  NULL with
+ * err set ("allocator N (class): why") when a class cannot be set up. */
+dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, char *err, size_t errlen);
+/* Give everything back. */
+void dmm_chain_delete(dmm_chain_t *c);
+
+void  *dmm_chain_malloc(dmm_chain_t *c, size_t n);
+void  *dmm_chain_calloc(dmm_chain_t *c, size_t nmemb, size_t size);
+void  *dmm_chain_realloc(dmm_chain_t *c, void *p, size_t n);
+/* align a power of two (callers check POSIX's rules); NULL + ENOMEM. */
+void  *dmm_chain_memalign(dmm_chain_t *c, size_t align, size_t n);
+void   dmm_chain_free(dmm_chain_t *c, void *p);
+size_t dmm_chain_usable(dmm_chain_t *c, const void *p);
+/* Is p a block of this chain?  (any address: 1 or 0) */
+int    dmm_chain_owns(const dmm_chain_t *c, const void *p);
+/* The index of the allocator that serves requests of n bytes, or -1 for the
+ * fallback path. */
+int    dmm_chain_which(const dmm_chain_t *c, size_t n);
+/* Violations found by every allocator's check(). */
+size_t dmm_chain_check(dmm_chain_t *c);
+/* Take / release every lock of the chain (fork: prepare, then parent and
+ * child). */
+void   dmm_chain_lock_all(dmm_chain_t *c);
+void   dmm_chain_unlock_all(dmm_chain_t *c);
+
+#endif

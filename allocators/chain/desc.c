@@ -1,0 +1,305 @@
+/* desc.c - parse and print .dmm descriptions (see desc.h).  No malloc:
+ * libdmm.so parses DMM_CONFIG before it has a heap. */
+#include "allocators/chain/desc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The paper's five reference managers (section 7). */
+static const struct { const char *name, *text; } presets[] = {
+    { "kng", "# dmm 1 preset=kng  Kingsley: power-of-two classes, no split or coalesce\n"
+             "kingsley      range=(0,inf]          split=no  coalesce=no  list=sll   fit=exact order=lifo\n" },
+    { "lea", "# dmm 1 preset=lea  Lea: exact small bins, sorted large bins, best fit, coalescing\n"
+             "lea           range=(0,inf]          split=yes coalesce=yes list=dll   fit=best  order=fifo\n" },
+    { "fib", "# dmm 1 preset=fib  Fibonacci buddy system\n"
+             "buddy-fib     range=(0,inf]          split=yes coalesce=yes list=dll   fit=first order=lifo\n" },
+    { "s10", "# dmm 1 preset=s10  ten segregated free lists\n"
+             "segregated    range=(0,inf]          split=yes coalesce=yes list=dll   fit=first order=lifo lists=10\n" },
+    { "exa", "# dmm 1 preset=exa  exact segregated fit: one list per request size\n"
+             "exact         range=(0,inf]          split=no  coalesce=no  list=sll   fit=exact order=lifo\n" },
+};
+
+const char *dmm_desc_preset(const char *name)
+{
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (!strcmp(name, presets[i].name))
+            return presets[i].text;
+    return NULL;
+}
+
+static const char *const lists[] = { "sll", "dll", "btree" };
+static const char *const fits[] = { "first", "best", "exact" };
+static const char *const orders[] = { "fifo", "lifo" };
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+static int word_is(const char *s, size_t n, const char *w)
+{
+    return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+static int pick(const char *v, size_t n, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (word_is(v, n, names[i]))
+            return i;
+    return -1;
+}
+
+/* A decimal size; "inf" when allow_inf.  -1 on anything else. */
+static int parse_size(const char *s, size_t n, int allow_inf, size_t *out)
+{
+    if (allow_inf && word_is(s, n, "inf")) {
+        *out = DMM_SIZE_INF;
+        return 0;
+    }
+    if (n == 0 || n > 20)
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (v >= DMM_SIZE_INF)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d,
+                   char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    size_t pos = 0;
+    int line = 0;
+    while (pos < len) {
+        line++;
+        size_t s = pos;
+        while (pos < len && text[pos] != '\n')
+            pos++;
+        size_t e = pos;
+        if (pos < len)
+            pos++;
+        for (size_t i = s; i < e; i++)
+            if (text[i] == '\0' || (unsigned char)text[i] >= 0x80)
+                return fail(err, errlen, "%s: line %d: not text (byte 0x%02x)", name, line,
+                            (unsigned char)text[i]);
+        /* a comment: the first one is the title */
+        const char *hash = memchr(text + s, '#', e - s);
+        size_t ce = hash ? (size_t)(hash - text) : e;
+        if (hash && line == 1 && !d->title[0]) {
+            size_t ts = (size_t)(hash - text) + 1;
+            while (ts < e && text[ts] == ' ')
+                ts++;
+            size_t tl = e - ts;
+            while (tl && (text[ts + tl - 1] == ' ' || text[ts + tl - 1] == '\r'))
+                tl--;
+            if (tl >= sizeof d->title)
+                tl = sizeof d->title - 1;
+            while (tl && (text[ts + tl - 1] == ' ' || text[ts + tl - 1] == '\r'))
+                tl--;   /* again, after the cut: print then parse gives the same */
+            memcpy(d->title, text + ts, tl);
+            d->title[tl] = 0;
+        }
+        /* tokens of the line before the comment */
+        size_t i = s;
+        while (i < ce && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
+            i++;
+        if (i == ce)
+            continue;
+        size_t ws = i;
+        while (i < ce && text[i] != ' ' && text[i] != '\t' && text[i] != '\r')
+            i++;
+        const char *cls = text + ws;
+        size_t cl = i - ws;
+        if (d->n == DMM_DESC_MAX)
+            return fail(err, errlen, "%s: line %d: more than %d allocators in one chain", name,
+                        line, DMM_DESC_MAX);
+        dmm_alloc_desc_t *a = &d->a[d->n];
+        memset(a, 0, sizeof *a);
+        a->fit = DMM_FIT_FIRST;
+        a->order = DMM_ORDER_LIFO;
+        for (int c = 1; c < DMM_CLASS_COUNT; c++)
+            if (dmm_class_name((dmm_class_t)c) && word_is(cls, cl, dmm_class_name((dmm_class_t)c)))
+                a->cls = (dmm_class_t)c;
+        if (!a->cls)
+            return fail(err, errlen, "%s: line %d: field 'class': unknown allocator class '%.*s' "
+                        "(buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea)",
+                        name, line, (int)(cl > 40 ? 40 : cl), cls);
+        int have_range = 0;
+        while (i < ce) {
+            while (i < ce && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
+                i++;
+            if (i == ce)
+                break;
+            size_t ks = i;
+            while (i < ce && text[i] != '=' && text[i] != ' ' && text[i] != '\t')
+                i++;
+            const char *key = text + ks;
+            size_t kl = i - ks;
+            if (i == ce || text[i] != '=')
+                return fail(err, errlen, "%s: line %d: field '%.*s': expected key=value", name,
+                            line, (int)(kl > 40 ? 40 : kl), key);
+            i++;
+            size_t vs = i;
+            while (i < ce && text[i] != ' ' && text[i] != '\t' && text[i] != '\r')
+                i++;
+            const char *v = text + vs;
+            size_t vl = i - vs;
+            int k;
+            if (word_is(key, kl, "range")) {
+                /* (lo,hi] */
+                const char *comma = memchr(v, ',', vl);
+                if (vl < 5 || v[0] != '(' || v[vl - 1] != ']' || !comma)
+                    return fail(err, errlen, "%s: line %d: field 'range': expected (lo,hi], got '%.*s'",
+                                name, line, (int)(vl > 40 ? 40 : vl), v);
+                if (parse_size(v + 1, (size_t)(comma - v - 1), 0, &a->lo) != 0 ||
+                    parse_size(comma + 1, (size_t)(v + vl - 1 - comma - 1), 1, &a->hi) != 0)
+                    return fail(err, errlen, "%s: line %d: field 'range': bad number in '%.*s'",
+                                name, line, (int)(vl > 40 ? 40 : vl), v);
+                if (a->lo >= a->hi)
+                    return fail(err, errlen, "%s: line %d: field 'range': empty range (%zu,%.*s]",
+                                name, line, a->lo, (int)(v + vl - 1 - comma - 1), comma + 1);
+                have_range = 1;
+            } else if (word_is(key, kl, "split") || word_is(key, kl, "coalesce")) {
+                int yes = word_is(v, vl, "yes"), no = word_is(v, vl, "no");
+                if (!yes && !no)
+                    return fail(err, errlen, "%s: line %d: field '%.*s': expected yes or no, got '%.*s'",
+                                name, line, (int)kl, key, (int)(vl > 40 ? 40 : vl), v);
+                if (key[0] == 's')
+                    a->split = (uint8_t)yes;
+                else
+                    a->coalesce = (uint8_t)yes;
+            } else if (word_is(key, kl, "list")) {
+                if ((k = pick(v, vl, lists, 3)) < 0)
+                    return fail(err, errlen, "%s: line %d: field 'list': expected sll, dll or btree, got '%.*s'",
+                                name, line, (int)(vl > 40 ? 40 : vl), v);
+                a->list = (uint8_t)k;
+            } else if (word_is(key, kl, "fit")) {
+                if ((k = pick(v, vl, fits, 3)) < 0)
+                    return fail(err, errlen, "%s: line %d: field 'fit': expected first, best or exact, got '%.*s'",
+                                name, line, (int)(vl > 40 ? 40 : vl), v);
+                a->fit = (uint8_t)k;
+            } else if (word_is(key, kl, "order")) {
+                if ((k = pick(v, vl, orders, 2)) < 0)
+                    return fail(err, errlen, "%s: line %d: field 'order': expected fifo or lifo, got '%.*s'",
+                                name, line, (int)(vl > 40 ? 40 : vl), v);
+                a->order = (uint8_t)k;
+            } else if (word_is(key, kl, "lists")) {
+                size_t nl;
+                if (parse_size(v, vl, 0, &nl) != 0 || nl < 1 || nl > 64)
+                    return fail(err, errlen, "%s: line %d: field 'lists': expected 1 to 64, got '%.*s'",
+                                name, line, (int)(vl > 40 ? 40 : vl), v);
+                a->lists = (uint32_t)nl;
+            } else {
+                return fail(err, errlen, "%s: line %d: field '%.*s': unknown field "
+                            "(range, split, coalesce, list, fit, order, lists)",
+                            name, line, (int)(kl > 40 ? 40 : kl), key);
+            }
+        }
+        if (!have_range)
+            return fail(err, errlen, "%s: line %d: field 'range': missing", name, line);
+        if (d->n > 0 && a->lo < d->a[d->n - 1].hi)
+            return fail(err, errlen, "%s: line %d: field 'range': (%zu,...] overlaps or precedes "
+                        "the previous allocator's range, which ends at %zu: ranges must be sorted "
+                        "and must not overlap", name, line, a->lo, d->a[d->n - 1].hi);
+        d->n++;
+    }
+    if (d->n == 0)
+        return fail(err, errlen, "%s: line %d: no allocator: a chain needs at least one", name,
+                    line ? line : 1);
+    return 0;
+}
+
+int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, char *err, size_t errlen)
+{
+    const char *pre = dmm_desc_preset(name_or_path);
+    if (pre)
+        return dmm_desc_parse(name_or_path, pre, strlen(pre), d, err, errlen);
+    char buf[16384];
+    int fd = open(name_or_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, "%s: not a preset (kng, lea, fib, s10, exa) and cannot open: %s",
+                    name_or_path, strerror(errno));
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + len, sizeof buf - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return fail(err, errlen, "%s: read error: %s", name_or_path, strerror(e));
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+        if (len == sizeof buf) {
+            close(fd);
+            return fail(err, errlen, "%s: longer than %zu bytes: not a .dmm description",
+                        name_or_path, sizeof buf);
+        }
+    }
+    close(fd);
+    return dmm_desc_parse(name_or_path, buf, len, d, err, errlen);
+}
+
+size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap)
+{
+    char range[64];
+    if (a->hi == DMM_SIZE_INF)
+        snprintf(range, sizeof range, "range=(%zu,inf]", a->lo);
+    else
+        snprintf(range, sizeof range, "range=(%zu,%zu]", a->lo, a->hi);
+    const char *cls = dmm_class_name(a->cls);
+    char lists_field[32] = "";
+    if (a->lists)
+        snprintf(lists_field, sizeof lists_field, " lists=%u", a->lists);
+    int n = snprintf(buf, cap, "%-13s %-22s split=%-3s coalesce=%-3s list=%-5s fit=%-5s order=%s%s",
+                     cls ? cls : "?", range, a->split ? "yes" : "no", a->coalesce ? "yes" : "no",
+                     lists[a->list % 3], fits[a->fit % 3], orders[a->order % 2], lists_field);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
+{
+    size_t used = 0;
+    char line[sizeof d->title + 16];
+    int n = snprintf(line, sizeof line, "# %s\n", d->title[0] ? d->title : "dmm 1");
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = 0;
+    for (int i = -1; i < d->n; i++) {
+        if (i >= 0) {
+            dmm_desc_print_line(&d->a[i], line, sizeof line - 2);
+            n = (int)strlen(line);
+            line[n++] = '\n';
+            line[n] = 0;
+        }
+        if (used + (size_t)n < cap)
+            memcpy(buf + used, line, (size_t)n);
+        used += (size_t)n;
+    }
+    if (cap)
+        buf[used < cap ? used : cap - 1] = 0;
+    return used;
+}

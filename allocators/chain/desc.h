@@ -1,0 +1,49 @@
+/* desc.h - DMM descriptions: the .dmm text of DESIGN.md, parsed and printed.
+ *
+ *   # dmm 1   trace=app.trc  fitness=0.913
+ *   buddy-binary  range=(0,8192]        split=no  coalesce=no  list=sll   fit=exact order=lifo
+ *   segregated    range=(8192,65536]    split=yes coalesce=yes list=btree fit=first order=lifo
+ *
+ * One allocator a line, in chain order; `range=(lo,hi]` with hi a number or
+ * `inf`; fields in any order, missing ones take the defaults below; `lists=N`
+ * for segregated.  Ranges must be sorted and must not overlap; sizes in the
+ * gaps between them, and above the last, take the chain's fallback path.
+ * '#' starts a comment; the first line's comment ("# dmm 1 ...") is kept as
+ * the description's title.  dmm_desc_print(dmm_desc_parse(x)) == x for text
+ * in canonical form (what dmm_desc_print writes).
+ *
+ * Presets (dmm_desc_preset): kng, lea, fib, s10, exa — the paper's five
+ * references (section 7), written as .dmm text in desc.c and the README.
+ *
+ * Parsing allocates nothing (libdmm.so parses DMM_CONFIG before it has a
+ * heap): the description is a fixed-size value. */
+#ifndef DMM_DESC_H
+#define DMM_DESC_H
+
+#include <stdio.h>
+
+#include "allocators/core/alloc.h"
+
+#define DMM_DESC_MAX 32   /* allocators in one chain */
+
+typedef struct dmm_desc {
+    int              n;
+    dmm_alloc_desc_t a[DMM_DESC_MAX];
+    char             title[256];   /* the first line's comment, without "# " */
+} dmm_desc_t;
+
+/* Parse text (len bytes, named name in messages).  0, or -1 with err set to
+ * "NAME: line N: field 'F': fault". */
+int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d,
+                   char *err, size_t errlen);
+/* A preset by name ("kng", "lea", "fib", "s10", "exa"), or NULL. */
+const char *dmm_desc_preset(const char *name);
+/* Load a preset name or a .dmm file.  0, or -1 with err set. */
+int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, char *err, size_t errlen);
+/* Canonical text into buf (always NUL-terminated); returns the length it
+ * needed (as snprintf). */
+size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap);
+/* One allocator line, canonical. */
+size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,45 @@
+/* registry.c - the registry of allocator classes: id -> ops and name.
+ * Each class's ops are declared weak here so that the registry links while
+ * a class is still being written; a missing class reads as NULL. */
+#include "allocators/core/alloc.h"
+
+#include <stddef.h>
+
+extern const dmm_class_ops_t dmm_class_buddy_binary __attribute__((weak));
+extern const dmm_class_ops_t dmm_class_buddy_fib __attribute__((weak));
+extern const dmm_class_ops_t dmm_class_segregated __attribute__((weak));
+extern const dmm_class_ops_t dmm_class_sss __attribute__((weak));
+extern const dmm_class_ops_t dmm_class_exact __attribute__((weak));
+extern const dmm_class_ops_t dmm_class_kingsley __attribute__((weak));
+extern const dmm_class_ops_t dmm_class_lea __attribute__((weak));
+
+static const char *const names[DMM_CLASS_COUNT] = {
+    [DMM_CLASS_BUDDY_BINARY] = "buddy-binary",
+    [DMM_CLASS_BUDDY_FIB] = "buddy-fib",
+    [DMM_CLASS_SEGREGATED] = "segregated",
+    [DMM_CLASS_SSS] = "sss",
+    [DMM_CLASS_EXACT] = "exact",
+    [DMM_CLASS_KINGSLEY] = "kingsley",
+    [DMM_CLASS_LEA] = "lea",
+};
+
+const dmm_class_ops_t *dmm_class_ops(dmm_class_t c)
+{
+    switch (c) {
+    case DMM_CLASS_BUDDY_BINARY: return &dmm_class_buddy_binary;
+    case DMM_CLASS_BUDDY_FIB:    return &dmm_class_buddy_fib;
+    case DMM_CLASS_SEGREGATED:   return &dmm_class_segregated;
+    case DMM_CLASS_SSS:          return &dmm_class_sss;
+    case DMM_CLASS_EXACT:        return &dmm_class_exact;
+    case DMM_CLASS_KINGSLEY:     return &dmm_class_kingsley;
+    case DMM_CLASS_LEA:          return &dmm_class_lea;
+    default:                     return NULL;
+    }
+}
+
+const char *dmm_class_name(dmm_class_t c)
+{
+    if ((unsigned)c < DMM_CLASS_COUNT && names[c])
+        return names[c];
+    return NULL;
+}

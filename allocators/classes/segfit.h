@@ -1,0 +1,90 @@
+/* segfit.h - the boundary-tag engine that the "segregated" and "exact"
+ * classes share (allocators/classes/segregated.c; exact.c adds the size -> list map).
+ * Private to those two files.
+ *
+ * Blocks.  A block of S bytes (S a multiple of 16) starts at B, with
+ * B = 8 (mod 16); its header word at B is S | flags, its payload at B + 8 is
+ * 16-aligned and S - 8 bytes usable.  Flags: bit 0 INUSE, bit 1 PFREE (the
+ * block physically before is free, so the word at B - 8 is its footer), bit 2
+ * FENCE (the end fencepost of a chunk, whose size field is the chunk length).
+ * A free block holds its free-list node (freelist.h) at B + 8 and, when the
+ * allocator coalesces, a footer word S at B + S - 8.  Without coalescing no
+ * footer and no PFREE bit are kept (nothing would read them).  The smallest
+ * block is dmm_flist_min_block(list) + 16 bytes (32 SLL, 48 DLL, 64 BTREE).
+ *
+ * Chunks.  From dmm_pagesrc_get(ps, len, 0, owner): a 40-byte chunk header
+ * (links, length), the blocks tiling [chunk + 40, chunk + len - 8), and the
+ * fencepost word at chunk + len - 8.  Standard chunks are 64 KiB; a block
+ * that would not fit in one gets a chunk of its own, page-rounded.
+ *
+ * The top.  The unused end of the newest standard chunk is one free block,
+ * the top, listed nowhere; malloc carves from it when the lists have no
+ * block.  Taking a new standard chunk lists the old top (or gives its chunk
+ * back if the top covers all of it). */
+#ifndef DMM_SEGFIT_H
+#define DMM_SEGFIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocators/core/alloc.h"
+#include "allocators/core/freelist.h"
+
+typedef struct seg_ent {
+    size_t       key;   /* segregated: upper bound; exact: the block size */
+    dmm_flist_t *l;
+} seg_ent_t;
+
+typedef struct seg_chunk {
+    struct seg_chunk *next, *prev;
+    size_t len;
+    size_t spare[2];
+} seg_chunk_t;
+
+typedef struct seg seg_t;
+struct seg {
+    dmm_alloc_t *a;
+    dmm_pagesrc_t *ps;
+    dmm_cost_t *cost;
+    uint8_t split, coalesce, kind, fit, order, exact;
+    size_t minblk;
+    seg_chunk_t *chunks;
+    char *top;              /* header of the top block, or NULL */
+    size_t top_size;
+    /* the lists: n entries sorted by key */
+    size_t n, cap;
+    seg_ent_t *ents;
+    void *ents_meta;        /* META chunk holding ents, or NULL (state area) */
+    size_t ents_meta_len;
+    /* where new dmm_flist_t come from: the state area, then META pages;
+     * list structs never move (DLL tags name the list's address) */
+    char *sa_next;
+    size_t sa_left;
+    void *slabs;            /* META pages of lists, linked by their first word */
+    char *slab_next;
+    size_t slab_left;
+    /* list index for a request of block size need (exact: creates it) */
+    long (*req_list)(seg_t *s, size_t need);
+};
+
+/* Common set-up: fields from a->desc, the state in a->state_area.  0 or -1
+ * with errno. */
+int     dmm_seg_setup(dmm_alloc_t *a);
+/* Bump bytes from the state area (16-aligned), or NULL. */
+void   *dmm_seg_sa_alloc(seg_t *s, size_t len);
+/* A new, initialised list struct (state area, then META pages); NULL with
+ * errno = ENOMEM. */
+dmm_flist_t *dmm_seg_new_list(seg_t *s);
+/* The list index a free block of size S belongs to. */
+size_t  dmm_seg_class_of(const seg_t *s, size_t S);
+/* Block size for a request of n bytes; 0 if too large. */
+size_t  dmm_seg_need(const seg_t *s, size_t n);
+
+void   *dmm_seg_malloc(dmm_alloc_t *a, size_t n);
+void    dmm_seg_free(dmm_alloc_t *a, void *p);
+size_t  dmm_seg_usable(dmm_alloc_t *a, const void *p);
+int     dmm_seg_resize(dmm_alloc_t *a, void *p, size_t n);
+size_t  dmm_seg_check(dmm_alloc_t *a);
+void    dmm_seg_destroy(dmm_alloc_t *a);
+
+#endif

@@ -1,0 +1,348 @@
+/* sss.c - simple segregated storage ("sss"): areas that each hold blocks of
+ * one size only, with no per-block header.
+ *
+ * Areas are 64 KiB, aligned to 64 KiB (dmm_pagesrc_get(ps, 64 KiB, 64 KiB,
+ * owner)); a 32-byte area header at the start (links, block size, class)
+ * is found from any block by masking the pointer, and the blocks tile the
+ * rest of the area: (64 KiB - 32) / size blocks, carved by a bump pointer in
+ * the class's newest area as they are first needed.
+ *
+ * Size classes (block sizes): every 16 bytes up to 1024 (16, 32, ...,
+ * 1024), then four per doubling up to 8192 (1280, 1536, 1792, 2048, 2560,
+ * ..., 7168, 8192); a request gets the smallest class >= it, and a class is
+ * never smaller than the list's minimum block (dmm_flist_min_block: 16 SLL,
+ * 32 DLL, 48 BTREE).  Only the classes that meet (lo, hi] exist.  Requests
+ * above 8192 bytes get an area of their own: page-rounded 32 + n bytes,
+ * 64 KiB-aligned (so that masking finds its header too), given back when
+ * the block is freed.
+ *
+ * Options: list (SLL, DLL, BTREE) and order (FIFO, LIFO) shape each class's
+ * free list.  Ignored: fit (every block of a list has the same size, so any
+ * is a fit: the list is searched first-fit), split and coalesce (blocks are
+ * never split or merged).  Areas of a class are kept until destroy, even
+ * when all their blocks are free: giving one back would mean finding all of
+ * its blocks in the class's list (a walk of the list for SLL and BTREE). */
+#include "allocators/core/alloc.h"
+#include "allocators/core/freelist.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define AREA      ((size_t)64 << 10)
+#define AREA_HDR  32u
+#define MAX_CLASS 8192u
+#define NCLASSES  76u          /* 64 of 16 bytes + 12 up to 8192 */
+#define LARGE_BS  0u
+
+typedef struct sss_area {
+    struct sss_area *next, *prev;
+    size_t bs;                 /* block size; LARGE_BS for a one-block area */
+    size_t aux;                /* class index, or the area length (large) */
+} sss_area_t;
+
+typedef struct sss_class {
+    dmm_flist_t l;
+    sss_area_t *areas;         /* newest first; the first holds the bump */
+    char *bump, *bump_end;
+    size_t bs;
+    size_t carved, live;
+} sss_class_t;
+
+typedef struct sss {
+    dmm_alloc_t *a;
+    dmm_pagesrc_t *ps;
+    dmm_cost_t *cost;
+    unsigned first, ncls;      /* class indices [first, first + ncls) */
+    sss_class_t *cls;
+    void *meta;                /* META chunk holding cls, or NULL */
+    size_t meta_len;
+    sss_area_t *large;
+    size_t nlarge;
+} sss_t;
+
+/* ---- size classes ------------------------------------------------------ */
+
+static unsigned class_index(size_t n)
+{
+    if (n <= 16)
+        return 0;
+    if (n <= 1024)
+        return (unsigned)((n + 15) / 16 - 1);
+    unsigned g = 0;
+    while (((size_t)2048 << g) < n)
+        g++;
+    size_t base = (size_t)1024 << g, step = base / 4;
+    return 64 + 4 * g + (unsigned)((n - base + step - 1) / step - 1);
+}
+
+static size_t class_size(unsigned i)
+{
+    if (i < 64)
+        return 16 * (size_t)(i + 1);
+    unsigned g = (i - 64) / 4, j = (i - 64) % 4;
+    size_t base = (size_t)1024 << g;
+    return base + (j + 1) * (base / 4);
+}
+
+static inline sss_area_t *area_of(const void *p)
+{
+    return (sss_area_t *)((uintptr_t)p & ~(uintptr_t)(AREA - 1));
+}
+
+/* ---- the ops -------------------------------------------------------------- */
+
+static int sss_init(dmm_alloc_t *a)
+{
+    const dmm_alloc_desc_t *d = &a->desc;
+    if (!dmm_alloc_desc_ok(a)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memset(a->state_area, 0, sizeof a->state_area);
+    sss_t *s = (sss_t *)a->state_area;
+    s->a = a;
+    s->ps = a->ps;
+    s->cost = a->cost;
+    if (d->lo < MAX_CLASS) {
+        s->first = class_index(d->lo + 1);
+        unsigned last = class_index(d->hi < MAX_CLASS ? d->hi : MAX_CLASS);
+        s->ncls = last - s->first + 1;
+    }
+    size_t off = dmm_align_up(sizeof *s, 16), need = s->ncls * sizeof(sss_class_t);
+    if (off + need <= sizeof a->state_area) {
+        s->cls = (sss_class_t *)(a->state_area + off);
+    } else {
+        s->meta_len = dmm_align_up(need, DMM_PAGE);
+        s->meta = dmm_pagesrc_get(s->ps, s->meta_len, 0, DMM_OWNER_META);
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        if (!s->meta) {
+            errno = ENOMEM;
+            return -1;
+        }
+        s->cls = s->meta;
+    }
+    size_t minb = dmm_flist_min_block(d->list);
+    for (unsigned i = 0; i < s->ncls; i++) {
+        sss_class_t *c = &s->cls[i];
+        memset(c, 0, sizeof *c);
+        dmm_flist_init(&c->l, d->list, DMM_FIT_FIRST, d->order, s->cost);
+        c->bs = class_size(s->first + i);
+        if (c->bs < minb)
+            c->bs = minb;
+    }
+    a->state = s;
+    return 0;
+}
+
+static void *large_malloc(sss_t *s, size_t n)
+{
+    if (n > SIZE_MAX - AREA) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t len = dmm_align_up(AREA_HDR + n, DMM_PAGE);
+    sss_area_t *ar = dmm_pagesrc_get(s->ps, len, AREA, s->a->owner);
+    DMM_COST(s->cost, pagesrc_calls, 1);
+    if (!ar) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    ar->bs = LARGE_BS;
+    ar->aux = len;
+    ar->prev = NULL;
+    ar->next = s->large;
+    if (s->large)
+        s->large->prev = ar;
+    s->large = ar;
+    s->nlarge++;
+    DMM_COST(s->cost, hdr_writes, 1);
+    return (char *)ar + AREA_HDR;
+}
+
+static void *sss_malloc(dmm_alloc_t *a, size_t n)
+{
+    sss_t *s = a->state;
+    if (n > MAX_CLASS || !s->ncls)
+        return large_malloc(s, n);
+    unsigned i = class_index(n) - s->first;
+    if (i >= s->ncls)            /* outside (lo, hi]: not ours to class */
+        return large_malloc(s, n);
+    sss_class_t *c = &s->cls[i];
+    size_t got;
+    void *b = dmm_flist_take(&c->l, c->bs, &got);
+    if (b) {
+        c->live++;
+        return b;
+    }
+    if ((size_t)(c->bump_end - c->bump) < c->bs) {
+        sss_area_t *ar = dmm_pagesrc_get(s->ps, AREA, AREA, a->owner);
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        if (!ar) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        ar->bs = c->bs;
+        ar->aux = s->first + i;
+        ar->prev = NULL;
+        ar->next = c->areas;
+        if (c->areas)
+            c->areas->prev = ar;
+        c->areas = ar;
+        DMM_COST(s->cost, hdr_writes, 1);
+        c->bump = (char *)ar + AREA_HDR;
+        c->bump_end = (char *)ar + AREA;
+    }
+    b = c->bump;
+    c->bump += c->bs;
+    c->carved++;
+    c->live++;
+    return b;
+}
+
+static void sss_free(dmm_alloc_t *a, void *p)
+{
+    sss_t *s = a->state;
+    sss_area_t *ar = area_of(p);
+    DMM_COST(s->cost, hdr_reads, 1);
+    if (ar->bs == LARGE_BS) {
+        if (ar->prev)
+            ar->prev->next = ar->next;
+        else
+            s->large = ar->next;
+        if (ar->next)
+            ar->next->prev = ar->prev;
+        s->nlarge--;
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        dmm_pagesrc_put(s->ps, ar, ar->aux);
+        return;
+    }
+    sss_class_t *c = &s->cls[ar->aux - s->first];
+    c->live--;
+    dmm_flist_insert(&c->l, p, c->bs);
+}
+
+static size_t sss_usable(dmm_alloc_t *a, const void *p)
+{
+    sss_t *s = a->state;
+    const sss_area_t *ar = area_of(p);
+    DMM_COST(s->cost, hdr_reads, 1);
+    return ar->bs == LARGE_BS ? ar->aux - AREA_HDR : ar->bs;
+}
+
+static int sss_resize(dmm_alloc_t *a, void *p, size_t n)
+{
+    return n <= sss_usable(a, p) ? 0 : -1;
+}
+
+typedef struct {
+    const sss_t *s;
+    const sss_class_t *c;
+    unsigned idx;
+    size_t count, viol;
+} walk_ctx_t;
+
+static void walk_fn(void *block, size_t size, void *arg)
+{
+    walk_ctx_t *w = arg;
+    const sss_class_t *c = w->c;
+    w->count++;
+    const sss_area_t *ar = area_of(block);
+    if (size != c->bs || dmm_pagesrc_owner(w->s->ps, block) != w->s->a->owner ||
+        ar->bs != c->bs || ar->aux != w->idx) {
+        w->viol++;
+        return;
+    }
+    size_t off = (size_t)((const char *)block - (const char *)ar);
+    if (off < AREA_HDR || (off - AREA_HDR) % c->bs || off + c->bs > AREA ||
+        (ar == c->areas && (const char *)block >= c->bump))
+        w->viol++;
+}
+
+static size_t sss_check(dmm_alloc_t *a)
+{
+    const sss_t *s = a->state;
+    size_t v = 0;
+    for (unsigned i = 0; i < s->ncls; i++) {
+        const sss_class_t *c = &s->cls[i];
+        size_t carved = 0, per = (AREA - AREA_HDR) / c->bs;
+        for (const sss_area_t *ar = c->areas; ar; ar = ar->next) {
+            if (ar->prev && ar->prev->next != ar)
+                v++;
+            if (((uintptr_t)ar & (AREA - 1)) || dmm_pagesrc_owner(s->ps, ar) != a->owner ||
+                ar->bs != c->bs || ar->aux != s->first + i) {
+                v++;
+                continue;
+            }
+            if (ar == c->areas) {
+                size_t used = (size_t)(c->bump - ((const char *)ar + AREA_HDR));
+                if (used % c->bs || c->bump > c->bump_end ||
+                    c->bump_end != (const char *)ar + AREA)
+                    v++;
+                carved += used / c->bs;
+            } else {
+                carved += per;
+            }
+        }
+        if (carved != c->carved)
+            v++;
+        walk_ctx_t w = { s, c, s->first + i, 0, 0 };
+        v += dmm_flist_check(&c->l);
+        dmm_flist_walk(&c->l, walk_fn, &w);
+        v += w.viol;
+        if (w.count != c->l.count || w.count + c->live != c->carved)
+            v++;
+    }
+    size_t nl = 0;
+    for (const sss_area_t *ar = s->large; ar; ar = ar->next) {
+        nl++;
+        if (((uintptr_t)ar & (AREA - 1)) || dmm_pagesrc_owner(s->ps, ar) != a->owner ||
+            ar->bs != LARGE_BS || ar->aux % DMM_PAGE || (ar->prev && ar->prev->next != ar))
+            v++;
+    }
+    if (nl != s->nlarge)
+        v++;
+    return v;
+}
+
+static void sss_destroy(dmm_alloc_t *a)
+{
+    sss_t *s = a->state;
+    if (!s)
+        return;
+    for (unsigned i = 0; i < s->ncls; i++) {
+        sss_class_t *c = &s->cls[i];
+        while (c->areas) {
+            sss_area_t *ar = c->areas;
+            c->areas = ar->next;
+            DMM_COST(s->cost, pagesrc_calls, 1);
+            dmm_pagesrc_put(s->ps, ar, AREA);
+        }
+        dmm_flist_init(&c->l, c->l.kind, c->l.fit, c->l.order, s->cost);
+        c->bump = c->bump_end = NULL;
+        c->carved = c->live = 0;
+    }
+    while (s->large) {
+        sss_area_t *ar = s->large;
+        s->large = ar->next;
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        dmm_pagesrc_put(s->ps, ar, ar->aux);
+    }
+    s->nlarge = 0;
+    if (s->meta) {
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        dmm_pagesrc_put(s->ps, s->meta, s->meta_len);
+        s->meta = NULL;
+    }
+    a->state = NULL;
+}
+
+const dmm_class_ops_t dmm_class_sss = {
+    .name = "sss",
+    .init = sss_init,
+    .malloc = sss_malloc,
+    .free = sss_free,
+    .usable = sss_usable,
+    .resize = sss_resize,
+    .check = sss_check,
+    .destroy = sss_destroy,
+};

@@ -1,0 +1,121 @@
+/* alloc.h - the contract of an allocator class: one building block of a
+ * DMM chain (paper section 3.2, Table 1), serving the request sizes in
+ * (lo, hi] on memory it takes from the chain's page source.
+ *
+ * Rules every class keeps:
+ * - never call malloc (or anything that might): its own state and any
+ *   metadata come from dmm_pagesrc_get(..., DMM_OWNER_META) or from the
+ *   state area the chain gives it;
+ * - chunks for blocks are taken with dmm_pagesrc_get(ps, len, align,
+ *   a->owner), so that the chain finds the owner of any block it returned
+ *   from the page map, in O(1), without asking the class;
+ * - every block it returns is 16-byte aligned and has at least the
+ *   requested bytes usable; payload bytes are never read or written by the
+ *   class (the simulator never backs them with real stores), only headers,
+ *   boundary tags and free-list links;
+ * - count its steps with DMM_COST(a->cost, field, n) (cost.h): every
+ *   free-list or tree node visited, header read and write, split, coalesce
+ *   and page-source call;
+ * - check() walks every structure and returns the number of violations it
+ *   finds (0 = consistent); the stress tests call it after every operation;
+ * - not thread-safe by itself: the chain locks around each call.
+ *
+ * Options (dmm_alloc_desc_t) mean what the README's table says for each
+ * class; a class ignores options that mean nothing for it, and says which
+ * in the README. */
+#ifndef DMM_ALLOC_H
+#define DMM_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocators/core/cost.h"
+#include "allocators/core/pagesrc.h"
+
+#define DMM_ALIGN 16u
+#define DMM_SIZE_INF SIZE_MAX     /* hi of an unbounded range */
+
+typedef enum dmm_class {
+    DMM_CLASS_NONE = 0,
+    DMM_CLASS_BUDDY_BINARY,   /* "buddy-binary" */
+    DMM_CLASS_BUDDY_FIB,      /* "buddy-fib" */
+    DMM_CLASS_SEGREGATED,     /* "segregated": segregated free lists */
+    DMM_CLASS_SSS,            /* "sss": simple segregated storage */
+    DMM_CLASS_EXACT,          /* "exact": exact segregated fit */
+    DMM_CLASS_KINGSLEY,       /* "kingsley" */
+    DMM_CLASS_LEA,            /* "lea" */
+    DMM_CLASS_COUNT
+} dmm_class_t;
+
+enum { DMM_LIST_SLL = 0, DMM_LIST_DLL, DMM_LIST_BTREE };
+enum { DMM_FIT_FIRST = 0, DMM_FIT_BEST, DMM_FIT_EXACT };
+enum { DMM_ORDER_FIFO = 0, DMM_ORDER_LIFO };
+
+/* One line of a .dmm description. */
+typedef struct dmm_alloc_desc {
+    dmm_class_t cls;
+    size_t   lo, hi;          /* serves sizes n with lo < n <= hi */
+    uint8_t  split, coalesce; /* 0 or 1 */
+    uint8_t  list;            /* DMM_LIST_* */
+    uint8_t  fit;             /* DMM_FIT_* */
+    uint8_t  order;           /* DMM_ORDER_* */
+    uint32_t lists;           /* segregated: number of lists; 0 = default */
+} dmm_alloc_desc_t;
+
+typedef struct dmm_alloc dmm_alloc_t;
+
+typedef struct dmm_class_ops {
+    const char *name;         /* as written in .dmm text */
+    /* Set up a->state (a->state_area bytes are free to use; take more
+     * from the page source as DMM_OWNER_META).  0, or -1 with errno. */
+    int    (*init)(dmm_alloc_t *a);
+    /* A block with at least n usable bytes, lo < n <= hi; NULL with errno
+     * = ENOMEM when the page source is exhausted. */
+    void  *(*malloc)(dmm_alloc_t *a, size_t n);
+    void   (*free)(dmm_alloc_t *a, void *p);
+    /* Usable bytes of a block this allocator returned. */
+    size_t (*usable)(dmm_alloc_t *a, const void *p);
+    /* Make block p hold n bytes without moving it (n in (lo, hi]): 0 if
+     * done, -1 if it cannot (the chain then moves it). */
+    int    (*resize)(dmm_alloc_t *a, void *p, size_t n);
+    /* Violations found walking every structure; 0 = consistent. */
+    size_t (*check)(dmm_alloc_t *a);
+    /* Give every chunk back to the page source. */
+    void   (*destroy)(dmm_alloc_t *a);
+} dmm_class_ops_t;
+
+#define DMM_STATE_AREA 1024   /* bytes of state each allocator gets inline */
+
+struct dmm_alloc {
+    const dmm_class_ops_t *ops;
+    dmm_alloc_desc_t desc;
+    unsigned         owner;   /* its id in the page map: 1 + index in the chain */
+    dmm_pagesrc_t   *ps;
+    dmm_cost_t      *cost;    /* the chain's counters */
+    void            *state;   /* class-private; points into state_area or META pages */
+    uint64_t         served;  /* requests served (malloc + resize) */
+    _Alignas(16) unsigned char state_area[DMM_STATE_AREA];
+};
+
+/* The ops of each class (allocators/classes/<class>.c). */
+extern const dmm_class_ops_t dmm_class_buddy_binary, dmm_class_buddy_fib,
+    dmm_class_segregated, dmm_class_sss, dmm_class_exact, dmm_class_kingsley,
+    dmm_class_lea;
+
+/* Ops for a class id, or NULL; the class name as written in .dmm text. */
+const dmm_class_ops_t *dmm_class_ops(dmm_class_t c);
+const char *dmm_class_name(dmm_class_t c);
+
+/* Helpers for classes. */
+static inline size_t dmm_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+
+/* Is a's description one a class can be set up with (options in range, a
+ * non-empty range, a page source and counters)?  Classes check it in init(). */
+static inline int dmm_alloc_desc_ok(const dmm_alloc_t *a)
+{
+    const dmm_alloc_desc_t *d = &a->desc;
+    return a->ps && a->cost && d->list <= DMM_LIST_BTREE && d->fit <= DMM_FIT_EXACT &&
+           d->order <= DMM_ORDER_LIFO && d->split <= 1 && d->coalesce <= 1 && d->lo < d->hi;
+}
+
+#endif

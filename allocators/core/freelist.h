@@ -1,0 +1,91 @@
+/* freelist.h - the free-block containers the classes share: the paper's
+ * data structures (SLL, DLL, BTREE), allocation mechanisms (FIRST, BEST,
+ * EXACT fit) and policies (FIFO, LIFO), on nodes stored inside the free
+ * blocks themselves (never malloc).
+ *
+ * A free block of `size` bytes at `block` holds a dmm_fnode_t at its start,
+ * so a block must be at least dmm_flist_min_block(kind) bytes to be listed.
+ *
+ *   SLL    singly linked; FIFO appends at the tail, LIFO pushes at the head;
+ *          take() scans from the head; remove() of a given block walks.
+ *   DLL    doubly linked; as SLL, but remove() is O(1).
+ *   BTREE  a balanced search tree (AVL) keyed by (size, insertion number),
+ *          the number rising for FIFO and falling for LIFO, so that in-order
+ *          is by size and, among equal sizes, policy order:
+ *          BEST and EXACT find in O(log n); FIRST returns the first block in
+ *          policy order that fits, i.e. among fitting sizes the smallest
+ *          (the tree's order is by size), and among equal sizes the oldest
+ *          (FIFO) or newest (LIFO).
+ *
+ *   FIRST  the first block in list order with size >= want;
+ *   BEST   the smallest block with size >= want (ties by policy order);
+ *   EXACT  only a block with size == want; NULL otherwise.
+ *
+ * Every node visited is counted with DMM_COST(cost, nodes, 1): SLL/DLL
+ * take() the nodes scanned (FIRST: position of the block taken + 1; BEST:
+ * the whole list, or up to the first perfect fit, which nothing beats;
+ * EXACT: up to the first size == want), insert() 1, remove() SLL the nodes
+ * walked, DLL 1; BTREE every node compared on the way down plus every node
+ * retraced on the way up (heights, rotations) and, for a delete with two
+ * children, the successor search.  cost may be NULL: nothing is counted.
+ *
+ * Preconditions: blocks are 16-byte aligned, sizes are multiples of 16 and
+ * >= dmm_flist_min_block(kind); a block is listed in at most one list at a
+ * time; walk()'s fn does not change the list.  check() reports any breach
+ * it can see. */
+#ifndef DMM_FREELIST_H
+#define DMM_FREELIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocators/core/alloc.h"
+
+typedef struct dmm_fnode {
+    size_t            size;
+    struct dmm_fnode *next;     /* SLL, DLL; BTREE: left child */
+    struct dmm_fnode *prev;     /* DLL; BTREE: right child */
+    struct dmm_fnode *parent;   /* BTREE; DLL: a tag naming node and list */
+    uint64_t          seq;      /* BTREE: insertion number, for FIFO/LIFO */
+    int64_t           height;   /* BTREE: AVL height */
+} dmm_fnode_t;
+
+typedef struct dmm_flist {
+    uint8_t      kind;          /* DMM_LIST_* */
+    uint8_t      fit;           /* DMM_FIT_* */
+    uint8_t      order;         /* DMM_ORDER_* */
+    dmm_fnode_t *head, *tail;   /* SLL, DLL */
+    dmm_fnode_t *root;          /* BTREE */
+    size_t       count;
+    size_t       bytes;         /* sum of sizes listed */
+    uint64_t     seq;
+    dmm_cost_t  *cost;
+} dmm_flist_t;
+
+/* Smallest block a list of this kind can hold (16-byte multiple). */
+size_t dmm_flist_min_block(int kind);
+
+void  dmm_flist_init(dmm_flist_t *l, int kind, int fit, int order, dmm_cost_t *cost);
+/* List a free block; size >= dmm_flist_min_block(kind). */
+void  dmm_flist_insert(dmm_flist_t *l, void *block, size_t size);
+/* Unlist and return a block chosen by the list's fit and order for a
+ * request of want bytes; *got = its size.  NULL if none fits. */
+void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got);
+/* Unlist a given block (when it is coalesced with a neighbour); 0 if it was
+ * listed in l, -1 if not (nothing changes).  A block that is not listed is
+ * handled safely as long as its first min_block bytes are readable, whatever
+ * they hold: SLL walks the list (O(n)); DLL checks, in O(1), the tag that
+ * insert() writes in the node and unlisting clears, and then the links of its
+ * neighbours (memory that holds exactly this node's tag for this list by
+ * chance would be trusted); BTREE searches the tree for the block's own
+ * (size, seq) key and compares addresses (O(log n), exact). */
+int   dmm_flist_remove(dmm_flist_t *l, void *block);
+/* Violations: broken links, a count or byte total that disagrees, tree
+ * order or balance broken, a node smaller than the minimum.  0 = sound. */
+size_t dmm_flist_check(const dmm_flist_t *l);
+/* Call fn for every listed block, in list order (BTREE: in order, i.e. by
+ * size, equal sizes in policy order). */
+void  dmm_flist_walk(const dmm_flist_t *l, void (*fn)(void *block, size_t size, void *arg),
+                     void *arg);
+
+#endif

@@ -1,0 +1,317 @@
+/* pagesrc.c - arenas, chunks and the page map (see pagesrc.h).
+ *
+ * Chunks are placed by offset from the arena base: first fit by address
+ * among ranges given back (kept sorted and merged), else the bump pointer.
+ * Nothing here depends on the absolute address an arena got, so the
+ * simulated and the real page source place every chunk at the same offsets
+ * and count the same footprint. */
+#include "allocators/core/pagesrc.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MIN_ARENA   (64u << 20)
+#define DEF_ARENA   ((size_t)64 << 30)    /* 64 GiB of address space */
+
+static void lock(dmm_pagesrc_t *ps)
+{
+    while (__atomic_exchange_n(&ps->lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&ps->lock, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+static void unlock(dmm_pagesrc_t *ps)
+{
+    __atomic_store_n(&ps->lock, 0, __ATOMIC_RELEASE);
+}
+
+static size_t round_up(size_t n, size_t a)
+{
+    return (n + a - 1) & ~(a - 1);
+}
+
+static void account(dmm_pagesrc_t *ps, ptrdiff_t delta)
+{
+    ps->footprint = (size_t)((ptrdiff_t)ps->footprint + delta);
+    if (ps->footprint > ps->peak)
+        ps->peak = ps->footprint;
+}
+
+int dmm_pagesrc_init(dmm_pagesrc_t *ps, int mode)
+{
+    memset(ps, 0, sizeof *ps);
+    if (mode != DMM_PS_REAL && mode != DMM_PS_SIM) {
+        errno = EINVAL;
+        return -1;
+    }
+    ps->mode = mode;
+    ps->arena_size = DEF_ARENA;
+    return 0;
+}
+
+void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
+{
+    for (int i = 0; i < ps->narenas; i++) {
+        dmm_arena_t *a = &ps->arenas[i];
+        munmap(a->raw, a->raw_len);
+        munmap(a->map, round_up(a->size / DMM_PAGE, DMM_PAGE));
+    }
+    ps->narenas = 0;
+    ps->nfree = 0;
+}
+
+/* Reserve a new arena of at least len bytes, DMM_ARENA_ALIGN-aligned.
+ * Large reservations may fail under a small RLIMIT_AS: halve and retry. */
+static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
+{
+    if (ps->narenas == DMM_MAX_ARENAS)
+        return NULL;
+    size_t want = ps->arena_size;
+    if (want < round_up(len, DMM_ARENA_ALIGN))
+        want = round_up(len, DMM_ARENA_ALIGN);
+    int prot = ps->mode == DMM_PS_SIM ? PROT_READ | PROT_WRITE : PROT_NONE;
+    for (;;) {
+        size_t raw_len = want + DMM_ARENA_ALIGN;
+        void *raw = mmap(NULL, raw_len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (raw != MAP_FAILED) {
+            size_t map_len = round_up(want / DMM_PAGE, DMM_PAGE);
+            void *map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (map == MAP_FAILED) {
+                munmap(raw, raw_len);
+            } else {
+                dmm_arena_t *a = &ps->arenas[ps->narenas];
+                memset(a, 0, sizeof *a);
+                a->raw = raw;
+                a->raw_len = raw_len;
+                a->base = round_up((uintptr_t)raw, DMM_ARENA_ALIGN);
+                a->size = want;
+                a->map = map;
+                /* owner() reads arenas without the lock: publish it whole */
+                __atomic_store_n(&ps->narenas, ps->narenas + 1, __ATOMIC_RELEASE);
+                /* later arenas: no bigger than what worked */
+                ps->arena_size = want;
+                return a;
+            }
+        }
+        if (want / 2 < MIN_ARENA || want / 2 < round_up(len, DMM_PAGE))
+            return NULL;
+        want /= 2;
+    }
+}
+
+static dmm_arena_t *arena_of(const dmm_pagesrc_t *ps, uintptr_t p)
+{
+    for (int i = 0; i < ps->narenas; i++) {
+        const dmm_arena_t *a = &ps->arenas[i];
+        if (p >= a->base && p - a->base < a->size)
+            return (dmm_arena_t *)a;
+    }
+    return NULL;
+}
+
+/* Mark pages [p, p+len) for owner.  Ranges given back stay readable and
+ * writable (their pages dropped), so taking one again costs no system call;
+ * only fresh arena space is opened (real mode) by the bump path. */
+static int take(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t p, size_t len, unsigned owner)
+{
+    memset(a->map + (p - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
+    account(ps, (ptrdiff_t)len);
+    ps->chunk_bytes += len;
+    return 0;
+}
+
+/* The bump pointer moved: count the page-map pages that now cover it. */
+static void grow_used(dmm_pagesrc_t *ps, dmm_arena_t *a, size_t used)
+{
+    /* owner() reads used without the lock: the page map below it is set */
+    __atomic_store_n(&a->used, used, __ATOMIC_RELEASE);
+    size_t pages = round_up(used / DMM_PAGE, DMM_PAGE) / DMM_PAGE;
+    if (pages > a->map_pages) {
+        account(ps, (ptrdiff_t)((pages - a->map_pages) * DMM_PAGE));
+        if (ps->cost)
+            DMM_COST(ps->cost, pages, pages - a->map_pages);
+        a->map_pages = pages;
+    }
+}
+
+/* Remember [start, start+len) as free, merged with its neighbours. */
+static void free_range(dmm_pagesrc_t *ps, uintptr_t start, size_t len)
+{
+    size_t lo = 0, hi = ps->nfree;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ps->free[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t i = lo;   /* insert before free[i] */
+    int merge_prev = i > 0 && ps->free[i - 1].start + ps->free[i - 1].len == start &&
+                     arena_of(ps, start) == arena_of(ps, ps->free[i - 1].start);
+    int merge_next = i < ps->nfree && start + len == ps->free[i].start &&
+                     arena_of(ps, start) == arena_of(ps, ps->free[i].start);
+    if (merge_prev && merge_next) {
+        ps->free[i - 1].len += len + ps->free[i].len;
+        memmove(&ps->free[i], &ps->free[i + 1], (ps->nfree - i - 1) * sizeof ps->free[0]);
+        ps->nfree--;
+    } else if (merge_prev) {
+        ps->free[i - 1].len += len;
+    } else if (merge_next) {
+        ps->free[i].start = start;
+        ps->free[i].len += len;
+    } else if (ps->nfree < DMM_MAX_FREE_RANGES) {
+        memmove(&ps->free[i + 1], &ps->free[i], (ps->nfree - i) * sizeof ps->free[0]);
+        ps->free[i].start = start;
+        ps->free[i].len = len;
+        ps->nfree++;
+    }
+    /* else: the table is full; the address range is not reused (the
+     * footprint has dropped all the same) */
+}
+
+void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner)
+{
+    if (len == 0 || len > SIZE_MAX - DMM_ARENA_ALIGN) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (align < DMM_PAGE)
+        align = DMM_PAGE;
+    if ((align & (align - 1)) || align > DMM_ARENA_ALIGN) {
+        errno = EINVAL;
+        return NULL;
+    }
+    len = round_up(len, DMM_PAGE);
+    lock(ps);
+    ps->calls++;
+    /* a retained chunk of this length, newest first */
+    for (size_t i = ps->nretained; i-- > 0;) {
+        dmm_range_t r = ps->retained[i];
+        if (r.len != len || r.start % align)
+            continue;
+        memmove(&ps->retained[i], &ps->retained[i + 1],
+                (ps->nretained - i - 1) * sizeof ps->retained[0]);
+        ps->nretained--;
+        ps->retained_bytes -= len;
+        dmm_arena_t *a = arena_of(ps, r.start);
+        memset(a->map + (r.start - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
+        ps->chunk_bytes += len;
+        unlock(ps);
+        return (void *)r.start;
+    }
+    /* first fit by address among the ranges given back */
+    for (size_t i = 0; i < ps->nfree; i++) {
+        dmm_range_t *r = &ps->free[i];
+        uintptr_t s = round_up(r->start, align);
+        if (s - r->start > r->len || r->len - (s - r->start) < len)
+            continue;
+        dmm_arena_t *a = arena_of(ps, r->start);
+        uintptr_t rstart = r->start;
+        size_t rlen = r->len;
+        if (take(ps, a, s, len, owner) != 0)
+            break;
+        /* cut [s, s+len) out of the range */
+        memmove(&ps->free[i], &ps->free[i + 1], (ps->nfree - i - 1) * sizeof ps->free[0]);
+        ps->nfree--;
+        if (s > rstart)
+            free_range(ps, rstart, s - rstart);
+        if (rstart + rlen > s + len)
+            free_range(ps, s + len, rstart + rlen - (s + len));
+        if (ps->cost)
+            DMM_COST(ps->cost, pages, len / DMM_PAGE);
+        unlock(ps);
+        return (void *)s;
+    }
+    /* the bump pointer of the newest arena that has room */
+    for (int k = 0; k <= ps->narenas; k++) {
+        dmm_arena_t *a;
+        if (k < ps->narenas) {
+            a = &ps->arenas[k];
+        } else {
+            a = new_arena(ps, len + align);
+            if (!a)
+                break;
+        }
+        uintptr_t s = round_up(a->base + a->used, align);
+        if (s + len > a->base + a->size)
+            continue;
+        uintptr_t old = a->base + a->used;
+        /* open the fresh space, alignment gap included: the gap joins the
+         * free ranges and must be usable like them */
+        if (ps->mode == DMM_PS_REAL &&
+            mprotect((void *)old, s + len - old, PROT_READ | PROT_WRITE) != 0)
+            break;
+        if (take(ps, a, s, len, owner) != 0)
+            break;
+        if (ps->cost)
+            DMM_COST(ps->cost, syscalls, 1);   /* the mprotect, in both modes */
+        grow_used(ps, a, s + len - a->base);
+        if (s > old)
+            free_range(ps, old, s - old);
+        if (ps->cost)
+            DMM_COST(ps->cost, pages, len / DMM_PAGE);
+        unlock(ps);
+        return (void *)s;
+    }
+    unlock(ps);
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* Drop the pages of [s, s+len) and make the range free.  Caller locks. */
+static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
+{
+    /* Both modes drop the pages, so a chunk taken again reads as zeros in
+     * both and a simulation's memory stays small.  One system call: the
+     * range stays mapped read-write for its next use. */
+    madvise((void *)s, len, MADV_DONTNEED);
+    if (ps->cost)
+        DMM_COST(ps->cost, syscalls, 1);
+    account(ps, -(ptrdiff_t)len);
+    free_range(ps, s, len);
+}
+
+void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
+{
+    uintptr_t s = (uintptr_t)p;
+    len = round_up(len, DMM_PAGE);
+    lock(ps);
+    ps->calls++;
+    dmm_arena_t *a = arena_of(ps, s);
+    if (a && len && s + len <= a->base + a->size) {
+        memset(a->map + (s - a->base) / DMM_PAGE, DMM_OWNER_NONE, len / DMM_PAGE);
+        ps->chunk_bytes -= len;
+        if (len >= DMM_RETAIN_MIN && len <= DMM_RETAIN_BYTES) {
+            /* keep it; make room by dropping the oldest */
+            while (ps->nretained == DMM_RETAIN_SLOTS ||
+                   ps->retained_bytes + len > DMM_RETAIN_BYTES) {
+                dmm_range_t old = ps->retained[0];
+                memmove(&ps->retained[0], &ps->retained[1],
+                        (ps->nretained - 1) * sizeof ps->retained[0]);
+                ps->nretained--;
+                ps->retained_bytes -= old.len;
+                drop(ps, old.start, old.len);
+            }
+            ps->retained[ps->nretained++] = (dmm_range_t){ s, len };
+            ps->retained_bytes += len;
+        } else {
+            drop(ps, s, len);
+        }
+    }
+    unlock(ps);
+}
+
+unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    /* arenas are few; the newest is the likeliest */
+    for (int i = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE) - 1; i >= 0; i--) {
+        const dmm_arena_t *a = &ps->arenas[i];
+        if (u >= a->base && u - a->base < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE))
+            return a->map[(u - a->base) / DMM_PAGE];
+    }
+    return DMM_OWNER_NONE;
+}

@@ -1,0 +1,108 @@
+/* pagesrc.h - where every allocator of a chain gets its memory, and the page
+ * map that names the owner of any block in O(1).
+ *
+ * A page source reserves large address ranges (arenas, 64 MiB-aligned) and
+ * hands out page-granular chunks from them, first fit by address among the
+ * ranges given back, else from the arena's bump pointer.  Chunk addresses
+ * are the same offsets from the arena base in both modes:
+ *
+ *   DMM_PS_REAL  (libdmm.so, libdmm_evolved.so) reserves arenas inaccessible,
+ *                opens fresh space as the bump pointer passes it (mprotect),
+ *                and drops the pages of a chunk given back (madvise
+ *                DONTNEED: one system call; the range stays mapped);
+ *   DMM_PS_SIM   (dmm sim) reserves the arena readable and writable once and
+ *                only counts: allocators write their headers, payloads are
+ *                never touched, so a simulation holds little memory.
+ *
+ * Because both modes run the same code on the same offsets, the footprint a
+ * simulation predicts is the footprint the library holds, by construction.
+ * The footprint counts the chunks held plus the page-map pages that cover
+ * the used part of each arena (one byte per 4 KiB page).
+ *
+ * Thread-safe (a spinlock; page-source calls are rare).  Allocates nothing
+ * through malloc. */
+#ifndef DMM_PAGESRC_H
+#define DMM_PAGESRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocators/core/cost.h"
+
+#define DMM_PAGE          4096u
+#define DMM_ARENA_ALIGN   (64u << 20)
+#define DMM_MAX_ARENAS    64
+#define DMM_MAX_FREE_RANGES 4096
+/* Chunks of at least DMM_RETAIN_MIN given back are kept, pages and all, up
+ * to DMM_RETAIN_BYTES in DMM_RETAIN_SLOTS, for the next request of the same
+ * length: a program that frees and allocates large blocks in turn then pays
+ * neither a system call nor page faults.  Retained chunks are still held
+ * from the OS and counted in the footprint. */
+#define DMM_RETAIN_MIN      (64u << 10)
+#define DMM_RETAIN_BYTES    (1u << 20)
+#define DMM_RETAIN_SLOTS    8
+
+/* Owner ids in the page map.  1..DMM_OWNER_MAX_ALLOC are the allocators of
+ * a chain, in order. */
+enum {
+    DMM_OWNER_NONE = 0,
+    DMM_OWNER_MAX_ALLOC = 240,
+    DMM_OWNER_META = 253,     /* allocator metadata, never a block */
+    DMM_OWNER_LARGE = 254,    /* the chain's fallback path */
+};
+
+enum { DMM_PS_REAL = 0, DMM_PS_SIM = 1 };
+
+typedef struct dmm_arena {
+    uintptr_t base;           /* DMM_ARENA_ALIGN-aligned */
+    size_t    size;           /* reserved bytes */
+    size_t    used;           /* bump offset */
+    uint8_t  *map;            /* one owner byte per page of the arena */
+    size_t    map_pages;      /* map pages counted in the footprint */
+    void     *raw;            /* what mmap returned, for munmap */
+    size_t    raw_len;
+} dmm_arena_t;
+
+typedef struct dmm_range {
+    uintptr_t start;
+    size_t    len;
+} dmm_range_t;
+
+typedef struct dmm_pagesrc {
+    int         mode;
+    int         lock;
+    int         narenas;
+    dmm_arena_t arenas[DMM_MAX_ARENAS];
+    size_t      nfree;
+    dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
+    size_t      nretained, retained_bytes;
+    dmm_range_t retained[DMM_RETAIN_SLOTS]; /* given back, kept; oldest first */
+    size_t      footprint;    /* bytes held: chunks out, retained ones, page-map pages */
+    size_t      chunk_bytes;  /* bytes of the chunks handed out and not given back */
+    size_t      peak;         /* highest footprint */
+    uint64_t    calls;        /* get + put */
+    size_t      arena_size;   /* reservation size for new arenas */
+    dmm_cost_t *cost;         /* where fresh pages are counted, or NULL */
+} dmm_pagesrc_t;
+
+/* 0, or -1 with errno set.  The struct may live anywhere (it is large:
+ * keep one per chain, not on a small stack). */
+int  dmm_pagesrc_init(dmm_pagesrc_t *ps, int mode);
+void dmm_pagesrc_fini(dmm_pagesrc_t *ps);
+
+/* A chunk of len bytes (rounded up to DMM_PAGE) aligned to align (a power
+ * of two; 0 = DMM_PAGE), marked as owned by owner.  Its contents are
+ * unspecified.  NULL with errno = ENOMEM when no memory is left. */
+void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner);
+/* Give back a chunk (or the whole of one) that get returned. */
+void  dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len);
+/* Bytes held for no chunk that is out: page-map pages and retained chunks
+ * (footprint - chunk_bytes). */
+static inline size_t dmm_pagesrc_overhead(const dmm_pagesrc_t *ps)
+{
+    return ps->footprint - ps->chunk_bytes;
+}
+/* The owner of the page holding p, or DMM_OWNER_NONE if p is not ours. */
+unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p);
+
+#endif

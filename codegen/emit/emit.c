@@ -1,0 +1,322 @@
+/* emit.c - `dmm codegen`: a .dmm description as the C source of
+ * libdmm_evolved.so (see emit.h).
+ *
+ *   dmm codegen [-o OUT.c] [--trace NAME] [--seed S] [--fitness F] BEST.dmm
+ *
+ * The trace, seed and fitness default to the key=value words of the .dmm's
+ * title line ("# dmm 1  trace=app.trc seed=7 fitness=0.61"). */
+#include "codegen/emit/emit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allocators/core/alloc.h"
+
+typedef struct class_names {
+    const char *paper;   /* the paper's name, for the map */
+    const char *id;      /* the dmm_class_t constant */
+    const char *ops;     /* the ops struct of allocators/classes/<class>.c */
+} class_names_t;
+
+static const class_names_t classes[DMM_CLASS_COUNT] = {
+    [DMM_CLASS_BUDDY_BINARY] = { "BuddySystemBinary", "DMM_CLASS_BUDDY_BINARY", "dmm_class_buddy_binary" },
+    [DMM_CLASS_BUDDY_FIB] = { "BuddySystemFibonacci", "DMM_CLASS_BUDDY_FIB", "dmm_class_buddy_fib" },
+    [DMM_CLASS_SEGREGATED] = { "SegregatedFreeList", "DMM_CLASS_SEGREGATED", "dmm_class_segregated" },
+    [DMM_CLASS_SSS] = { "SimpleSegregatedStorage", "DMM_CLASS_SSS", "dmm_class_sss" },
+    [DMM_CLASS_EXACT] = { "ExactSegregatedFit", "DMM_CLASS_EXACT", "dmm_class_exact" },
+    [DMM_CLASS_KINGSLEY] = { "Kingsley", "DMM_CLASS_KINGSLEY", "dmm_class_kingsley" },
+    [DMM_CLASS_LEA] = { "Lea", "DMM_CLASS_LEA", "dmm_class_lea" },
+};
+
+static const char *const list_names[] = { "SLL", "DLL", "BTREE" };
+static const char *const fit_names[] = { "FIRST", "BEST", "EXACT" };
+static const char *const order_names[] = { "FIFO", "LIFO" };
+static const char *const list_ids[] = { "DMM_LIST_SLL", "DMM_LIST_DLL", "DMM_LIST_BTREE" };
+static const char *const fit_ids[] = { "DMM_FIT_FIRST", "DMM_FIT_BEST", "DMM_FIT_EXACT" };
+static const char *const order_ids[] = { "DMM_ORDER_FIFO", "DMM_ORDER_LIFO" };
+
+const char *dmm_emit_paper_class(dmm_class_t c)
+{
+    return (unsigned)c < DMM_CLASS_COUNT && classes[c].paper ? classes[c].paper : "?";
+}
+
+/* Text for inside a comment: no "*" followed by "/", printable ASCII only. */
+static void put_comment_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '*' && s[1] == '/')
+            fputs("* ", f);
+        else
+            fputc(ch >= 0x20 && ch < 0x7f ? ch : '?', f);
+    }
+}
+
+static void put_c_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch >= 0x20 && ch < 0x7f && !(ch == '?' && s[1] == '?'))
+            fputc(ch, f);
+        else
+            fprintf(f, "\\%03o", ch);
+    }
+    fputc('"', f);
+}
+
+static void put_size(FILE *f, size_t n)
+{
+    if (n == DMM_SIZE_INF)
+        fputs("inf", f);
+    else
+        fprintf(f, "%zu", n);
+}
+
+/* The paper's Table 1: a line per allocator class, then its data structure,
+ * mechanism(policy) and range. */
+static void put_map(FILE *f, const dmm_desc_t *d, const char *indent)
+{
+    for (int i = 0; i < d->n; i++) {
+        const dmm_alloc_desc_t *a = &d->a[i];
+        fprintf(f, "%s%s, split=%s, coalesce=%s", indent, dmm_emit_paper_class(a->cls),
+                a->split ? "true" : "false", a->coalesce ? "true" : "false");
+        if (a->cls == DMM_CLASS_SEGREGATED && a->lists)
+            fprintf(f, ", lists=%u", (unsigned)a->lists);
+        fprintf(f, "\n%s  %-16s%-20s%s\n", indent, "Data Structure", "Mechanism(Policy)",
+                "Range (bytes)");
+        char mech[32];
+        snprintf(mech, sizeof mech, "%s(%s)", fit_names[a->fit], order_names[a->order]);
+        fprintf(f, "%s  %-16s%-20s(%zu, ", indent, list_names[a->list], mech, a->lo);
+        put_size(f, a->hi);
+        fputs("]\n", f);
+    }
+}
+
+static void put_header(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *in)
+{
+    fputs("/* dmm_evolved.c - a dynamic memory manager made for one program, written by\n"
+          " * `dmm codegen`", f);
+    if (in->source) {
+        fputs(" from ", f);
+        put_comment_text(f, in->source);
+    }
+    fputs(".  Regenerate it rather than edit it.\n *\n", f);
+    const struct { const char *k, *v; } facts[] = {
+        { "trace", in->trace }, { "seed", in->seed }, { "fitness", in->fitness },
+    };
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
+        fprintf(f, " *   %-9s", facts[i].k);
+        put_comment_text(f, facts[i].v ? facts[i].v : "(not given)");
+        fputc('\n', f);
+    }
+    if (d->title[0]) {
+        fprintf(f, " *   %-9s", "title");
+        put_comment_text(f, d->title);
+        fputc('\n', f);
+    }
+    fputs(" *\n * The DMM map (the paper's Table 1 layout), in chain order:\n *\n", f);
+    put_map(f, d, " *   ");
+    fputs(" *\n * Requests in no range above, and alignments above 16 bytes, take the\n"
+          " * chain's fallback path (a page-granular chunk of their own).\n *\n"
+          " * preload/shim/evolved_shim.c includes this file: dmm_evolved_desc builds the\n"
+          " * chain, dmm_evolved_which() picks an allocator with the range bounds as\n"
+          " * constants, and the class calls below name each allocator's ops, which\n"
+          " * link-time optimisation turns into direct calls. */\n", f);
+}
+
+static void put_desc(FILE *f, const dmm_desc_t *d)
+{
+    fputs("static const dmm_desc_t dmm_evolved_desc = {\n", f);
+    fprintf(f, "    .n = %d,\n    .a = {\n", d->n);
+    for (int i = 0; i < d->n; i++) {
+        const dmm_alloc_desc_t *a = &d->a[i];
+        fprintf(f, "        { .cls = %s, .lo = %zu, .hi = ", classes[a->cls].id, a->lo);
+        if (a->hi == DMM_SIZE_INF)
+            fputs("DMM_SIZE_INF", f);
+        else
+            fprintf(f, "%zu", a->hi);
+        fprintf(f, ",\n          .split = %u, .coalesce = %u, .list = %s, .fit = %s, .order = %s",
+                a->split, a->coalesce, list_ids[a->list], fit_ids[a->fit], order_ids[a->order]);
+        if (a->lists)
+            fprintf(f, ", .lists = %u", (unsigned)a->lists);
+        fputs(" },\n", f);
+    }
+    fputs("    },\n    .title = ", f);
+    put_c_string(f, d->title);
+    fputs(",\n};\n\n", f);
+    fputs("static inline const dmm_desc_t *dmm_evolved_description(void)\n{\n"
+          "    return &dmm_evolved_desc;\n}\n\n", f);
+}
+
+static void put_which(FILE *f, const dmm_desc_t *d)
+{
+    fputs("/* The allocator that serves n bytes (n >= 1), or -1 for the fallback path. */\n"
+          "static inline int dmm_evolved_which(size_t n)\n{\n", f);
+    size_t prev_hi = 0;
+    int open_end = 0;
+    for (int i = 0; i < d->n; i++) {
+        const dmm_alloc_desc_t *a = &d->a[i];
+        if (a->lo > prev_hi)
+            fprintf(f, "    if (n <= %zu)\n        return -1;\n", a->lo);
+        if (a->hi == DMM_SIZE_INF) {
+            fprintf(f, "    return %d;\n", i);
+            open_end = 1;
+            break;
+        }
+        fprintf(f, "    if (n <= %zu)\n        return %d;\n", a->hi, i);
+        prev_hi = a->hi;
+    }
+    if (!open_end)
+        fputs("    return -1;\n", f);
+    fputs("}\n\n", f);
+}
+
+static void put_calls(FILE *f, const dmm_desc_t *d)
+{
+    fputs("/* Allocator i of chain c, through its class's ops by name. */\n"
+          "static inline void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n)\n{\n"
+          "    switch (i) {\n", f);
+    for (int i = 0; i < d->n; i++)
+        fprintf(f, "    case %d:\n        return %s.malloc(&c->alloc[%d], n);\n", i,
+                classes[d->a[i].cls].ops, i);
+    fputs("    default:\n        return NULL;\n    }\n}\n\n", f);
+    fputs("static inline void dmm_evolved_class_free(dmm_chain_t *c, int i, void *p)\n{\n"
+          "    switch (i) {\n", f);
+    for (int i = 0; i < d->n; i++)
+        fprintf(f, "    case %d:\n        %s.free(&c->alloc[%d], p);\n        break;\n", i,
+                classes[d->a[i].cls].ops, i);
+    fputs("    default:\n        break;\n    }\n}\n", f);
+}
+
+int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info)
+{
+    dmm_emit_info_t none = { 0 };
+    for (int i = 0; i < d->n; i++)
+        if ((unsigned)d->a[i].cls >= DMM_CLASS_COUNT || !classes[d->a[i].cls].ops ||
+            d->a[i].list > DMM_LIST_BTREE || d->a[i].fit > DMM_FIT_EXACT ||
+            d->a[i].order > DMM_ORDER_LIFO) {
+            errno = EINVAL;
+            return -1;
+        }
+    put_header(f, d, info ? info : &none);
+    fputs("#ifndef DMM_EVOLVED_C\n#define DMM_EVOLVED_C\n\n#include <stddef.h>\n\n"
+          "#include \"allocators/core/alloc.h\"\n#include \"allocators/chain/chain.h\"\n"
+          "#include \"allocators/chain/desc.h\"\n\n", f);
+    put_desc(f, d);
+    put_which(f, d);
+    put_calls(f, d);
+    fputs("\n#endif\n", f);
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- dmm codegen ---------------------------------------------------- */
+
+/* The value of key=VALUE among the words of a title, into buf; NULL if
+ * absent. */
+static const char *title_value(const char *title, const char *key, char *buf, size_t cap)
+{
+    size_t k = strlen(key);
+    for (const char *s = title; *s;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t w = strcspn(s, " \t");
+        if (w > k && !strncmp(s, key, k) && s[k] == '=') {
+            size_t v = w - k - 1;
+            if (v >= cap)
+                v = cap - 1;
+            memcpy(buf, s + k + 1, v);
+            buf[v] = 0;
+            return buf;
+        }
+        s += w;
+    }
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dmm codegen [-o OUT.c] [--trace NAME] [--seed S] [--fitness F] BEST.dmm\n\n"
+               "Writes the C source of libdmm_evolved.so for a .dmm description (a file or\n"
+               "a preset): the DMM map as the paper's Table 1 in its header comment, the\n"
+               "chain as constants and a dispatch with the range bounds as literals.\n"
+               "--trace, --seed and --fitness default to the .dmm title's trace=, seed=\n"
+               "and fitness= words.  Without -o the source goes to standard output.\n"
+               "Exit status: 0 written, 1 usage, 2 a bad .dmm or an unwritable output.\n");
+}
+
+int dmm_codegen_main(int argc, char **argv)
+{
+    const char *out = NULL, *in = NULL;
+    dmm_emit_info_t info = { 0 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = !strcmp(a, "-o") ? &out
+                          : !strcmp(a, "--trace") ? &info.trace
+                          : !strcmp(a, "--seed") ? &info.seed
+                          : !strcmp(a, "--fitness") ? &info.fitness : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (slot) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "dmm codegen: %s needs a value\n", a);
+                return 1;
+            }
+            *slot = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "dmm codegen: unknown option '%s'\n", a);
+            usage(stderr);
+            return 1;
+        } else if (in) {
+            fprintf(stderr, "dmm codegen: one .dmm at a time ('%s' and '%s')\n", in, a);
+            return 1;
+        } else
+            in = a;
+    }
+    if (!in) {
+        usage(stderr);
+        return 1;
+    }
+    static dmm_desc_t d;
+    char err[512];
+    if (dmm_desc_load(in, &d, err, sizeof err) != 0) {
+        fprintf(stderr, "dmm codegen: %s\n", err);
+        return 2;
+    }
+    char trace[256], seed[64], fitness[64];
+    if (!info.trace)
+        info.trace = title_value(d.title, "trace", trace, sizeof trace);
+    if (!info.seed)
+        info.seed = title_value(d.title, "seed", seed, sizeof seed);
+    if (!info.fitness)
+        info.fitness = title_value(d.title, "fitness", fitness, sizeof fitness);
+    info.source = in;
+
+    if (!out)
+        return dmm_emit_c(stdout, &d, &info) == 0 && fflush(stdout) == 0 ? 0 : 2;
+    /* OUT appears whole or not at all */
+    char tmp[4200];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) >= sizeof tmp) {
+        fprintf(stderr, "dmm codegen: output name too long\n");
+        return 1;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "dmm codegen: %s: %s\n", out, strerror(errno));
+        return 2;
+    }
+    int bad = dmm_emit_c(f, &d, &info) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, out) != 0) {
+        fprintf(stderr, "dmm codegen: %s: cannot write: %s\n", out, strerror(errno));
+        unlink(tmp);
+        return 2;
+    }
+    return 0;
+}

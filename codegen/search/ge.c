@@ -1,0 +1,772 @@
+/* ge.c - the grammatical-evolution engine (see ge.h). */
+#include "codegen/search/ge.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allocators/sim/sim.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- random numbers: xoshiro256**, seeded by splitmix64 ---------------- */
+
+typedef struct rng {
+    uint64_t s[4];
+} rng_t;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng_t *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(rng_t *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in [0, n), n > 0, without modulo bias. */
+static uint64_t rng_below(rng_t *r, uint64_t n)
+{
+    uint64_t lim = -n % n;   /* 2^64 mod n */
+    for (;;) {
+        uint64_t x = rng_next(r);
+        if (x >= lim)
+            return x % n;
+    }
+}
+
+/* Uniform in [0, 1). */
+static double rng_unit(rng_t *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* ---- phenotype cache: canonical .dmm text -> T, M, F ------------------- */
+
+typedef struct entry {
+    char    *key;       /* NULL: empty slot */
+    uint64_t hash;
+    int      pending;   /* >= 0: being simulated for that individual */
+    int      valid;
+    uint64_t T;
+    size_t   M;
+    double   F;
+} entry_t;
+
+typedef struct cache {
+    pthread_mutex_t lock;
+    entry_t        *slots;
+    size_t          cap, n;   /* cap a power of two */
+} cache_t;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static int cache_init(cache_t *c)
+{
+    c->cap = 1024;
+    c->n = 0;
+    c->slots = calloc(c->cap, sizeof *c->slots);
+    if (!c->slots)
+        return -1;
+    pthread_mutex_init(&c->lock, NULL);
+    return 0;
+}
+
+static void cache_destroy(cache_t *c)
+{
+    if (!c->slots)
+        return;
+    for (size_t i = 0; i < c->cap; i++)
+        free(c->slots[i].key);
+    free(c->slots);
+    c->slots = NULL;
+    pthread_mutex_destroy(&c->lock);
+}
+
+/* The slot of key, or the empty slot where it would go.  Caller locks. */
+static entry_t *cache_slot(entry_t *slots, size_t cap, const char *key, uint64_t h)
+{
+    for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        entry_t *e = &slots[i];
+        if (!e->key || (e->hash == h && !strcmp(e->key, key)))
+            return e;
+    }
+}
+
+/* Copy of the entry of key into *out; 1 if found. */
+static int cache_get(cache_t *c, const char *key, entry_t *out)
+{
+    uint64_t h = fnv1a(key);
+    pthread_mutex_lock(&c->lock);
+    entry_t *e = cache_slot(c->slots, c->cap, key, h);
+    int found = e->key != NULL;
+    if (found)
+        *out = *e;
+    pthread_mutex_unlock(&c->lock);
+    return found;
+}
+
+/* Insert (or overwrite) key; 0, or -1 out of memory. */
+static int cache_put(cache_t *c, const char *key, int pending, int valid, uint64_t T, size_t M,
+                     double F)
+{
+    uint64_t h = fnv1a(key);
+    int rc = 0;
+    pthread_mutex_lock(&c->lock);
+    if ((c->n + 1) * 2 > c->cap) {
+        size_t ncap = c->cap * 2;
+        entry_t *ns = calloc(ncap, sizeof *ns);
+        if (!ns) {
+            rc = -1;
+            goto out;
+        }
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->slots[i].key)
+                *cache_slot(ns, ncap, c->slots[i].key, c->slots[i].hash) = c->slots[i];
+        free(c->slots);
+        c->slots = ns;
+        c->cap = ncap;
+    }
+    entry_t *e = cache_slot(c->slots, c->cap, key, h);
+    if (!e->key) {
+        e->key = strdup(key);
+        if (!e->key) {
+            rc = -1;
+            goto out;
+        }
+        e->hash = h;
+        c->n++;
+    }
+    e->pending = pending;
+    e->valid = valid;
+    e->T = T;
+    e->M = M;
+    e->F = F;
+out:
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+/* ---- individuals and the run's state ------------------------------------ */
+
+typedef struct indiv {
+    uint32_t  *genome;
+    int        valid;
+    double     F;
+    uint64_t   T;
+    size_t     M;
+    int        lines;      /* allocators of its description */
+    /* evaluation scratch */
+    int        todo;       /* 1: to simulate; 2: same phenotype as dup_of */
+    int        dup_of;
+    char      *key;        /* canonical text (malloc'd) while evaluating */
+    dmm_desc_t desc;
+} indiv_t;
+
+typedef struct state {
+    const dmm_ge_config_t *cfg;
+    const dmm_grammar_t   *g;
+    const dmm_opstream_t  *s;
+    rng_t     rng;
+    cache_t   cache;
+    int       jobs;
+    uint64_t  T_KNG;
+    size_t    M_LEA;
+    uint64_t  fail_limit;  /* failed requests tolerated (those of KNG/LEA) */
+    indiv_t  *pop, *next;
+    uint32_t *spare;       /* the unused second child of an odd count */
+    char     *pheno;       /* mapping output */
+    size_t    pheno_cap;
+    uint64_t  evaluations, cache_hits, simulations, invalid;
+    int       oom;
+    /* the parallel phase */
+    int      *work;        /* indices of pop to simulate */
+    int       nwork;
+    int       cursor;
+    pthread_mutex_t wlock;
+} state_t;
+
+double dmm_ge_fitness(uint64_t T, size_t M, uint64_t T_KNG, size_t M_LEA)
+{
+    return 0.5 * (double)T / (double)T_KNG + 0.5 * (double)M / (double)M_LEA;
+}
+
+void dmm_ge_config_default(dmm_ge_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->pop = 100;
+    cfg->elite = 10;
+    cfg->gens = 250;
+    cfg->tournament = 2;
+    cfg->pcross = 0.8;
+    cfg->pmut = 0.02;
+    cfg->wraps = 3;
+    cfg->length = 50;
+    cfg->codon_bound = 1u << 31;
+    cfg->seed = 1;
+}
+
+static void set_invalid(indiv_t *x)
+{
+    x->valid = 0;
+    x->F = DMM_GE_WORST;
+    x->T = 0;
+    x->M = 0;
+    x->lines = 0;
+}
+
+/* Score one individual with the caller's fitness (a worker thread). */
+static void score_custom(state_t *st, indiv_t *x)
+{
+    const dmm_ge_custom_t *c = st->cfg->custom;
+    uint64_t T = 0;
+    size_t M = 0;
+    double F = c->fitness(x->key, &T, &M, c->arg);
+    if (!(F < DMM_GE_WORST)) {
+        set_invalid(x);
+    } else {
+        x->valid = 1;
+        x->T = T;
+        x->M = M;
+        x->F = F;
+    }
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->T, x->M, x->F) != 0)
+        __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+}
+
+/* Simulate one individual (a worker thread). */
+static void simulate(state_t *st, indiv_t *x)
+{
+    if (st->cfg->custom) {
+        score_custom(st, x);
+        return;
+    }
+    dmm_sim_result_t *r = malloc(sizeof *r);
+    char err[512];
+    if (!r) {
+        __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);   /* read after the join */
+        set_invalid(x);
+        return;
+    }
+    if (dmm_sim_run(st->s, &x->desc, "ge", 0, r, err, sizeof err) != 0 ||
+        r->failed > st->fail_limit || r->M == 0) {
+        set_invalid(x);
+    } else {
+        x->valid = 1;
+        x->T = r->T;
+        x->M = r->M;
+        x->F = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
+    }
+    free(r);
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->T, x->M, x->F) != 0)
+        __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+}
+
+static void *worker(void *arg)
+{
+    state_t *st = arg;
+    for (;;) {
+        pthread_mutex_lock(&st->wlock);
+        int i = st->cursor < st->nwork ? st->work[st->cursor++] : -1;
+        pthread_mutex_unlock(&st->wlock);
+        if (i < 0)
+            return NULL;
+        simulate(st, &st->pop[i]);
+    }
+}
+
+/* ---- the operators -------------------------------------------------------- */
+
+static void random_genome(state_t *st, uint32_t *g)
+{
+    for (int i = 0; i < st->cfg->length; i++)
+        g[i] = (uint32_t)rng_below(&st->rng, st->cfg->codon_bound);
+}
+
+/* Is a better than b?  Lower F; ties to the lower index. */
+static int better(const indiv_t *pop, int a, int b)
+{
+    if (pop[a].F != pop[b].F)
+        return pop[a].F < pop[b].F;
+    return a < b;
+}
+
+/* Tournament selection: the best of cfg.tournament individuals drawn with
+ * replacement. */
+static int select_parent(state_t *st)
+{
+    int best = (int)rng_below(&st->rng, (uint64_t)st->cfg->pop);
+    for (int k = 1; k < st->cfg->tournament; k++) {
+        int c = (int)rng_below(&st->rng, (uint64_t)st->cfg->pop);
+        if (better(st->pop, c, best))
+            best = c;
+    }
+    return best;
+}
+
+/* One-point crossover, the same point in both parents (the paper's "fixed
+ * point crossover"); with probability 1 - pcross the children are copies. */
+static void crossover(state_t *st, const uint32_t *a, const uint32_t *b, uint32_t *c1, uint32_t *c2)
+{
+    int L = st->cfg->length;
+    int point = L;
+    if (L > 1 && rng_unit(&st->rng) < st->cfg->pcross)
+        point = 1 + (int)rng_below(&st->rng, (uint64_t)(L - 1));
+    memcpy(c1, a, (size_t)point * sizeof *c1);
+    memcpy(c2, b, (size_t)point * sizeof *c2);
+    memcpy(c1 + point, b + point, (size_t)(L - point) * sizeof *c1);
+    memcpy(c2 + point, a + point, (size_t)(L - point) * sizeof *c2);
+}
+
+/* Each codon replaced by a fresh random one with probability pmut. */
+static void mutate(state_t *st, uint32_t *g)
+{
+    for (int i = 0; i < st->cfg->length; i++)
+        if (rng_unit(&st->rng) < st->cfg->pmut)
+            g[i] = (uint32_t)rng_below(&st->rng, st->cfg->codon_bound);
+}
+
+/* Give pop[from..pop) a fitness: map each genome and look its phenotype up
+ * in the cache, in index order (so which ones hit is reproducible); then
+ * simulate the new phenotypes on the worker threads, each into its own slot;
+ * then copy the results to the duplicates.  0, or -1 out of memory. */
+static int evaluate(state_t *st, int from)
+{
+    const dmm_ge_config_t *cfg = st->cfg;
+    const dmm_ge_custom_t *custom = cfg->custom;
+    char err[256];
+    st->nwork = 0;
+    for (int i = from; i < cfg->pop; i++) {
+        indiv_t *x = &st->pop[i];
+        x->todo = 0;
+        st->evaluations++;
+        char text[DMM_DESC_MAX * 160 + 300];
+        if (dmm_ge_map(st->g, x->genome, (size_t)cfg->length, cfg->wraps, st->pheno,
+                       st->pheno_cap) < 0 ||
+            (custom ? custom->canon(st->pheno, text, sizeof text, custom->arg) != 0
+                    : dmm_phenotype_to_desc(st->pheno, &x->desc, err, sizeof err) != 0)) {
+            set_invalid(x);
+            st->invalid++;
+            continue;
+        }
+        if (custom) {
+            x->lines = 0;
+        } else {
+            x->desc.title[0] = 0;
+            x->lines = x->desc.n;
+            size_t n = dmm_desc_print(&x->desc, text, sizeof text);
+            if (n >= sizeof text) {
+                set_invalid(x);
+                st->invalid++;
+                continue;
+            }
+        }
+        entry_t e;
+        if (cache_get(&st->cache, text, &e)) {
+            st->cache_hits++;
+            if (e.pending >= 0) {   /* an earlier individual of this generation */
+                x->todo = 2;
+                x->dup_of = e.pending;
+                continue;
+            }
+            x->valid = e.valid;
+            x->T = e.T;
+            x->M = e.M;
+            x->F = e.F;
+            if (!e.valid)
+                st->invalid++;
+            continue;
+        }
+        x->key = strdup(text);
+        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, DMM_GE_WORST) != 0)
+            return -1;
+        x->todo = 1;
+        st->work[st->nwork++] = i;
+    }
+
+    st->cursor = 0;
+    st->simulations += (uint64_t)st->nwork;
+    int nthreads = st->jobs < st->nwork ? st->jobs : st->nwork;
+    pthread_t tid[256];
+    int started = 0;
+    for (int k = 1; k < nthreads && k < 256; k++) {
+        if (pthread_create(&tid[started], NULL, worker, st) != 0)
+            break;
+        started++;
+    }
+    worker(st);
+    for (int k = 0; k < started; k++)
+        pthread_join(tid[k], NULL);
+
+    for (int i = from; i < cfg->pop; i++) {
+        indiv_t *x = &st->pop[i];
+        if (x->todo == 1 && !x->valid)
+            st->invalid++;
+        if (x->todo == 2) {
+            const indiv_t *o = &st->pop[x->dup_of];
+            x->valid = o->valid;
+            x->T = o->T;
+            x->M = o->M;
+            x->F = o->F;
+            if (!o->valid)
+                st->invalid++;
+        }
+    }
+    for (int k = 0; k < st->nwork; k++) {
+        free(st->pop[st->work[k]].key);
+        st->pop[st->work[k]].key = NULL;
+    }
+    return st->oom ? -1 : 0;
+}
+
+/* Order of the population, best first (ties by index). */
+static int cmp_rank(const void *a, const void *b, void *arg)
+{
+    const indiv_t *pop = arg;
+    int i = *(const int *)a, j = *(const int *)b;
+    if (i == j)
+        return 0;
+    return better(pop, i, j) ? -1 : 1;
+}
+
+static void copy_indiv(const state_t *st, indiv_t *dst, const indiv_t *src)
+{
+    uint32_t *g = dst->genome;
+    *dst = *src;
+    dst->genome = g;
+    dst->key = NULL;
+    memcpy(dst->genome, src->genome, (size_t)st->cfg->length * sizeof *g);
+}
+
+/* Generational replacement with elitism: next[0..elite) are the elite of pop
+ * (best first), next[elite..pop) the children of tournament-selected parents
+ * after crossover and mutation; then next becomes pop.  Returns the index
+ * from which the new population needs evaluating. */
+static int replace(state_t *st)
+{
+    const dmm_ge_config_t *cfg = st->cfg;
+    int *rank = malloc((size_t)cfg->pop * sizeof *rank);
+    if (!rank)
+        return -1;
+    for (int i = 0; i < cfg->pop; i++)
+        rank[i] = i;
+    qsort_r(rank, (size_t)cfg->pop, sizeof *rank, cmp_rank, st->pop);
+    for (int i = 0; i < cfg->elite; i++)
+        copy_indiv(st, &st->next[i], &st->pop[rank[i]]);
+    free(rank);
+
+    for (int i = cfg->elite; i < cfg->pop; i += 2) {
+        const indiv_t *a = &st->pop[select_parent(st)];
+        const indiv_t *b = &st->pop[select_parent(st)];
+        uint32_t *c1 = st->next[i].genome;
+        uint32_t *c2 = i + 1 < cfg->pop ? st->next[i + 1].genome : st->spare;
+        crossover(st, a->genome, b->genome, c1, c2);
+        mutate(st, c1);
+        if (i + 1 < cfg->pop)
+            mutate(st, c2);
+    }
+    indiv_t *t = st->pop;
+    st->pop = st->next;
+    st->next = t;
+    return cfg->elite;
+}
+
+/* cfg.custom: the canonical text of r's best genome into r->best_key (a
+ * valid genome maps and canonicalises again to the same text). */
+static void best_key(state_t *st, dmm_ge_result_t *r)
+{
+    const dmm_ge_custom_t *c = st->cfg->custom;
+    char text[DMM_DESC_MAX * 160 + 300];
+    if (dmm_ge_map(st->g, r->genome, (size_t)st->cfg->length, st->cfg->wraps, st->pheno,
+                   st->pheno_cap) < 0 ||
+        c->canon(st->pheno, text, sizeof text, c->arg) != 0)
+        text[0] = 0;
+    char *k = strdup(text);
+    if (!k) {
+        st->oom = 1;
+        return;
+    }
+    free(r->best_key);
+    r->best_key = k;
+}
+
+/* The statistics of the current population into row; tracks the best of the
+ * run in r. */
+static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
+{
+    const dmm_ge_config_t *cfg = st->cfg;
+    dmm_ge_gen_t *row = &r->log[r->nlog++];
+    memset(row, 0, sizeof *row);
+    row->gen = gen;
+    row->evaluations = st->evaluations;
+    row->cache_hits = st->cache_hits;
+    row->simulations = st->simulations;
+    row->invalid = st->invalid;
+    row->best_F = DMM_GE_WORST;
+    row->mean_F = DMM_GE_WORST;
+    double sum = 0;
+    int best = -1;
+    for (int i = 0; i < cfg->pop; i++) {
+        const indiv_t *x = &st->pop[i];
+        if (!x->valid)
+            continue;
+        row->nvalid++;
+        sum += x->F;
+        if (best < 0 || better(st->pop, i, best))
+            best = i;
+    }
+    if (best >= 0) {
+        const indiv_t *x = &st->pop[best];
+        row->best_F = x->F;
+        row->mean_F = sum / row->nvalid;
+        row->best_T = x->T;
+        row->best_M = x->M;
+        row->best_lines = x->lines;
+        if (!r->found || x->F < r->F) {
+            r->found = 1;
+            r->F = x->F;
+            r->T = x->T;
+            r->M = x->M;
+            r->best = x->desc;   /* every valid individual holds its own */
+            memcpy(r->genome, x->genome, (size_t)cfg->length * sizeof *r->genome);
+            if (cfg->custom)
+                best_key(st, r);
+        }
+    }
+    row->seconds = now() - t0;
+    row->eval_per_s = row->seconds > 0 ? (double)st->evaluations / row->seconds : 0;
+    double per_gen = row->seconds / (gen + 1);
+    double left = per_gen * (cfg->gens - gen);
+    if (cfg->time_budget > 0 && cfg->time_budget - row->seconds < left)
+        left = cfg->time_budget - row->seconds;
+    row->eta = left < 0 ? 0 : left;
+}
+
+/* ---- the run -------------------------------------------------------------- */
+
+static int references(state_t *st, char *err, size_t errlen)
+{
+    if (st->cfg->T_KNG && st->cfg->M_LEA) {
+        st->T_KNG = st->cfg->T_KNG;
+        st->M_LEA = st->cfg->M_LEA;
+        st->fail_limit = st->cfg->fail_limit;
+        return 0;
+    }
+    const char *names[2] = { "kng", "lea" };
+    dmm_sim_result_t *r = malloc(sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint64_t failed[2] = { 0, 0 };
+    uint64_t T_KNG = st->cfg->T_KNG;
+    size_t M_LEA = st->cfg->M_LEA;
+    for (int i = 0; i < 2; i++) {
+        dmm_desc_t d;
+        char e[512];
+        if (dmm_desc_load(names[i], &d, e, sizeof e) != 0 ||
+            dmm_sim_run(st->s, &d, names[i], 0, r, e, sizeof e) != 0) {
+            snprintf(err, errlen, "reference %s: %s", names[i], e);
+            free(r);
+            return -1;
+        }
+        failed[i] = r->failed;
+        if (i == 0 && !T_KNG)
+            T_KNG = r->T;
+        if (i == 1 && !M_LEA)
+            M_LEA = r->M;
+    }
+    free(r);
+    if (!T_KNG || !M_LEA) {
+        snprintf(err, errlen, "the references cost nothing on this trace (T_KNG=%llu, M_LEA=%zu)",
+                 (unsigned long long)T_KNG, M_LEA);
+        return -1;
+    }
+    st->T_KNG = T_KNG;
+    st->M_LEA = M_LEA;
+    st->fail_limit = failed[0] < failed[1] ? failed[0] : failed[1];
+    return 0;
+}
+
+static int check_config(const dmm_ge_config_t *c, char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    if (c->pop < 2 || c->pop > 1000000)
+        bad = "population must be in 2..1000000";
+    else if (c->elite < 0 || c->elite >= c->pop)
+        bad = "elite must be in 0..population-1";
+    else if (c->gens < 0)
+        bad = "generations must be >= 0";
+    else if (c->tournament < 1 || c->tournament > c->pop)
+        bad = "tournament size must be in 1..population";
+    else if (!(c->pcross >= 0 && c->pcross <= 1))
+        bad = "crossover probability must be in [0,1]";
+    else if (!(c->pmut >= 0 && c->pmut <= 1))
+        bad = "mutation probability must be in [0,1]";
+    else if (c->wraps < 0 || c->wraps > 1000)
+        bad = "wraps must be in 0..1000";
+    else if (c->length < 1 || c->length > 100000)
+        bad = "genome length must be in 1..100000";
+    else if (c->codon_bound < 1)
+        bad = "codon bound must be >= 1";
+    else if (c->jobs < 0)
+        bad = "jobs must be >= 0";
+    else if (!(c->time_budget >= 0))
+        bad = "time budget must be >= 0";
+    else if (c->custom && (!c->custom->canon || !c->custom->fitness))
+        bad = "a custom fitness needs canon() and fitness()";
+    if (bad)
+        snprintf(err, errlen, "%s", bad);
+    return bad ? -1 : 0;
+}
+
+void dmm_ge_result_free(dmm_ge_result_t *r)
+{
+    free(r->genome);
+    free(r->log);
+    free(r->best_key);
+    r->genome = NULL;
+    r->log = NULL;
+    r->best_key = NULL;
+}
+
+int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_opstream_t *s,
+               dmm_ge_result_t *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (check_config(cfg, err, errlen) != 0)
+        return -1;
+    double t0 = now();
+    state_t st;
+    memset(&st, 0, sizeof st);
+    st.cfg = cfg;
+    st.g = g;
+    st.s = s;
+    st.jobs = cfg->jobs;
+    if (st.jobs <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        st.jobs = n > 0 ? (int)n : 1;
+    }
+    if (st.jobs > 256)
+        st.jobs = 256;
+    rng_seed(&st.rng, cfg->seed);
+    if (!cfg->custom && references(&st, err, errlen) != 0)
+        return -1;
+    r->T_KNG = st.T_KNG;
+    r->M_LEA = st.M_LEA;
+    r->length = cfg->length;
+
+    int rc = -1;
+    size_t L = (size_t)cfg->length;
+    st.pheno_cap = 1u << 20;
+    st.pheno = malloc(st.pheno_cap);
+    st.pop = calloc((size_t)cfg->pop, sizeof *st.pop);
+    st.next = calloc((size_t)cfg->pop, sizeof *st.next);
+    st.work = malloc((size_t)cfg->pop * sizeof *st.work);
+    st.spare = malloc(L * sizeof *st.spare);
+    uint32_t *genomes = malloc(2 * (size_t)cfg->pop * L * sizeof *genomes);
+    r->genome = calloc(L, sizeof *r->genome);
+    r->log = calloc((size_t)cfg->gens + 1, sizeof *r->log);
+    pthread_mutex_init(&st.wlock, NULL);
+    if (!st.pheno || !st.pop || !st.next || !st.work || !st.spare || !genomes || !r->genome || !r->log ||
+        cache_init(&st.cache) != 0) {
+        snprintf(err, errlen, "out of memory for a population of %d", cfg->pop);
+        goto out;
+    }
+    for (int i = 0; i < cfg->pop; i++) {
+        st.pop[i].genome = genomes + (size_t)i * L;
+        st.next[i].genome = genomes + ((size_t)cfg->pop + (size_t)i) * L;
+    }
+
+    /* generation 0: a random population */
+    for (int i = 0; i < cfg->pop; i++)
+        random_genome(&st, st.pop[i].genome);
+    if (evaluate(&st, 0) != 0)
+        goto oom;
+    record(&st, 0, t0, r);
+    if (st.oom)
+        goto oom;
+    if (cfg->progress)
+        cfg->progress(&r->log[0], cfg, cfg->progress_arg);
+
+    r->stopped = DMM_GE_DONE;
+    for (int gen = 1; gen <= cfg->gens; gen++) {
+        if (cfg->stop && *cfg->stop) {
+            r->stopped = DMM_GE_STOPPED;
+            break;
+        }
+        if (cfg->time_budget > 0 && now() - t0 >= cfg->time_budget) {
+            r->stopped = DMM_GE_TIME;
+            break;
+        }
+        int from = replace(&st);            /* selection, crossover, mutation */
+        if (from < 0 || evaluate(&st, from) != 0)
+            goto oom;
+        record(&st, gen, t0, r);
+        if (st.oom)
+            goto oom;
+        if (cfg->progress)
+            cfg->progress(&r->log[r->nlog - 1], cfg, cfg->progress_arg);
+    }
+    rc = 0;
+    goto out;
+oom:
+    snprintf(err, errlen, "out of memory during the search");
+out:
+    r->evaluations = st.evaluations;
+    r->cache_hits = st.cache_hits;
+    r->simulations = st.simulations;
+    r->invalid = st.invalid;
+    r->seconds = now() - t0;
+    if (st.pop)
+        for (int i = 0; i < cfg->pop; i++)
+            free(st.pop[i].key);
+    cache_destroy(&st.cache);
+    pthread_mutex_destroy(&st.wlock);
+    free(genomes);
+    free(st.pop);
+    free(st.next);
+    free(st.work);
+    free(st.spare);
+    free(st.pheno);
+    return rc;
+}

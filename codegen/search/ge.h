@@ -1,0 +1,158 @@
+/* ge.h - the grammatical-evolution search over simulated DMMs (paper
+ * sections 5, 6.2 and 6.3).
+ *
+ * Genome: a fixed number of integer codons (cfg.length, default 50), each
+ * drawn uniformly in [0, cfg.codon_bound) (default 2^31).  The paper bounds a
+ * codon by the largest number of alternatives of any rule; with generated
+ * grammars that is the number of distinct request sizes, which can exceed any
+ * small constant, so dmm draws from a range so wide that the modulo bias of
+ * `c mod n` is below 2^-20 for every rule of fewer than 2^11 alternatives,
+ * and every alternative of every rule is reachable.  The length is fixed (as
+ * in JECO, the paper's library): one allocator takes about ten codons, and
+ * 50 codons with three wraps give room for a chain of up to ~20.
+ *
+ * Mapping: dmm_ge_map (grammar.h), wrapping up to cfg.wraps times; an
+ * individual whose mapping runs out of wraps, whose phenotype is not a DMM
+ * description, whose simulation fails, or whose simulation fails more
+ * requests than KNG and LEA do, is invalid and gets DMM_GE_WORST.
+ *
+ * Fitness (eq. 1): F = 0.5 * T/T_KNG + 0.5 * M/M_LEA, T the counted cost and
+ * M the peak footprint of dmm_sim_run on the trace's operation stream.
+ *
+ * One generation, as in the paper: the cfg.elite best individuals pass
+ * unchanged; the rest of the new population are children of parents chosen
+ * by tournament (cfg.tournament, with replacement), paired by one-point
+ * crossover at the same point in both parents (probability cfg.pcross, else
+ * copies), each codon then replaced by a fresh random one with probability
+ * cfg.pmut.  Replacement is generational.
+ *
+ * Reproducibility: every random number comes from one generator seeded by
+ * cfg.seed, drawn in a fixed order by the calling thread; the simulations of
+ * a generation run on cfg.jobs threads into fixed slots; so the result
+ * depends on the seed and the inputs only, never on cfg.jobs.  Ties are
+ * broken by the lower population index.  Only a time budget or a stop
+ * request (which end the search early) make a run depend on the clock.
+ *
+ * Phenotype cache: the canonical .dmm text of a phenotype (dmm_desc_print,
+ * empty title) keys its T, M and F; an individual whose phenotype is there,
+ * or is being simulated for an earlier individual of the same generation, is
+ * not simulated again (a cache hit).  Which individuals hit is decided in
+ * index order before the simulations start, so the counts are reproducible
+ * as well. */
+#ifndef DMM_GE_H
+#define DMM_GE_H
+
+#include <float.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocators/chain/desc.h"
+#include "codegen/grammar/grammar.h"
+#include "tracer/format/opstream.h"
+
+#define DMM_GE_WORST DBL_MAX    /* the fitness of an invalid individual */
+
+typedef struct dmm_ge_gen dmm_ge_gen_t;
+
+/* A fitness of the caller's own, for a search that is not over DMMs (dmm
+ * tune-glibc: glibc's malloc tunables, scored by real replays).  With
+ * cfg.custom set, a phenotype (the mapped terminals) is not read as a DMM
+ * description: canon() writes the text that keys the phenotype cache and
+ * returns 0, or -1 for an invalid phenotype; fitness() scores one such text,
+ * lower better, DMM_GE_WORST for invalid, and may fill T and M for the log.
+ * No reference is simulated and the operation stream may be NULL.
+ * fitness() runs on cfg.jobs threads; with jobs = 1 only on the calling
+ * thread, one phenotype at a time, in population order. */
+typedef struct dmm_ge_custom {
+    int    (*canon)(const char *phenotype, char *key, size_t cap, void *arg);
+    double (*fitness)(const char *key, uint64_t *T, size_t *M, void *arg);
+    void    *arg;
+} dmm_ge_custom_t;
+
+typedef struct dmm_ge_config {
+    int      pop;           /* population size (100) */
+    int      elite;         /* best individuals kept unchanged (10) */
+    int      gens;          /* generations after the initial one (250) */
+    int      tournament;    /* tournament size (2) */
+    double   pcross;        /* one-point crossover probability (0.8) */
+    double   pmut;          /* per-codon mutation probability (0.02) */
+    int      wraps;         /* maximum number of wraps (3) */
+    int      length;        /* codons per genome (50) */
+    uint32_t codon_bound;   /* codons are drawn in [0, codon_bound) (2^31) */
+    uint64_t seed;          /* (1) */
+    int      jobs;          /* simulation threads; 0 = online CPUs */
+    double   time_budget;   /* seconds; > 0: stop after the generation that
+                               crosses it */
+    /* Set (e.g. by a signal handler) to stop after the current generation. */
+    volatile sig_atomic_t *stop;
+    /* T_KNG and M_LEA, and the failed requests tolerated (the fewer of
+     * KNG's and LEA's); T_KNG or M_LEA 0 = simulate kng and lea at the
+     * start to find all three. */
+    uint64_t T_KNG;
+    size_t   M_LEA;
+    uint64_t fail_limit;
+    /* Called after every generation (the initial one included), from the
+     * calling thread. */
+    void   (*progress)(const dmm_ge_gen_t *row, const struct dmm_ge_config *cfg, void *arg);
+    void    *progress_arg;
+    /* NULL: DMMs scored by eq. 1 on the simulator (the paper's search). */
+    const dmm_ge_custom_t *custom;
+} dmm_ge_config_t;
+
+/* One generation: a row of log.csv. */
+struct dmm_ge_gen {
+    int      gen;           /* 0 = the initial population */
+    uint64_t evaluations;   /* individuals given a fitness so far (elites
+                               carried over are not evaluated again) */
+    uint64_t cache_hits;    /* ... of which answered by the cache */
+    uint64_t simulations;   /* dmm_sim_run calls so far */
+    uint64_t invalid;       /* individuals found invalid so far */
+    int      nvalid;        /* valid individuals in this population */
+    double   best_F, mean_F;   /* this population; mean over valid ones;
+                                  DMM_GE_WORST when none is valid */
+    uint64_t best_T;
+    size_t   best_M;
+    int      best_lines;    /* allocator lines of the best's .dmm (0: none) */
+    double   seconds;       /* since the run started */
+    double   eval_per_s;    /* evaluations / seconds */
+    double   eta;           /* estimated seconds left (< 0: unknown) */
+};
+
+enum { DMM_GE_DONE = 0, DMM_GE_TIME, DMM_GE_STOPPED };
+
+typedef struct dmm_ge_result {
+    int          found;        /* a valid individual was seen */
+    double       F;            /* the best over the whole run */
+    uint64_t     T;
+    size_t       M;
+    dmm_desc_t   best;         /* its description (title empty) */
+    char        *best_key;     /* cfg.custom: its canonical text (malloc'd) */
+    uint32_t    *genome;       /* its genome, cfg.length codons */
+    int          length;
+    uint64_t     T_KNG;
+    size_t       M_LEA;
+    dmm_ge_gen_t *log;         /* one row per generation run */
+    int          nlog;
+    uint64_t     evaluations, cache_hits, simulations, invalid;
+    double       seconds;
+    int          stopped;      /* DMM_GE_* */
+} dmm_ge_result_t;
+
+/* The paper's parameters (section 6.3), seed 1, jobs 0. */
+void dmm_ge_config_default(dmm_ge_config_t *cfg);
+
+/* Eq. 1. */
+double dmm_ge_fitness(uint64_t T, size_t M, uint64_t T_KNG, size_t M_LEA);
+
+/* Run the search.  0 (r filled; r->found = 0 when no individual was valid),
+ * or -1 with err (bad configuration, references that cannot be simulated,
+ * out of memory).  Free r with dmm_ge_result_free either way. */
+int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_opstream_t *s,
+               dmm_ge_result_t *r, char *err, size_t errlen);
+void dmm_ge_result_free(dmm_ge_result_t *r);
+
+/* dmm evolve: see codegen/search/evolve.c and the README. */
+int dmm_evolve_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,951 @@
+/* recorder.c - per-thread record buffers and the trace file of
+ * libdmmtrace.so.
+ *
+ * Hot path: a record is one 64-byte slot appended to the calling thread's
+ * buffer (thread-local, no lock), stamped with a process-wide sequence number
+ * (one atomic add, or a plain add while the process is single-threaded) and
+ * CLOCK_MONOTONIC (vDSO).  A full buffer becomes one block, written with one
+ * writev(2) to a file opened O_APPEND, so blocks of different threads never
+ * interleave.
+ *
+ * Off the hot path, every thread's state sits in a registry so that exit,
+ * exec, _exit and fatal signals can write what other threads still hold.  A
+ * thread's buffer is guarded by a flush lock that only flushes take; the
+ * owner appends at `pos` and publishes it with a release store, the flusher
+ * writes [flushed, pos) and advances `flushed`.
+ *
+ * Ends of life:
+ *   thread exit   a pthread key destructor flushes and switches the thread
+ *                 to its small in-TLS buffer, written after every record
+ *                 (later destructors and libc's thread cleanup still free);
+ *   exit          the library destructor flushes everything and switches the
+ *                 process to write-through mode;
+ *   _exit, exec   the shim calls dmm_tw_flush_all() first;
+ *   fork          the child drops its copy of the parent's buffers and opens
+ *                 a file of its own; the parent writes its own records;
+ *   fatal signal  a handler (installed only where the disposition was the
+ *                 default) flushes with try-locks, then re-raises.
+ */
+#include "preload/recorder/recorder.h"
+#include "preload/common/options.h"
+#include "tracer/format/trcfmt.h"
+#include "tracer/format/trace.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <link.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+extern char **environ;
+extern char __libc_single_threaded;
+
+#define BUF_SLOTS    4096u       /* records per block: 256 KiB per thread */
+#define SMALL_SLOTS  16u         /* in-TLS buffer of exiting threads */
+#define MAX_DEPTH    64u         /* DMM_TRACE_STACK is capped here */
+#define STACK_TABLE  (1u << 20)  /* distinct call stacks we can name */
+
+enum { ST_UNINIT, ST_INITIALIZING, ST_ON, ST_OFF };
+
+typedef struct stack_slot {
+    uint64_t hash;     /* 0 = free */
+    uint32_t id;       /* 0 until the winner names it */
+    uint32_t pad;
+} stack_slot_t;
+enum { TS_NONE, TS_ACTIVE, TS_EXITING };
+
+typedef struct tstate {
+    dmm_trc_rec_t *buf;
+    uint32_t       cap;
+    uint32_t       pos;        /* slots written by the owner (release store) */
+    uint32_t       flushed;    /* slots already in the file (flush lock) */
+    uint32_t       tid;
+    int            lock;       /* flush lock */
+    int            mode;       /* TS_* */
+    int            in_tracer;  /* recursion guard */
+    struct tstate *next;       /* registry */
+    ZSTD_CCtx     *cctx;       /* when compressing */
+    void          *zbuf;
+    size_t         zcap;
+    dmm_trc_rec_t  small[SMALL_SLOTS];
+} tstate_t;
+
+static __thread tstate_t ts __attribute__((tls_model("initial-exec")));
+
+static int       g_state = ST_UNINIT;
+static int       g_fd = -1;
+static uint32_t  g_pid;
+static uint64_t  g_seq;
+static uint64_t  g_clock0;
+static int       g_tsc;                 /* record times are TSC ticks */
+static uint64_t  g_tsc0;
+static int       g_unbuffered;          /* after exit: write every record */
+static int       g_registry_lock;
+static tstate_t *g_registry;
+static pthread_key_t g_key;
+static int       g_key_ok;
+static unsigned  g_depth;               /* DMM_TRACE_STACK */
+static int       g_zlevel;              /* 0 = no compression */
+static char      g_path_tmpl[1024];     /* DMM_TRACE_FILE, or empty */
+static char      g_path[1100];          /* the file being written */
+static char      g_cmdline[16384];
+static size_t    g_cmdline_len;
+
+/* ---- small helpers that allocate nothing ------------------------------ */
+
+static void say(const char *a, const char *b, const char *c)
+{
+    char msg[1400];
+    size_t n = 0;
+    const char *parts[4] = { "dmm: ", a, b, c };
+    for (int i = 0; i < 4; i++)
+        for (const char *p = parts[i]; p && *p && n < sizeof msg - 2; p++)
+            msg[n++] = *p;
+    msg[n++] = '\n';
+    ssize_t r = write(2, msg, n);
+    (void)r;
+}
+
+static void spin_lock(int *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+static int try_lock(int *l, int tries)
+{
+    for (int i = 0; i < tries; i++) {
+        if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+            return 1;
+        sched_yield();
+    }
+    return 0;
+}
+
+static void spin_unlock(int *l)
+{
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* An invariant TSC (CPUID 0x80000007 EDX bit 8) ticks at a constant rate
+ * on every core, so its ticks order and time records across threads. */
+static int tsc_usable(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+        return 0;
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    return (d >> 8) & 1;
+#else
+    return 0;
+#endif
+}
+
+/* The time field of a record: TSC ticks or ns since start. */
+static inline uint64_t stamp(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(g_tsc, 1))
+        return __rdtsc() - g_tsc0;
+#endif
+    return now_ns() - g_clock0;
+}
+
+static void *map_pages(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t u64_to_dec(uint64_t v, char *out)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static void read_options(void)
+{
+    const char *v;
+    if ((v = secure_getenv("DMM_TRACE_FILE")) && *v) {
+        size_t n = strlen(v);
+        if (n >= sizeof g_path_tmpl) {
+            say("DMM_TRACE_FILE is too long, using the default name", "", "");
+        } else {
+            memcpy(g_path_tmpl, v, n + 1);
+        }
+    }
+    if ((v = secure_getenv("DMM_TRACE_STACK")) && *v) {
+        char *end;
+        unsigned long d = strtoul(v, &end, 10);
+        if (*end || d > MAX_DEPTH)
+            say("DMM_TRACE_STACK=", v, ": expected a depth from 0 to 64; stacks off");
+        else
+            g_depth = (unsigned)d;
+    }
+    if ((v = secure_getenv("DMM_TRACE_COMPRESS")) && *v) {
+        if (!strcmp(v, "none") || !strcmp(v, "0") || !strcmp(v, "off"))
+            g_zlevel = 0;
+        else if (!strcmp(v, "zstd") || !strcmp(v, "1") || !strcmp(v, "on"))
+            g_zlevel = 1;
+        else if (!strncmp(v, "zstd:", 5) && v[5] >= '1' && v[5] <= '9' && !v[6])
+            g_zlevel = v[5] - '0';
+        else
+            say("DMM_TRACE_COMPRESS=", v, ": expected none, zstd or zstd:1..9; not compressing");
+    }
+    dmm_options_report_unknown();
+}
+
+/* ---- the file --------------------------------------------------------- */
+
+static void read_cmdline(void)
+{
+    g_cmdline_len = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (;;) {
+        ssize_t n = read(fd, g_cmdline + g_cmdline_len, sizeof g_cmdline - g_cmdline_len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        g_cmdline_len += (size_t)n;
+        if (g_cmdline_len == sizeof g_cmdline)
+            break;
+    }
+    close(fd);
+    while (g_cmdline_len && g_cmdline[g_cmdline_len - 1] == 0)
+        g_cmdline_len--;
+}
+
+/* Expand the template (or the default "./<program>.<pid>.trc") into out. */
+static void make_path(char *out, size_t cap)
+{
+    size_t n = 0;
+    char pid[24];
+    size_t pl = u64_to_dec(g_pid, pid);
+    if (g_path_tmpl[0]) {
+        for (const char *p = g_path_tmpl; *p && n + 24 < cap; p++) {
+            if (p[0] == '%' && p[1] == 'p') {
+                memcpy(out + n, pid, pl);
+                n += pl;
+                p++;
+            } else if (p[0] == '%' && p[1] == '%') {
+                out[n++] = '%';
+                p++;
+            } else {
+                out[n++] = *p;
+            }
+        }
+    } else {
+        const char *prog = g_cmdline_len ? g_cmdline : "program";
+        const char *slash = strrchr(prog, '/');
+        if (slash && slash[1])
+            prog = slash + 1;
+        memcpy(out, "./", 2);
+        n = 2;
+        for (const char *p = prog; *p && n + 32 < cap; p++)
+            out[n++] = (*p == '/') ? '_' : *p;
+        out[n++] = '.';
+        memcpy(out + n, pid, pl);
+        n += pl;
+        memcpy(out + n, ".trc", 4);
+        n += 4;
+    }
+    out[n] = 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Create the trace file: O_EXCL and O_NOFOLLOW, mode 0600, never over an
+ * existing file; if the name is taken, add .1, .2, ... */
+static int open_trace(int forked)
+{
+    char base[sizeof g_path - 8];
+    make_path(base, sizeof base);
+    size_t bl = strlen(base);
+    int fd = -1;
+    for (unsigned k = 0; k < 1000; k++) {
+        memcpy(g_path, base, bl + 1);
+        if (k) {
+            /* name.trc -> name.1.trc; other names get .1 at the end */
+            size_t stem = bl >= 4 && !strcmp(base + bl - 4, ".trc") ? bl - 4 : bl;
+            size_t n = stem;
+            g_path[n++] = '.';
+            n += u64_to_dec(k, g_path + n);
+            memcpy(g_path + n, base + stem, bl - stem + 1);
+        }
+        fd = open(g_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        say("cannot create trace file ", g_path, ": tracing is off");
+        return -1;
+    }
+    /* A taken name is normal for a fixed DMM_TRACE_FILE in a program that
+     * forks or execs: each process quietly takes the next free number. */
+
+    struct timespec rt, res;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_getres(CLOCK_MONOTONIC, &res);
+    dmm_trc_header_t h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, DMM_TRC_MAGIC, 8);
+    h.version = DMM_TRC_VERSION;
+    h.header_size = sizeof h;
+    h.flags = forked ? DMM_TRC_F_FORKED : 0;
+    h.pid = g_pid;
+    h.ppid = (uint32_t)getppid();
+    h.clock_id = g_tsc ? DMM_TRC_CLOCK_TSC : CLOCK_MONOTONIC;
+    h.clock_res_ns = g_tsc ? 1 : (uint32_t)res.tv_nsec;
+    h.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    h.start_clock_ns = g_clock0;
+    h.cmdline_len = (uint32_t)g_cmdline_len;
+    h.stack_depth = g_depth;
+    h.source_format = DMM_FMT_TRC;
+    static const char zeros[8];
+    if (write_all(fd, &h, sizeof h) || write_all(fd, g_cmdline, g_cmdline_len) ||
+        write_all(fd, zeros, (8 - g_cmdline_len % 8) % 8)) {
+        say("cannot write trace file ", g_path, ": tracing is off");
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- blocks ----------------------------------------------------------- */
+
+static void ensure_cctx(tstate_t *s)
+{
+    if (s->cctx || !g_zlevel)
+        return;
+    size_t wsz = ZSTD_estimateCCtxSize(g_zlevel);
+    size_t zcap = ZSTD_compressBound(BUF_SLOTS * sizeof(dmm_trc_rec_t));
+    void *w = map_pages(wsz);
+    void *z = map_pages(zcap);
+    if (!w || !z) {
+        if (w) munmap(w, wsz);
+        if (z) munmap(z, zcap);
+        return;
+    }
+    s->cctx = ZSTD_initStaticCCtx(w, wsz);
+    s->zbuf = z;
+    s->zcap = zcap;
+}
+
+/* Write slots [from, to) of s as one block.  Caller holds s->lock. */
+static void write_block(tstate_t *s, uint32_t from, uint32_t to)
+{
+    if (from >= to || g_fd < 0)
+        return;
+    const void *payload = s->buf + from;
+    size_t raw = (size_t)(to - from) * sizeof(dmm_trc_rec_t);
+    size_t stored = raw;
+    dmm_trc_block_t b;
+    memset(&b, 0, sizeof b);
+    b.compression = DMM_TRC_COMP_NONE;
+    if (g_zlevel && raw >= 1024) {
+        ensure_cctx(s);
+        if (s->cctx) {
+            size_t z = ZSTD_compressCCtx(s->cctx, s->zbuf, s->zcap, payload, raw, g_zlevel);
+            if (!ZSTD_isError(z) && z < raw) {
+                payload = s->zbuf;
+                stored = z;
+                b.compression = DMM_TRC_COMP_ZSTD;
+            }
+        }
+    }
+    b.magic = DMM_TRC_BLOCK_MAGIC;
+    b.tid = s->tid;
+    b.stored_len = (uint32_t)stored;
+    b.raw_len = (uint32_t)raw;
+    b.crc32 = dmm_crc32(0, payload, stored);
+    b.header_crc32 = dmm_crc32(0, &b, 24);
+    struct iovec iov[2] = { { &b, sizeof b }, { (void *)payload, stored } };
+    size_t total = sizeof b + stored, done = 0;
+    int iovi = 0;
+    while (done < total) {
+        ssize_t w = writev(g_fd, iov + iovi, 2 - iovi);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;   /* disk full: the reader will report the cut */
+        done += (size_t)w;
+        while (iovi < 2 && (size_t)w >= iov[iovi].iov_len) {
+            w -= (ssize_t)iov[iovi].iov_len;
+            iovi++;
+        }
+        if (iovi < 2) {
+            iov[iovi].iov_base = (char *)iov[iovi].iov_base + w;
+            iov[iovi].iov_len -= (size_t)w;
+        }
+    }
+}
+
+static void append(tstate_t *s, const dmm_trc_rec_t *r);
+
+/* Pair the TSC with CLOCK_MONOTONIC (see DMM_TRC_CLOCK_TSC). */
+static void clock_sync(tstate_t *s)
+{
+    if (!g_tsc)
+        return;
+    dmm_trc_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.op = DMM_TRC_CLOCKSYNC;
+    r.seq = dmm_tw_seq();
+    r.time = now_ns() - g_clock0;
+#if defined(__x86_64__)
+    r.arg = __rdtsc() - g_tsc0;
+#endif
+    append(s, &r);
+}
+
+/* Flush what s holds.  Owner-side: the owner may also rewind its buffer. */
+static void flush_own(tstate_t *s)
+{
+    int saved = errno;
+    spin_lock(&s->lock);
+    uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
+    write_block(s, s->flushed, pos);
+    s->flushed = 0;
+    __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
+    spin_unlock(&s->lock);
+    /* each block of a thread starts with a clock sync: a trace cut short
+     * still has two to convert its ticks with */
+    if (s->mode == TS_ACTIVE && !__atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED))
+        clock_sync(s);
+    errno = saved;
+}
+
+/* Flush another thread's pending records, leaving its buffer in place. */
+static void flush_other(tstate_t *s, int in_signal)
+{
+    if (in_signal ? !try_lock(&s->lock, 100) : (spin_lock(&s->lock), 0))
+        return;
+    uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
+    if (pos > s->flushed) {
+        write_block(s, s->flushed, pos);
+        s->flushed = pos;
+    }
+    spin_unlock(&s->lock);
+}
+
+static void flush_all_impl(int final, int in_signal)
+{
+    if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != ST_ON)
+        return;
+    int saved = errno;
+    if (final)
+        __atomic_store_n(&g_unbuffered, 1, __ATOMIC_RELEASE);
+    int locked = in_signal ? try_lock(&g_registry_lock, 1000) : (spin_lock(&g_registry_lock), 1);
+    if (locked) {
+        for (tstate_t *s = g_registry; s; s = s->next)
+            flush_other(s, in_signal);
+        spin_unlock(&g_registry_lock);
+    }
+    if (ts.mode != TS_NONE)   /* an exiting thread is no longer registered */
+        flush_other(&ts, in_signal);
+    errno = saved;
+}
+
+void dmm_tw_flush_all(int final)
+{
+    /* Inside the tracer while holding flush locks: a signal handler that
+     * allocates now goes straight to glibc instead of waiting on a lock
+     * this thread holds. */
+    ts.in_tracer++;
+    if (ts.mode == TS_ACTIVE && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON)
+        clock_sync(&ts);
+    flush_all_impl(final, 0);
+    ts.in_tracer--;
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+static void registry_add(tstate_t *s)
+{
+    spin_lock(&g_registry_lock);
+    s->next = g_registry;
+    g_registry = s;
+    spin_unlock(&g_registry_lock);
+}
+
+static void registry_remove(tstate_t *s)
+{
+    spin_lock(&g_registry_lock);
+    for (tstate_t **p = &g_registry; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    spin_unlock(&g_registry_lock);
+}
+
+static void thread_start(tstate_t *s)
+{
+    s->tid = (uint32_t)syscall(SYS_gettid);
+    s->buf = map_pages(BUF_SLOTS * sizeof(dmm_trc_rec_t));
+    s->cap = BUF_SLOTS;
+    if (!s->buf) {
+        s->buf = s->small;
+        s->cap = SMALL_SLOTS;
+    }
+    s->pos = s->flushed = 0;
+    s->mode = TS_ACTIVE;
+    registry_add(s);
+    if (g_key_ok)
+        pthread_setspecific(g_key, s);
+    clock_sync(s);
+}
+
+/* pthread key destructor: the thread is exiting.  Flush, then keep tracing
+ * what later destructors free through the small buffer, written through. */
+static void thread_exit(void *arg)
+{
+    tstate_t *s = arg;
+    if (s != &ts || s->mode != TS_ACTIVE)
+        return;
+    s->in_tracer++;
+    dmm_trc_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.op = DMM_TRC_THREAD_EXIT;
+    r.seq = dmm_tw_seq();
+    r.time = stamp();
+    append(s, &r);
+    flush_own(s);
+    registry_remove(s);
+    spin_lock(&s->lock);
+    if (s->buf != s->small)
+        munmap(s->buf, BUF_SLOTS * sizeof(dmm_trc_rec_t));
+    s->buf = s->small;
+    s->cap = SMALL_SLOTS;
+    s->pos = s->flushed = 0;
+    s->mode = TS_EXITING;
+    spin_unlock(&s->lock);
+    s->in_tracer--;
+}
+
+/* ---- fork ------------------------------------------------------------- */
+
+static void atfork_prepare(void)
+{
+    ts.in_tracer++;
+    spin_lock(&g_registry_lock);
+}
+
+static void atfork_parent(void)
+{
+    spin_unlock(&g_registry_lock);
+    ts.in_tracer--;
+    if (dmm_tw_enter()) {
+        dmm_tw_record(DMM_TRC_FORK, dmm_tw_seq(), 0, 0, NULL, NULL, 0);
+        dmm_tw_leave();
+    }
+}
+
+static void atfork_child(void)
+{
+    /* Only this thread exists here.  The others' buffers, and what this
+     * thread had not yet written, belong to the parent's file. */
+    tstate_t *keep = NULL;
+    for (tstate_t *s = g_registry; s;) {
+        tstate_t *next = s->next;
+        if (s == &ts) {
+            keep = s;
+        } else {
+            if (s->buf && s->buf != s->small)
+                munmap(s->buf, BUF_SLOTS * sizeof(dmm_trc_rec_t));
+        }
+        s = next;
+    }
+    g_registry = keep;
+    if (keep)
+        keep->next = NULL;
+    g_registry_lock = 0;
+    ts.lock = 0;
+    ts.pos = ts.flushed = 0;
+    if (g_fd >= 0)
+        close(g_fd);
+    g_pid = (uint32_t)getpid();
+    g_clock0 = now_ns();
+#if defined(__x86_64__)
+    g_tsc0 = __rdtsc();
+#endif
+    g_fd = -1;
+    if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
+        g_fd = open_trace(1);
+        if (g_fd < 0)
+            __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
+        else if (ts.mode == TS_ACTIVE)
+            clock_sync(&ts);
+    }
+    ts.in_tracer--;
+}
+
+/* ---- fatal signals ---------------------------------------------------- */
+
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+
+static void on_fatal(int sig)
+{
+    ts.in_tracer++;
+    flush_all_impl(1, 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, NULL);
+    raise(sig);
+}
+
+static void install_fatal_handlers(void)
+{
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue;   /* the program has its own: leave it alone */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal;
+        sa.sa_flags = SA_NODEFER | SA_RESETHAND | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+}
+
+/* ---- start and end ---------------------------------------------------- */
+
+static void init(void)
+{
+    ts.in_tracer++;
+    g_pid = (uint32_t)getpid();
+    g_clock0 = now_ns();
+    g_tsc = tsc_usable();
+#if defined(__x86_64__)
+    g_tsc0 = __rdtsc();
+#endif
+    read_options();
+    read_cmdline();
+    g_fd = open_trace(0);
+    if (g_fd < 0) {
+        __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
+        ts.in_tracer--;
+        return;
+    }
+    g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    install_fatal_handlers();
+    __atomic_store_n(&g_state, ST_ON, __ATOMIC_RELEASE);
+    ts.in_tracer--;
+}
+
+/* Returns 1 when tracing is on. */
+static int ensure_init(void)
+{
+    int st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(st == ST_ON, 1))
+        return 1;
+    if (st == ST_OFF)
+        return 0;
+    int expect = ST_UNINIT;
+    if (__atomic_compare_exchange_n(&g_state, &expect, ST_INITIALIZING, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        init();
+    } else {
+        while (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_INITIALIZING)
+            sched_yield();
+    }
+    return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON;
+}
+
+__attribute__((constructor)) static void dmm_tw_constructor(void)
+{
+    /* Programs that never allocate still get a trace file. */
+    if (!ts.in_tracer)
+        ensure_init();
+}
+
+static int emit_module(struct dl_phdr_info *info, size_t size, void *data);
+static stack_slot_t *g_stacks;
+
+__attribute__((destructor)) static void dmm_tw_destructor(void)
+{
+    /* Stacks name return addresses; list the modules again at the end so
+     * that code loaded with dlopen after the first stack is covered too. */
+    if (__atomic_load_n(&g_stacks, __ATOMIC_ACQUIRE) && dmm_tw_enter()) {
+        dl_iterate_phdr(emit_module, &ts);
+        dmm_tw_leave();
+    }
+    dmm_tw_flush_all(1);
+}
+
+/* ---- recording -------------------------------------------------------- */
+
+int dmm_tw_enter(void)
+{
+    if (__builtin_expect(ts.in_tracer, 0))
+        return 0;
+    if (!ensure_init())
+        return 0;
+    ts.in_tracer = 1;
+    if (__builtin_expect(ts.mode == TS_NONE, 0))
+        thread_start(&ts);
+    return 1;
+}
+
+void dmm_tw_leave(void)
+{
+    ts.in_tracer = 0;
+}
+
+uint64_t dmm_tw_seq(void)
+{
+    if (__libc_single_threaded)
+        return g_seq++;
+    return __atomic_fetch_add(&g_seq, 1, __ATOMIC_SEQ_CST);
+}
+
+static void append(tstate_t *s, const dmm_trc_rec_t *r)
+{
+    uint32_t pos = s->pos;
+    if (pos >= s->cap) {
+        flush_own(s);
+        pos = s->pos;
+    }
+    s->buf[pos] = *r;
+    __atomic_store_n(&s->pos, pos + 1, __ATOMIC_RELEASE);
+}
+
+/* Make room for n slots in one block: a STACKDEF or MODULE record and its
+ * continuation slots must not be split across two blocks. */
+static void reserve(tstate_t *s, uint32_t n)
+{
+    if (s->pos + n > s->cap)
+        flush_own(s);
+}
+
+static void append_raw(tstate_t *s, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    while (len) {
+        dmm_trc_rec_t slot;
+        memset(&slot, 0, sizeof slot);
+        size_t n = len < sizeof slot ? len : sizeof slot;
+        memcpy(&slot, p, n);
+        append(s, &slot);
+        p += n;
+        len -= n;
+    }
+}
+
+/* ---- call stacks ------------------------------------------------------ */
+
+static stack_slot_t *g_stacks;
+static uint32_t      g_next_stack = 1;
+static uintptr_t     g_self_lo, g_self_hi;   /* our own code, skipped */
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (me >= lo && me < hi) {
+            g_self_lo = lo;
+            g_self_hi = hi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Write MODULE records for the executable mappings, for offline symbols. */
+static int emit_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    tstate_t *s = data;
+    const char *path = info->dlpi_name;
+    char exe[512];
+    if (!path || !*path) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0)
+            return 0;
+        exe[n] = 0;
+        path = exe;
+    }
+    size_t plen = strnlen(path, DMM_TRC_MAX_PATH - 1);
+    if (plen > (s->cap - 1) * sizeof(dmm_trc_rec_t))
+        plen = (s->cap - 1) * sizeof(dmm_trc_rec_t);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        dmm_trc_rec_t r;
+        memset(&r, 0, sizeof r);
+        r.op = DMM_TRC_MODULE;
+        r.seq = dmm_tw_seq();
+        r.ptr_in = info->dlpi_addr + ph->p_vaddr;
+        r.ptr_out = r.ptr_in + ph->p_memsz;
+        r.arg = ph->p_offset;
+        r.size = plen;
+        reserve(s, 1 + (uint32_t)((plen + 63) / 64));
+        append(s, &r);
+        append_raw(s, path, plen);
+    }
+    return 0;
+}
+
+static uint64_t hash_frames(void *const *f, int n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        h ^= (uint64_t)(uintptr_t)f[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h ? h : 1;
+}
+
+static uint32_t stack_id(tstate_t *s)
+{
+    if (!g_stacks) {
+        static int once;
+        if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL) == 0) {
+            stack_slot_t *t = map_pages(STACK_TABLE * sizeof *t);
+            dl_iterate_phdr(find_self, (void *)(uintptr_t)&stack_id);
+            dl_iterate_phdr(emit_module, s);
+            __atomic_store_n(&g_stacks, t, __ATOMIC_RELEASE);
+        }
+        if (!__atomic_load_n(&g_stacks, __ATOMIC_ACQUIRE))
+            return 0;
+    }
+    void *raw[MAX_DEPTH + 8];
+    int n = unw_backtrace(raw, (int)g_depth + 8);
+    int skip = 0;
+    while (skip < n && (uintptr_t)raw[skip] >= g_self_lo && (uintptr_t)raw[skip] < g_self_hi)
+        skip++;
+    void **f = raw + skip;
+    n -= skip;
+    if (n > (int)g_depth)
+        n = (int)g_depth;
+    if (n <= 0)
+        return 0;
+    uint64_t h = hash_frames(f, n);
+    for (uint32_t i = (uint32_t)h & (STACK_TABLE - 1), probes = 0; probes < 64;
+         i = (i + 1) & (STACK_TABLE - 1), probes++) {
+        stack_slot_t *sl = &g_stacks[i];
+        uint64_t cur = __atomic_load_n(&sl->hash, __ATOMIC_ACQUIRE);
+        if (cur == 0) {
+            uint64_t zero = 0;
+            if (__atomic_compare_exchange_n(&sl->hash, &zero, h, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE)) {
+                uint32_t id = __atomic_fetch_add(&g_next_stack, 1, __ATOMIC_RELAXED);
+                dmm_trc_rec_t r;
+                memset(&r, 0, sizeof r);
+                r.op = DMM_TRC_STACKDEF;
+                r.stack = id;
+                r.size = (uint64_t)n;
+                r.seq = dmm_tw_seq();
+                reserve(s, 1 + (uint32_t)((n + 7) / 8));
+                append(s, &r);
+                uint64_t fr[MAX_DEPTH];
+                for (int k = 0; k < n; k++)
+                    fr[k] = (uint64_t)(uintptr_t)f[k];
+                append_raw(s, fr, (size_t)n * 8);
+                __atomic_store_n(&sl->id, id, __ATOMIC_RELEASE);
+                return id;
+            }
+            cur = __atomic_load_n(&sl->hash, __ATOMIC_ACQUIRE);
+        }
+        if (cur == h) {
+            uint32_t id;
+            while ((id = __atomic_load_n(&sl->id, __ATOMIC_ACQUIRE)) == 0)
+                sched_yield();
+            return id;
+        }
+    }
+    return 0;   /* table crowded: record without a stack */
+}
+
+void dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
+                   const void *in, const void *out, int err)
+{
+    tstate_t *s = &ts;
+    uint32_t stack = 0;
+    if (g_depth) {   /* libunwind may set errno; the caller's must survive */
+        int saved = errno;
+        stack = stack_id(s);
+        errno = saved;
+    }
+    uint32_t pos = s->pos;
+    if (__builtin_expect(pos >= s->cap, 0)) {
+        flush_own(s);
+        pos = s->pos;
+    }
+    /* filled in place: the slot is ours until pos is published */
+    dmm_trc_rec_t *r = &s->buf[pos];
+    r->op = (uint8_t)op;
+    r->flags = err ? DMM_TRC_RF_FAILED : 0;
+    r->reserved = 0;
+    r->stack = stack;
+    r->seq = seq;
+    r->time = stamp();
+    r->size = size;
+    r->arg = arg;
+    r->ptr_in = (uint64_t)(uintptr_t)in;
+    r->ptr_out = (uint64_t)(uintptr_t)out;
+    r->errnum = (uint64_t)(unsigned)err;
+    __atomic_store_n(&s->pos, pos + 1, __ATOMIC_RELEASE);
+    if (__builtin_expect(s->mode == TS_EXITING || __atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED), 0))
+        flush_own(s);
+}

@@ -1,0 +1,328 @@
+/* trace_shim.c - the malloc family of libdmmtrace.so.
+ *
+ * Each entry point forwards to glibc through its __libc_* names (no dlsym,
+ * so a malloc from the dynamic loader or before any constructor works) and
+ * records the call through recorder.h.  Calls that give up an address
+ * take their sequence number before glibc runs, calls that obtain one take
+ * it after, so that a trace's order respects causality between threads:
+ * the free of an address always precedes its reuse.
+ *
+ * Also here: exec (flush first), _exit (flush first).  C++ new and delete
+ * reach malloc and free and need nothing of their own. */
+#include "preload/common/options.h"
+#include "preload/recorder/recorder.h"
+#include "tracer/format/trcfmt.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+
+EXPORT void *malloc(size_t n)
+{
+    if (!dmm_tw_enter())
+        return __libc_malloc(n);
+    void *p = __libc_malloc(n);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_MALLOC, dmm_tw_seq(), n, 0, NULL, p, p ? 0 : errno);
+    dmm_tw_leave();
+    return p;
+}
+
+EXPORT void free(void *p)
+{
+    if (!dmm_tw_enter()) {
+        __libc_free(p);
+        return;
+    }
+    /* Recorded before the real free: once glibc has the block back another
+     * thread may be handed the same address.  free(NULL) is recorded too.
+     * glibc's free keeps errno, and so does the tracer. */
+    dmm_tw_record(DMM_TRC_FREE, dmm_tw_seq(), 0, 0, p, NULL, 0);
+    __libc_free(p);
+    dmm_tw_leave();
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+    if (!dmm_tw_enter())
+        return __libc_calloc(n, size);
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total))
+        total = 0;
+    void *p = __libc_calloc(n, size);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_CALLOC, dmm_tw_seq(), total, n, NULL, p, p ? 0 : errno);
+    dmm_tw_leave();
+    return p;
+}
+
+/* realloc and reallocarray: the old block may be given up inside glibc, so a
+ * sequence number is taken before the call; if the block moved (or was
+ * freed by realloc(p, 0)) a RELEASE record carries that number and the
+ * REALLOC record takes a fresh one. */
+static void *realloc_common(unsigned op, void *p, size_t n, size_t nmemb, int overflow)
+{
+    int saved = errno;
+    uint64_t before = p ? dmm_tw_seq() : 0;
+    void *q = NULL;
+    int e = ENOMEM;
+    if (!overflow) {
+        q = __libc_realloc(p, n);
+        e = errno;
+    }
+    /* realloc(p, 0) frees p and returns NULL: that is no failure */
+    int failed = q == NULL && (overflow || n != 0 || p == NULL);
+    if (p && !failed && q != p) {
+        dmm_tw_record(DMM_TRC_RELEASE, before, 0, 0, p, NULL, 0);
+        dmm_tw_record(op, dmm_tw_seq(), n, nmemb, p, q, 0);
+    } else {
+        dmm_tw_record(op, p ? before : dmm_tw_seq(), n, nmemb, p, q, failed ? e : 0);
+    }
+    errno = failed ? e : saved;
+    return q;
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+    if (!dmm_tw_enter())
+        return __libc_realloc(p, n);
+    void *q = realloc_common(DMM_TRC_REALLOC, p, n, 0, 0);
+    dmm_tw_leave();
+    return q;
+}
+
+EXPORT void *reallocarray(void *p, size_t nmemb, size_t size)
+{
+    size_t n;
+    int overflow = __builtin_mul_overflow(nmemb, size, &n);
+    if (!dmm_tw_enter()) {
+        if (overflow) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        return __libc_realloc(p, n);
+    }
+    void *q = realloc_common(DMM_TRC_REALLOCARRAY, p, overflow ? 0 : n, nmemb, overflow);
+    dmm_tw_leave();
+    return q;
+}
+
+static int valid_posix_alignment(size_t a)
+{
+    return a != 0 && (a & (a - 1)) == 0 && a % sizeof(void *) == 0;
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+    if (!dmm_tw_enter())
+        return __libc_memalign(align, n);
+    void *p = __libc_memalign(align, n);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_MEMALIGN, dmm_tw_seq(), n, align, NULL, p, p ? 0 : errno);
+    dmm_tw_leave();
+    return p;
+}
+
+/* glibc 2.36 makes aligned_alloc an alias of memalign; so do we, recording
+ * the call under its own name. */
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+    if (!dmm_tw_enter())
+        return __libc_memalign(align, n);
+    void *p = __libc_memalign(align, n);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_ALIGNED_ALLOC, dmm_tw_seq(), n, align, NULL, p, p ? 0 : errno);
+    dmm_tw_leave();
+    return p;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    int traced = dmm_tw_enter();
+    int saved = errno;
+    void *p = NULL;
+    int rc;
+    if (!valid_posix_alignment(align)) {
+        rc = EINVAL;
+    } else {
+        p = __libc_memalign(align, n);
+        rc = p ? 0 : ENOMEM;
+    }
+    if (traced) {
+        dmm_tw_record(DMM_TRC_POSIX_MEMALIGN, dmm_tw_seq(), n, align, NULL, p, rc);
+        dmm_tw_leave();
+    }
+    if (rc == 0)
+        *out = p;
+    errno = saved;   /* posix_memalign reports through its result */
+    return rc;
+}
+
+EXPORT void *valloc(size_t n)
+{
+    if (!dmm_tw_enter())
+        return __libc_valloc(n);
+    void *p = __libc_valloc(n);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_VALLOC, dmm_tw_seq(), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : errno);
+    dmm_tw_leave();
+    return p;
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+    if (!dmm_tw_enter())
+        return __libc_pvalloc(n);
+    void *p = __libc_pvalloc(n);
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_PVALLOC, dmm_tw_seq(), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : errno);
+    dmm_tw_leave();
+    return p;
+}
+
+/* malloc_usable_size is a query, not an allocation: not recorded.  glibc has
+ * no __libc_ name for it, so it is looked up once, outside any malloc. */
+EXPORT size_t malloc_usable_size(void *p)
+{
+    static size_t (*real)(void *);
+    if (!p)
+        return 0;
+    if (!real)
+        real = (size_t (*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", "GLIBC_2.2.5");
+    return real ? real(p) : 0;
+}
+
+/* ---- exec and _exit: nothing recorded so far may be lost --------------- */
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+static void before_exec(void)
+{
+    if (dmm_tw_enter()) {
+        dmm_tw_record(DMM_TRC_EXEC, dmm_tw_seq(), 0, 0, NULL, NULL, 0);
+        dmm_tw_leave();
+    }
+    dmm_tw_flush_all(0);
+}
+
+static void *next_sym(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    before_exec();
+    static execve_fn real;
+    if (!real)
+        real = (execve_fn)next_sym("execve");
+    if (!real)
+        return (int)syscall(SYS_execve, path, argv, envp);
+    return real(path, argv, envp);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    before_exec();
+    static execvpe_fn real;
+    if (!real)
+        real = (execvpe_fn)next_sym("execvpe");
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(file, argv, envp);
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+    return execve(path, argv, environ);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    before_exec();
+    static fexecve_fn real;
+    if (!real)
+        real = (fexecve_fn)next_sym("fexecve");
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(fd, argv, envp);
+}
+
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+    before_exec();
+    static execveat_fn real;
+    if (!real)
+        real = (execveat_fn)next_sym("execveat");
+    if (!real)
+        return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+    return real(dirfd, path, argv, envp, flags);
+}
+
+/* The execl family: gather the arguments on the stack, then as above. */
+#define GATHER_ARGS(first, ap, argv)                                 \
+    size_t argc_ = 1;                                                \
+    va_start(ap, first);                                             \
+    while (va_arg(ap, const char *))                                 \
+        argc_++;                                                     \
+    va_end(ap);                                                      \
+    const char *argv[argc_ + 1];                                     \
+    argv[0] = first;                                                 \
+    va_start(ap, first);                                             \
+    for (size_t i_ = 1; i_ <= argc_; i_++)                           \
+        argv[i_] = va_arg(ap, const char *);
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    GATHER_ARGS(arg, ap, argv);
+    va_end(ap);
+    return execve(path, (char *const *)argv, environ);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    GATHER_ARGS(arg, ap, argv);
+    va_end(ap);
+    return execvpe(file, (char *const *)argv, environ);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    GATHER_ARGS(arg, ap, argv);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, (char *const *)argv, envp);
+}
+
+EXPORT void _exit(int status)
+{
+    dmm_tw_flush_all(1);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+EXPORT void _Exit(int status)
+{
+    _exit(status);
+}

@@ -1,0 +1,45 @@
+/* opstream.h - the operation stream: a trace reduced to what an allocator
+ * sees, in the mdriver model: alloc id size [align], realloc id size, free id.
+ *
+ * Ids name block lifetimes: each successful allocation gets the next id
+ * (0, 1, 2, ...); a realloc keeps its block's id even when the block moves.
+ * Anomalies of real traces (frees of blocks allocated before tracing began,
+ * as in a forked child; free(NULL); failed calls) are counted, not errors.
+ */
+#ifndef DMM_OPSTREAM_H
+#define DMM_OPSTREAM_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "tracer/format/trace.h"
+
+enum { DMM_OP_ALLOC = 1, DMM_OP_REALLOC, DMM_OP_FREE };
+
+#define DMM_OPF_ZERO 0x1u   /* calloc: the block must read as zeros */
+
+typedef struct dmm_op {
+    uint8_t  kind;        /* DMM_OP_* */
+    uint8_t  flags;       /* DMM_OPF_* */
+    uint8_t  align_log2;  /* 0 = default (16-byte) alignment */
+    uint8_t  reserved;
+    uint32_t id;
+    uint64_t size;
+} dmm_op_t;
+_Static_assert(sizeof(dmm_op_t) == 16, "op is 16 bytes");
+
+typedef struct dmm_opstream {
+    dmm_op_t *ops;
+    size_t    nops;
+    uint32_t  nids;           /* ids are 0 .. nids-1 */
+    /* anomalies, counted */
+    uint64_t  free_null;      /* free(NULL) */
+    uint64_t  unknown_free;   /* free of a pointer never seen allocated */
+    uint64_t  failed;         /* calls that returned NULL / an error */
+    uint64_t  reused_live;    /* an allocation returned a still-live address */
+} dmm_opstream_t;
+
+int  dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err);
+void dmm_opstream_free(dmm_opstream_t *s);
+
+#endif

@@ -1,0 +1,87 @@
+/* stats.h - what a program asks of its allocator: the numbers of the paper's
+ * Table 2 (objects, total memory, max in use, average size, memory ops) and
+ * the detail behind them (sizes, operations by kind, threads, call sites).
+ *
+ * dmm_stats_compute() is the reusable part (the grammar generator and the
+ * report want the same numbers); dmm_stats_main() is `dmm stats`.
+ */
+#ifndef DMM_STATS_H
+#define DMM_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracer/format/trace.h"
+
+/* One request size and how many allocating calls asked for it. */
+typedef struct dmm_stats_size {
+    uint64_t size;
+    uint64_t count;
+} dmm_stats_size_t;
+
+/* One call stack and what the allocating calls made from it asked for. */
+typedef struct dmm_stats_site {
+    uint32_t stack;     /* index into dmm_trace_t.stacks */
+    uint64_t count;
+    uint64_t bytes;
+} dmm_stats_site_t;
+
+/* Power-of-two size buckets: 0 holds size 0, 1 holds 1..16, and bucket
+ * k >= 2 holds (2^(k+2), 2^(k+3)]; the last one reaches UINT64_MAX. */
+#define DMM_STATS_NBUCKETS 62
+
+typedef struct dmm_stats {
+    /* The paper's Table 2, over the operation stream. */
+    uint64_t objects;        /* block lifetimes (op-stream ids) */
+    uint64_t total_bytes;    /* sum of sizes of allocating ops (alloc + realloc) */
+    uint64_t max_in_use;     /* peak of live requested bytes */
+    double   avg_size;       /* total_bytes / alloc_calls, 0 when none */
+    uint64_t memory_ops;     /* alloc + realloc + free ops */
+
+    uint64_t alloc_calls;    /* allocating ops: ops_alloc + ops_realloc */
+    uint64_t ops_alloc, ops_realloc, ops_free;
+
+    /* Request sizes of the allocating ops. */
+    uint64_t distinct_sizes;
+    uint64_t min_size, max_size;     /* 0 when there are no allocating ops */
+    dmm_stats_size_t *sizes;         /* every distinct size, most requested
+                                        first (ties: smaller size first) */
+    size_t   nsizes;
+    uint64_t hist[DMM_STATS_NBUCKETS];
+
+    /* Calls by kind, as recorded (failed ones included), and anomalies. */
+    uint64_t records;
+    uint64_t op_count[DMM_TRC_OP_MAX];
+    uint64_t free_null, failed, unknown_free, reused_live;
+    uint64_t live_blocks, live_bytes;   /* still allocated at the end */
+
+    uint64_t threads;        /* distinct thread ids */
+    int      has_time;       /* 0 when the trace carries no clock */
+    uint64_t duration_ns;    /* latest minus earliest record time */
+
+    /* Call sites (only when the trace has stacks), most bytes first. */
+    dmm_stats_site_t *sites;
+    size_t   nsites;
+} dmm_stats_t;
+
+/* Compute everything above; st is overwritten.  Returns 0, or -1 with err
+ * set (out of memory).  Free with dmm_stats_free(). */
+int  dmm_stats_compute(const dmm_trace_t *t, dmm_stats_t *st, dmm_err_t *err);
+void dmm_stats_free(dmm_stats_t *st);
+
+/* Bucket of a size and its bounds, for the histogram above. */
+unsigned dmm_stats_bucket(uint64_t size);
+void     dmm_stats_bucket_range(unsigned b, uint64_t *lo, uint64_t *hi);
+
+/* Write the statistics of t to out: text, or one JSON object when json is
+ * set; top limits the lists of sizes and call sites. */
+void dmm_stats_print(FILE *out, const dmm_trace_t *t, const dmm_stats_t *st,
+                     int json, size_t top);
+
+/* s as a JSON string literal (quotes, backslashes and control characters
+ * escaped; other bytes as they are), or null for NULL: what every JSON
+ * writer of dmm uses. */
+void dmm_json_str(FILE *f, const char *s);
+
+#endif
