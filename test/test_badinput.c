@@ -14,6 +14,8 @@
 #include "tracer/format/trace.h"
 
 #include "test/lib/rundmm.h"
+#include "tracer/base/file.h"
+#include "tracer/format/crc32.h"
 
 static char dir[64];
 

@@ -17,6 +17,7 @@
 #include "test/lib/progrun.h"
 #include "allocators/sim/sim.h"
 #include "tracer/format/trace.h"
+#include "tracer/format/load.h"
 
 #define DMM      DMM_BUILD_DIR "/dmm"
 #define EVOLVED  DMM_BUILD_DIR "/libdmm_evolved.so"

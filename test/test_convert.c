@@ -19,6 +19,8 @@
 #include "tracer/format/trace.h"
 #include "tracer/format/trc_write.h"
 #include "test/lib/trc_sample.h"
+#include "tracer/base/file.h"
+#include "tracer/format/load.h"
 
 static char dir[] = "/tmp/dmm_test_convert.XXXXXX";
 static char out_text[1 << 16], err_text[1 << 16];

@@ -17,6 +17,7 @@
 #include "test/lib/progrun.h"
 #include "allocators/sim/sim.h"
 #include "tracer/format/trace.h"
+#include "tracer/format/load.h"
 
 #define LIBDMM   DMM_BUILD_DIR "/libdmm.so"
 #define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"

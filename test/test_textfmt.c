@@ -11,6 +11,8 @@
 #include "tracer/format/opstream.h"
 #include "tracer/format/textfmt.h"
 #include "tracer/format/trace.h"
+#include "tracer/base/file.h"
+#include "tracer/format/load.h"
 
 /* ---- helpers ---- */
 

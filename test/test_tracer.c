@@ -19,6 +19,7 @@
 #include "tracer/format/opstream.h"
 #include "test/lib/progrun.h"
 #include "tracer/format/trace.h"
+#include "tracer/format/load.h"
 
 #define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"

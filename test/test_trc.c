@@ -13,6 +13,11 @@
 #include "tracer/format/trace.h"
 #include "tracer/format/trc_write.h"
 #include "test/lib/trc_sample.h"
+#include "tracer/base/file.h"
+#include "tracer/format/crc32.h"
+#include "tracer/format/dump.h"
+#include "tracer/format/load.h"
+#include "tracer/format/trc_read.h"
 
 static char dir[] = "/tmp/dmm_test_trc.XXXXXX";
 

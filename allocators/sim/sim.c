@@ -2,6 +2,8 @@
  * `dmm sim` command. */
 #include "allocators/sim/sim.h"
 #include "tracer/stats/stats.h"
+#include "tracer/base/json.h"
+#include "tracer/format/load.h"
 
 #include <errno.h>
 #include <stdio.h>

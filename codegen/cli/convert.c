@@ -13,6 +13,9 @@
 #include "tracer/format/textfmt.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/trc_write.h"
+#include "tracer/base/file.h"
+#include "tracer/format/dump.h"
+#include "tracer/format/load.h"
 
 #include <errno.h>
 #include <stdio.h>

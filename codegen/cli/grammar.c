@@ -15,6 +15,8 @@
 #include "codegen/grammar/grammar.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/trc_write.h"
+#include "tracer/base/file.h"
+#include "tracer/format/load.h"
 
 static void usage(FILE *f)
 {

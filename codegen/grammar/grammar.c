@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "tracer/format/opstream.h"
+#include "tracer/base/file.h"
 
 #define G_MAX_RULES   100000u   /* non-terminals */
 #define G_MAX_ALTS    100000u   /* alternatives of one rule */

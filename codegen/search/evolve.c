@@ -30,6 +30,8 @@
 
 #include "allocators/sim/sim.h"
 #include "tracer/stats/stats.h"
+#include "tracer/base/json.h"
+#include "tracer/format/load.h"
 
 static void usage(FILE *f)
 {

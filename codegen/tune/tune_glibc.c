@@ -42,6 +42,7 @@
 
 #include "codegen/cli/cli.h"
 #include "tracer/stats/stats.h"
+#include "tracer/base/json.h"
 
 #include <errno.h>
 #include <fcntl.h>

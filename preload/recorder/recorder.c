@@ -30,6 +30,7 @@
 #include "preload/common/options.h"
 #include "tracer/format/trcfmt.h"
 #include "tracer/format/trace.h"
+#include "tracer/format/crc32.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "tracer/format/trace.h"
+#include "tracer/format/crc32.h"
+#include "tracer/format/load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,6 +14,7 @@
 #include "tracer/format/opstream.h"
 #include "tracer/format/textfmt.h"
 #include "tracer/format/trace.h"
+#include "tracer/format/load.h"
 
 static int fuzz_text_roundtrip(const uint8_t *data, size_t size, dmm_format_t fmt,
                                int (*writer)(const dmm_trace_t *, FILE *, dmm_err_t *))

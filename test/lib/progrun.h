@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tracer/format/trace.h"
+#include "tracer/base/file.h"
 
 extern char **environ;
 

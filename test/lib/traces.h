@@ -16,6 +16,7 @@
 #include "test/lib/progrun.h"
 #include "test/lib/rundmm.h"
 #include "tracer/format/trace.h"
+#include "tracer/format/load.h"
 
 /* The .trc files in dir, sorted by name, as one malloc'd array of paths
  * (free it with free_names); returns how many. */

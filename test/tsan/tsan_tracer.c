@@ -35,6 +35,7 @@
 #include "tracer/format/trace.h"
 #include "preload/recorder/recorder.h"
 #include "tracer/format/trcfmt.h"
+#include "tracer/format/load.h"
 
 #include <errno.h>
 #include <fcntl.h>

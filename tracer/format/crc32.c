@@ -3,7 +3,7 @@
  * process checksums every block it writes, so the SSE4.2 crc32 instruction
  * is used where the CPU has it (8 bytes per instruction); the table-driven
  * loop gives the same values elsewhere.  Allocates nothing. */
-#include "tracer/format/trace.h"
+#include "tracer/format/crc32.h"
 
 #include <string.h>
 

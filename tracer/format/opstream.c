@@ -1,6 +1,6 @@
 /* opstream.c - reduce a trace to the operation stream (see opstream.h).
  *
- * Live blocks are found by address in an open-addressing hash table.  A
+ * Live blocks are found by address in a hash table (tracer/base/hash.h).  A
  * realloc that moved its block is recorded as RELEASE (the old address, at
  * the moment it could first be reused) and then REALLOC (the new address);
  * between the two the block's id waits in a per-thread slot. */
@@ -9,103 +9,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct slot {
-    uint64_t key;       /* 0 = empty, DEAD = deleted */
-    uint32_t id;
-} slot_t;
+#include "tracer/base/hash.h"
 
-#define DEAD UINT64_MAX
-
-typedef struct map {
-    slot_t *s;
-    size_t  cap, used, live;  /* used counts live and dead slots */
-} map_t;
-
-static size_t hash64(uint64_t k)
+/* Addresses 0 and UINT64_MAX are never held: a corrupt trace's free(0) or
+ * free(0xff..ff) finds nothing, and later frees of such a block count as
+ * unknown. */
+static int holdable(uint64_t key)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k;
+    return key != 0 && key != UINT64_MAX;
 }
 
-static int map_grow(map_t *m)
+static int map_put(dmm_u64map_t *m, uint64_t key, uint32_t id)
 {
-    size_t ncap = m->cap ? m->cap * 2 : 1024;
-    if (m->live * 4 < m->cap)   /* mostly tombstones: rehash at the same size */
-        ncap = m->cap;
-    slot_t *ns = calloc(ncap, sizeof *ns);
-    if (!ns)
-        return -1;
-    for (size_t i = 0; i < m->cap; i++) {
-        uint64_t k = m->s[i].key;
-        if (k == 0 || k == DEAD)
-            continue;
-        size_t j = hash64(k) & (ncap - 1);
-        while (ns[j].key)
-            j = (j + 1) & (ncap - 1);
-        ns[j] = m->s[i];
-    }
-    free(m->s);
-    m->s = ns;
-    m->cap = ncap;
-    m->used = m->live;
-    return 0;
+    return holdable(key) ? dmm_u64map_put(m, key, id) : 0;
 }
 
-/* Returns the slot holding key, or NULL.  0 and DEAD mark empty and
- * deleted slots, so they are never keys: a corrupt trace's free(0) or
- * free(0xff..ff) finds nothing. */
-static slot_t *map_find(map_t *m, uint64_t key)
+static int map_take(dmm_u64map_t *m, uint64_t key, uint32_t *id)
 {
-    if (!m->cap || key == 0 || key == DEAD)
-        return NULL;
-    for (size_t j = hash64(key) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
-        if (m->s[j].key == key)
-            return &m->s[j];
-        if (m->s[j].key == 0)
-            return NULL;
-    }
-}
-
-static int map_put(map_t *m, uint64_t key, uint32_t id)
-{
-    if (key == 0 || key == DEAD)
-        return 0;   /* cannot be held; later frees of it count as unknown */
-    slot_t *s = map_find(m, key);
-    if (s) {
-        s->id = id;
+    uint64_t v = 0;
+    if (!holdable(key) || !dmm_u64map_take(m, key, &v))
         return 0;
-    }
-    if ((m->used + 1) * 4 >= m->cap * 3 && map_grow(m) != 0)
-        return -1;
-    size_t j = hash64(key) & (m->cap - 1);
-    while (m->s[j].key != 0 && m->s[j].key != DEAD)
-        j = (j + 1) & (m->cap - 1);
-    if (m->s[j].key == 0)
-        m->used++;
-    m->s[j].key = key;
-    m->s[j].id = id;
-    m->live++;
-    return 0;
-}
-
-static int map_take(map_t *m, uint64_t key, uint32_t *id)
-{
-    slot_t *s = map_find(m, key);
-    if (!s)
-        return 0;
-    *id = s->id;
-    s->key = DEAD;
-    m->live--;
+    *id = (uint32_t)v;
     return 1;
 }
 
 typedef struct builder {
     dmm_opstream_t *s;
     size_t cap;
-    map_t live;       /* address -> id */
-    map_t pending;    /* tid -> id of a block between RELEASE and REALLOC */
+    dmm_u64map_t live;       /* address -> id */
+    dmm_u64map_t pending;    /* tid + 1 -> id of a block between RELEASE and REALLOC */
 } builder_t;
 
 static int emit(builder_t *b, unsigned kind, unsigned flags, unsigned align_log2,
@@ -206,9 +138,9 @@ int dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err)
             break;
         case DMM_TRC_REALLOC: case DMM_TRC_REALLOCARRAY: {
             int have;
-            slot_t *pend = map_find(&b.pending, (uint64_t)r->tid + 1);
+            uint64_t *pend = dmm_u64map_get(&b.pending, (uint64_t)r->tid + 1);
             if (pend && r->ptr_in) {
-                id = pend->id;
+                id = (uint32_t)*pend;
                 map_take(&b.pending, (uint64_t)r->tid + 1, &id);
                 have = 1;
             } else if (r->ptr_in) {
@@ -248,8 +180,8 @@ int dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err)
             dmm_err_set(err, "%s: record %zu: out of memory building the operation stream",
                         t->path ? t->path : "trace", i);
     }
-    free(b.live.s);
-    free(b.pending.s);
+    dmm_u64map_free(&b.live);
+    dmm_u64map_free(&b.pending);
     if (rc != 0) {
         dmm_opstream_free(s);
         return -1;

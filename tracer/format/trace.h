@@ -1,7 +1,8 @@
 /* trace.h - a trace in memory, whatever file it came from.
  *
- * Every reader (binary .trc, mdriver .rep, glibc mtrace, Android
- * memory_replay, wee_alloc) turns its input into the same dmm_trace_t: a
+ * Every reader (binary .trc in trc_read.c; mdriver .rep, glibc mtrace,
+ * Android memory_replay and wee_alloc in textfmt.h) turns its input into the
+ * same dmm_trace_t (load.h picks the reader): a
  * header and an array of records in a total order consistent with causality
  * (sorted by seq).  Formats that name blocks by id rather than by address
  * (.rep, wee_alloc) get pseudo-addresses, DMM_PSEUDO_ADDR(id), so that every
@@ -12,13 +13,14 @@
  * offset or line, and the fault.  No input, however malformed, may crash a
  * reader or make it loop or allocate without bound.
  */
-#ifndef DMM_TRACE_H
-#define DMM_TRACE_H
+#ifndef DMM_FORMAT_TRACE_H
+#define DMM_FORMAT_TRACE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tracer/base/err.h"
 #include "tracer/format/trcfmt.h"
 
 typedef enum dmm_format {
@@ -30,14 +32,6 @@ typedef enum dmm_format {
     DMM_FMT_WEE,        /* wee_alloc Alloc(n), / Free(i), */
     DMM_FMT_TEXT,       /* dmm's readable dump (write only) */
 } dmm_format_t;
-
-typedef struct dmm_err {
-    char msg[768];
-} dmm_err_t;
-
-/* Fill err with "file: where: fault" (printf-style fault); returns -1. */
-int dmm_err_set(dmm_err_t *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* One allocation call, as recorded.  Same fields as dmm_trc_rec_t plus the
  * thread, which the file keeps per block. */
@@ -97,30 +91,13 @@ typedef struct dmm_trace {
 /* Pseudo-address of block id for formats without addresses. */
 #define DMM_PSEUDO_ADDR(id) (((uint64_t)(id) + 1u) << 4)
 
-/* What is in buf?  Looks at magic numbers and the first lines. */
-dmm_format_t dmm_format_detect(const uint8_t *buf, size_t len);
 const char  *dmm_format_name(dmm_format_t f);
 /* "trc", "rep", "mtrace", "android", "wee", "text"; DMM_FMT_UNKNOWN if none. */
 dmm_format_t dmm_format_from_name(const char *name);
 /* The format a file name suggests by its extension, or DMM_FMT_UNKNOWN. */
 dmm_format_t dmm_format_from_path(const char *path);
 
-/* Read a whole file ("-" = standard input) into memory. */
-int dmm_read_file(const char *path, uint8_t **buf, size_t *len, dmm_err_t *err);
-
-/* Load any supported trace, format auto-detected. */
-int dmm_trace_load(const char *path, dmm_trace_t *t, dmm_err_t *err);
-/* Parse buf (named name in messages) as fmt (DMM_FMT_UNKNOWN = detect). */
-int dmm_trace_parse(const char *name, const uint8_t *buf, size_t len,
-                    dmm_format_t fmt, dmm_trace_t *t, dmm_err_t *err);
 void dmm_trace_free(dmm_trace_t *t);
-
-/* Per-format readers; t must be zeroed, they set t->format. */
-int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t, dmm_err_t *err);
-int dmm_read_rep(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t, dmm_err_t *err);
-int dmm_read_mtrace(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t, dmm_err_t *err);
-int dmm_read_android(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t, dmm_err_t *err);
-int dmm_read_wee(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t, dmm_err_t *err);
 
 /* Append a zeroed record (seq = its index); NULL on out of memory. */
 dmm_rec_t *dmm_trace_push(dmm_trace_t *t);
@@ -130,8 +107,5 @@ void dmm_trace_sort(dmm_trace_t *t);
 const char *dmm_op_name(unsigned op);  /* "malloc", "free", ... */
 /* 1 for calls that return a new block (malloc, calloc, aligned family). */
 int dmm_op_is_alloc(unsigned op);
-
-/* CRC-32C (Castagnoli), the block checksum of .trc files. */
-uint32_t dmm_crc32(uint32_t crc, const void *buf, size_t len);
 
 #endif

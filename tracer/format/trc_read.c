@@ -11,6 +11,7 @@
  * for it, so a hostile file cannot make the reader allocate without bound.
  */
 #include "tracer/format/trace.h"
+#include "tracer/format/crc32.h"
 
 #include <stdlib.h>
 #include <string.h>

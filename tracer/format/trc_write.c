@@ -1,6 +1,4 @@
-/* trc_write.c - writes a dmm_trace_t as a binary .trc or as a readable text
- * dump, and the dmm_outfile_t helper that makes an output appear only once
- * it is complete.
+/* trc_write.c - writes a dmm_trace_t as a binary .trc.
  *
  * The .trc writer is the offline one (dmm convert): it has the whole trace in
  * memory, so it groups each thread's records into blocks of at most
@@ -18,6 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
+
+#include "tracer/base/file.h"
+#include "tracer/base/hash.h"
+#include "tracer/format/crc32.h"
 
 typedef unsigned long long ull;
 
@@ -179,43 +181,26 @@ static int write_modules(wr_t *w, const dmm_trace_t *t)
 }
 
 /* The records grouped by thread (threads in order of first appearance),
- * each thread's in their order, so by seq: a counting sort on a small hash
- * of the thread ids, O(n) however many records and threads there are. */
+ * each thread's in their order, so by seq: a counting sort on the groups
+ * found in a hash table of thread ids, O(n) however many records and
+ * threads there are. */
 static size_t *group_by_tid(const dmm_trace_t *t)
 {
-    size_t n = t->nrecs, cap = 64, ngroups = 0;
+    size_t n = t->nrecs, ngroups = 0;
     size_t *idx = malloc(n * sizeof *idx);
     uint32_t *group = malloc(n * sizeof *group);   /* each record's thread group */
-    uint32_t *keys = NULL, *vals = NULL;            /* tid -> group, open addressing */
     size_t *start = NULL;
+    dmm_u64map_t groups = DMM_U64MAP_INIT;          /* tid -> group */
     if (!idx || !group)
         goto fail;
-    for (;;) {   /* size the table for the threads found, growing when half full */
-        free(keys);
-        free(vals);
-        keys = malloc(cap * sizeof *keys);
-        vals = malloc(cap * sizeof *vals);
-        if (!keys || !vals)
+    for (size_t i = 0; i < n; i++) {
+        int added;
+        uint64_t *g = dmm_u64map_slot(&groups, t->recs[i].tid, &added);
+        if (!g)
             goto fail;
-        memset(vals, 0xff, cap * sizeof *vals);
-        ngroups = 0;
-        size_t i;
-        for (i = 0; i < n; i++) {
-            uint32_t tid = t->recs[i].tid;
-            size_t h = (tid * 2654435761u) & (cap - 1);
-            while (vals[h] != UINT32_MAX && keys[h] != tid)
-                h = (h + 1) & (cap - 1);
-            if (vals[h] == UINT32_MAX) {
-                if (2 * (ngroups + 1) > cap)
-                    break;
-                keys[h] = tid;
-                vals[h] = (uint32_t)ngroups++;
-            }
-            group[i] = vals[h];
-        }
-        if (i == n)
-            break;
-        cap *= 2;
+        if (added)
+            *g = ngroups++;
+        group[i] = (uint32_t)*g;
     }
     start = calloc(ngroups + 1, sizeof *start);
     if (!start)
@@ -227,15 +212,13 @@ static size_t *group_by_tid(const dmm_trace_t *t)
     for (size_t i = 0; i < n; i++)
         idx[start[group[i]]++] = i;
     free(start);
-    free(keys);
-    free(vals);
     free(group);
+    dmm_u64map_free(&groups);
     return idx;
 fail:
     free(idx);
     free(group);
-    free(keys);
-    free(vals);
+    dmm_u64map_free(&groups);
     return NULL;
 }
 
@@ -342,222 +325,4 @@ int dmm_write_trc_ex(const dmm_trace_t *t, const char *path, int compress, int f
 int dmm_write_trc(const dmm_trace_t *t, const char *path, int compress, dmm_err_t *err)
 {
     return dmm_write_trc_ex(t, path, compress, 0, err);
-}
-
-/* ---- the readable dump ---- */
-
-/* What the arg field means for an op, or NULL when it means nothing. */
-static const char *arg_name(unsigned op)
-{
-    switch (op) {
-    case DMM_TRC_CALLOC: case DMM_TRC_REALLOCARRAY:
-        return "nmemb";
-    case DMM_TRC_MEMALIGN: case DMM_TRC_POSIX_MEMALIGN: case DMM_TRC_ALIGNED_ALLOC:
-    case DMM_TRC_VALLOC: case DMM_TRC_PVALLOC:
-        return "align";
-    default:
-        return NULL;
-    }
-}
-
-/* Print bytes as text: arguments separated by spaces, anything unprintable
- * as \xNN so that a hostile command line cannot break the dump's lines. */
-static void put_escaped(FILE *out, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '\0')
-            fputc(i + 1 < n ? ' ' : '\n', out);
-        else if (c < 0x20 || c >= 0x7f || c == '\\')
-            fprintf(out, "\\x%02x", c);
-        else
-            fputc(c, out);
-    }
-    if (n == 0 || s[n - 1] != '\0')
-        fputc('\n', out);
-}
-
-int dmm_write_text(const dmm_trace_t *t, FILE *out)
-{
-    fprintf(out, "# dmm trace dump\n");
-    if (t->path) {
-        fputs("# file: ", out);
-        put_escaped(out, t->path, strlen(t->path));
-    }
-    fprintf(out, "# format: %s\n", dmm_format_name(t->format));
-    fprintf(out, "# pid: %u ppid: %u\n", t->pid, t->ppid);
-    fputs("# cmdline: ", out);
-    put_escaped(out, t->cmdline ? t->cmdline : "", t->cmdline ? t->cmdline_len : 0);
-    fprintf(out, "# flags:%s%s%s%s\n", t->flags & DMM_TRC_F_CONVERTED ? " converted" : "",
-            t->flags & DMM_TRC_F_FORKED ? " forked" : "",
-            t->flags & DMM_TRC_F_NOTIME ? " notime" : "", t->flags ? "" : " none");
-    fprintf(out, "# clock: id %u resolution %u ns, started at %llu ns (realtime)\n",
-            t->clock_id, t->clock_res_ns, (ull)t->start_realtime_ns);
-    fprintf(out, "# stack depth: %u\n", t->stack_depth);
-    fprintf(out, "# records: %zu\n", t->nrecs);
-    fprintf(out, "# stacks: %zu\n", t->nstacks > 0 ? t->nstacks - 1 : 0);
-    fprintf(out, "# modules: %zu\n", t->nmodules);
-    if (t->truncated) {
-        fputs("# truncated: ", out);
-        put_escaped(out, t->note, strlen(t->note));
-    }
-    for (size_t i = 0; i < t->nmodules; i++) {
-        const dmm_module_t *m = &t->modules[i];
-        fprintf(out, "# module 0x%llx-0x%llx offset 0x%llx ", (ull)m->start, (ull)m->end,
-                (ull)m->offset);
-        put_escaped(out, m->path ? m->path : "", m->path ? strlen(m->path) : 0);
-    }
-    fprintf(out, "# seq time_ns tid op size= [nmemb=|align=] in= out= [failed errno=] [stack=]\n");
-    for (size_t i = 0; i < t->nrecs; i++) {
-        const dmm_rec_t *r = &t->recs[i];
-        fprintf(out, "%llu %llu %u %s size=%llu", (ull)r->seq, (ull)r->time, r->tid,
-                dmm_op_name(r->op), (ull)r->size);
-        const char *an = arg_name(r->op);
-        if (an)
-            fprintf(out, " %s=%llu", an, (ull)r->arg);
-        else if (r->arg)
-            fprintf(out, " arg=%llu", (ull)r->arg);
-        fprintf(out, " in=0x%llx out=0x%llx", (ull)r->ptr_in, (ull)r->ptr_out);
-        if (r->flags & DMM_TRC_RF_FAILED)
-            fprintf(out, " failed errno=%d", r->errnum);
-        if (r->stack)
-            fprintf(out, " stack=%u", r->stack);
-        fputc('\n', out);
-    }
-    for (size_t id = 1; id < t->nstacks; id++) {
-        const dmm_stack_t *s = &t->stacks[id];
-        fprintf(out, "# stack %zu:", id);
-        for (uint32_t k = 0; k < s->nframes && s->first + k < t->nframes; k++)
-            fprintf(out, " 0x%llx", (ull)t->frames[s->first + k]);
-        fputc('\n', out);
-    }
-    if (fflush(out) != 0 || ferror(out))
-        return -1;
-    return 0;
-}
-
-/* ---- outputs that appear only when complete ---- */
-
-int dmm_out_open(dmm_outfile_t *o, const char *path, int force, dmm_err_t *err)
-{
-    memset(o, 0, sizeof *o);
-    struct stat st;
-    if (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-        /* nothing to replace and nowhere to rename: write straight to it */
-        o->path = strdup(path);
-        o->fp = o->path ? fopen(path, "wb") : NULL;
-        if (!o->fp) {
-            int e = o->path ? errno : ENOMEM;
-            free(o->path);
-            o->path = NULL;
-            return dmm_err_set(err, "%s: cannot open: %s", path, strerror(e));
-        }
-        return 0;
-    }
-    /* Say so before doing any work; the final link decides for sure. */
-    if (!force && lstat(path, &st) == 0)
-        return dmm_err_set(err, "%s: exists; not replacing it (use --force)", path);
-    char *d = strdup(path), *b = strdup(path);
-    if (!d || !b) {
-        free(d);
-        free(b);
-        return dmm_err_set(err, "%s: out of memory", path);
-    }
-    const char *dir = dirname(d), *base = basename(b);
-    size_t n = strlen(dir) + strlen(base) + 16;
-    o->tmp = malloc(n);
-    o->path = strdup(path);
-    if (o->tmp)
-        snprintf(o->tmp, n, "%s/.%s.XXXXXX", dir, base);
-    free(d);
-    free(b);
-    if (!o->tmp || !o->path) {
-        free(o->tmp);
-        free(o->path);
-        return dmm_err_set(err, "%s: out of memory", path);
-    }
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(o->tmp);
-        free(o->path);
-        return dmm_err_set(err, "%s: cannot create a file next to it: %s", path, strerror(e));
-    }
-    o->fp = fdopen(fd, "wb");
-    if (!o->fp) {
-        int e = errno;
-        close(fd);
-        unlink(o->tmp);
-        free(o->tmp);
-        free(o->path);
-        return dmm_err_set(err, "%s: %s", path, strerror(e));
-    }
-    o->force = force;
-    return 0;
-}
-
-void dmm_out_abort(dmm_outfile_t *o)
-{
-    if (o->fp)
-        fclose(o->fp);
-    if (o->tmp)
-        unlink(o->tmp);
-    free(o->tmp);
-    free(o->path);
-    memset(o, 0, sizeof *o);
-}
-
-int dmm_out_commit(dmm_outfile_t *o, dmm_err_t *err)
-{
-    int e = 0;
-    errno = 0;
-    if (fflush(o->fp) != 0 || ferror(o->fp))
-        e = errno ? errno : EIO;
-    if (!o->tmp) {   /* a device or FIFO, written directly */
-        if (fclose(o->fp) != 0 && !e)
-            e = errno ? errno : EIO;
-        o->fp = NULL;
-        int rc = e ? dmm_err_set(err, "%s: write error: %s", o->path, strerror(e)) : 0;
-        dmm_out_abort(o);
-        return rc;
-    }
-    /* mkstemp made it 0600; give it the mode a new file would get */
-    mode_t um = umask(0);
-    umask(um);
-    if (!e && fchmod(fileno(o->fp), 0666 & ~um) != 0)
-        e = errno;
-    if (fclose(o->fp) != 0 && !e)
-        e = errno ? errno : EIO;
-    o->fp = NULL;
-    if (e) {
-        dmm_err_set(err, "%s: write error: %s", o->path, strerror(e));
-        dmm_out_abort(o);
-        return -1;
-    }
-    int rc = 0;
-    if (o->force) {
-        if (rename(o->tmp, o->path) != 0)
-            rc = dmm_err_set(err, "%s: cannot replace: %s", o->path, strerror(errno));
-        else {
-            free(o->tmp);   /* it has its final name now */
-            o->tmp = NULL;
-        }
-    } else if (link(o->tmp, o->path) != 0) {
-        /* link refuses to replace, atomically; file systems without hard
-         * links get a check and a rename instead */
-        int le = errno;
-        struct stat st;
-        if (le == EEXIST || lstat(o->path, &st) == 0)
-            rc = dmm_err_set(err, "%s: exists; not replacing it (use --force)", o->path);
-        else if (le != EPERM && le != ENOTSUP && le != EMLINK && le != ENOSYS)
-            rc = dmm_err_set(err, "%s: cannot create: %s", o->path, strerror(le));
-        else if (rename(o->tmp, o->path) != 0)
-            rc = dmm_err_set(err, "%s: cannot create: %s", o->path, strerror(errno));
-        else {
-            free(o->tmp);
-            o->tmp = NULL;
-        }
-    }
-    dmm_out_abort(o);   /* removes the temporary name, if it still has one */
-    return rc;
 }

@@ -25,6 +25,8 @@
 #include "tracer/format/opstream.h"
 #include "tracer/stats/stats.h"
 #include "tracer/format/trace.h"
+#include "tracer/base/json.h"
+#include "tracer/format/load.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,11 +2,12 @@
  * Table 2 (objects, total memory, max in use, average size, memory ops) and
  * the detail behind them (sizes, operations by kind, threads, call sites).
  *
- * dmm_stats_compute() is the reusable part (the grammar generator and the
- * report want the same numbers); dmm_stats_main() is `dmm stats`.
+ * dmm_stats_compute() (stats.c) is the reusable part (the grammar generator
+ * and the report want the same numbers); dmm_stats_print() (stats_print.c)
+ * writes them for `dmm stats`.
  */
-#ifndef DMM_STATS_H
-#define DMM_STATS_H
+#ifndef DMM_STATS_STATS_H
+#define DMM_STATS_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -78,10 +79,5 @@ void     dmm_stats_bucket_range(unsigned b, uint64_t *lo, uint64_t *hi);
  * set; top limits the lists of sizes and call sites. */
 void dmm_stats_print(FILE *out, const dmm_trace_t *t, const dmm_stats_t *st,
                      int json, size_t top);
-
-/* s as a JSON string literal (quotes, backslashes and control characters
- * escaped; other bytes as they are), or null for NULL: what every JSON
- * writer of dmm uses. */
-void dmm_json_str(FILE *f, const char *s);
 
 #endif

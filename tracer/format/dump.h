@@ -1,0 +1,14 @@
+/* dump.h - a trace as readable text (dmm convert --to text): the header
+ * and the stack table as # comments, then one record per line with every
+ * field named.  For people and for diffs; no reader reads it back. */
+#ifndef DMM_FORMAT_DUMP_H
+#define DMM_FORMAT_DUMP_H
+
+#include <stdio.h>
+
+#include "tracer/format/trace.h"
+
+/* 0, or -1 on a write error. */
+int dmm_write_text(const dmm_trace_t *t, FILE *out);
+
+#endif

@@ -1,0 +1,26 @@
+/* load.h - a trace from a file or a buffer, whatever format it is in.
+ *
+ * The format is detected from the content (magic numbers, the shape of the
+ * first lines), never from the file name; the reader of that format fills a
+ * dmm_trace_t, whose records are then sorted into causal order (seq) and,
+ * for traces timed in TSC ticks, converted to nanoseconds.  Errors name the
+ * file, the byte offset or line, and the fault; a file that is not a trace
+ * (a zip, a zstd frame, a near-miss of the .trc magic) is told as such. */
+#ifndef DMM_FORMAT_LOAD_H
+#define DMM_FORMAT_LOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracer/format/trace.h"
+
+/* What is in buf?  Looks at magic numbers and the first lines. */
+dmm_format_t dmm_format_detect(const uint8_t *buf, size_t len);
+
+/* Load any supported trace ("-" = standard input), format auto-detected. */
+int dmm_trace_load(const char *path, dmm_trace_t *t, dmm_err_t *err);
+/* Parse buf (named name in messages) as fmt (DMM_FMT_UNKNOWN = detect). */
+int dmm_trace_parse(const char *name, const uint8_t *buf, size_t len,
+                    dmm_format_t fmt, dmm_trace_t *t, dmm_err_t *err);
+
+#endif

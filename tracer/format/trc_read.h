@@ -1,0 +1,21 @@
+/* trc_read.h - the reader of dmm's binary trace files (trcfmt.h).
+ *
+ * Every block's header and payload checksums are verified; a file cut
+ * short reads up to its last whole block, and the trace says where and why
+ * (dmm_trace_t.truncated, .note).  Stack and module tables are rebuilt from
+ * their records.  Lengths and counts are bounded (trcfmt.h's limits), so a
+ * corrupt file can neither crash the reader nor make it allocate without
+ * bound. */
+#ifndef DMM_FORMAT_TRC_READ_H
+#define DMM_FORMAT_TRC_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracer/format/trace.h"
+
+/* t must be zeroed; 0, or -1 with err naming the file, offset and fault. */
+int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
+                 dmm_err_t *err);
+
+#endif
