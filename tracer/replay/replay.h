@@ -1,41 +1,94 @@
-/* replay.h - dmm replay: a trace's operation stream through the process's
- * own malloc, timed per operation (see replay.c and README "Replaying").
+/* replay.h - dmm replay: a trace's operation stream through whatever
+ * malloc this process has (run dmm under LD_PRELOAD= of any allocator), in
+ * real time, one operation at a time (README "Replaying").
  *
- * The latency histogram is exported for the tests: HDR-like, exact below 16
- * and then 16 sub-buckets per power of two (relative error under 1/32), so
- * that percentiles never need all samples sorted. */
+ * What the allocator under test sees is the replay and nothing else: the
+ * trace is read in a child (load.h); every table of the driver (id ->
+ * pointer and size, per-op latencies, RSS samples, histograms) is mmap'd
+ * and populated before the clock starts, so the allocator neither serves
+ * nor is charged for it; inside the timed window there is the call alone
+ * (clock.h), while payload writes and checks (payload.h) and RSS samples
+ * (mem.h) happen between windows.
+ *
+ * The steps, in order: dmm_replay_open (load and set up), dmm_replay_run
+ * (the timed loop), dmm_replay_analyse (analyse.h: after the clock), the
+ * outputs (print.h, plot.h), dmm_replay_close. */
 #ifndef DMM_REPLAY_H
 #define DMM_REPLAY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define DMM_HIST_SUB_BITS 4
-#define DMM_HIST_SUB      (1u << DMM_HIST_SUB_BITS)
-/* values 0..15 exact, then exponents 4..63 with 16 sub-buckets each */
-#define DMM_HIST_BUCKETS  (DMM_HIST_SUB + (64 - DMM_HIST_SUB_BITS) * DMM_HIST_SUB)
+#include "tracer/replay/hist.h"
+#include "tracer/replay/load.h"
+#include "tracer/replay/mdriver.h"
 
-typedef struct dmm_hist {
-    uint64_t count, sum, min, max;
-    uint64_t b[DMM_HIST_BUCKETS];
-} dmm_hist_t;
+typedef struct dmm_replay_opts {
+    const char *trace;
+    int         write;     /* write every byte of every block */
+    int         check;     /* check the payloads before frees and after reallocs */
+    uint64_t    samples;   /* RSS samples over the run */
+} dmm_replay_opts_t;
 
-void     dmm_hist_init(dmm_hist_t *h);
-void     dmm_hist_add(dmm_hist_t *h, uint64_t v);
-size_t   dmm_hist_index(uint64_t v);
-uint64_t dmm_hist_low(size_t idx);    /* smallest value of bucket idx */
-uint64_t dmm_hist_high(size_t idx);   /* largest value of bucket idx */
-/* The q-quantile (0 < q <= 1): the smallest bucket holding the
- * ceil(q*count)-th smallest value, as that bucket's midpoint clamped to
- * [min, max] (the max itself for the last rank); 0 for an empty histogram. */
-uint64_t dmm_hist_quantile(const dmm_hist_t *h, double q);
+typedef struct dmm_replay_sample {
+    uint64_t op, requested, rss, anon;
+} dmm_replay_sample_t;
 
-/* mdriver's perf index for one trace (its paper: util weight 40,
- * throughput weight 60 against a target of 54,500 Kops, capped). */
-#define DMM_MDRIVER_TARGET_KOPS 54500.0
-double dmm_mdriver_util_points(double util);
-double dmm_mdriver_thru_points(double kops);
+typedef struct dmm_replay {
+    const dmm_replay_opts_t *o;
+    dmm_replay_ops_t L;
+    size_t   nops;
+    uint32_t nids;
 
-int dmm_replay_main(int argc, char **argv);
+    /* the driver's tables, one mmap */
+    void     *arena;
+    size_t    arena_len;
+    void    **ptr;      /* id -> block */
+    uint64_t *size;     /* id -> requested size */
+    uint64_t *lat;      /* op -> cycles */
+    dmm_replay_sample_t *samp;
+    size_t    nsamp, nsamp_done;
+    dmm_hist_t *hist;   /* [0] all, [DMM_OP_ALLOC..DMM_OP_FREE] */
+
+    int statm_fd;
+    int hwm_reset;
+    uint64_t timer_overhead;
+
+    /* the run */
+    size_t   ops_done;
+    uint64_t failed;
+    uint64_t live, peak_requested;
+    uint64_t baseline_rss, peak_rss_sampled, baseline_anon, peak_anon_sampled;
+    uint64_t t0_ticks, t1_ticks, t0_ns, t1_ns;
+    /* the first corruption, which ends the run */
+    int      corrupt;
+    size_t   bad_op;
+    uint32_t bad_id;
+    int64_t  bad_off;
+    uint64_t bad_size;
+    const char *bad_what;
+
+    /* the analysis */
+    double   ghz;
+    uint64_t best, worst;
+    size_t   best_i, worst_i;
+    uint64_t over100;   /* operations over 100x the best */
+    uint64_t sum_cycles;
+    uint64_t peak_rss, hwm, ru_maxrss, peak_anon, shared_end;
+    int64_t  peak_held;   /* peak anonymous RSS over its level before the replay */
+    dmm_mdriver_t mdriver;
+} dmm_replay_t;
+
+/* Load o->trace's operation stream and set up the driver's tables.
+ * Returns an exit status: 0, 1 (the system refused) or 2 (a bad trace);
+ * the message has been printed on stderr.  r keeps a pointer to o. */
+int dmm_replay_open(dmm_replay_t *r, const dmm_replay_opts_t *o);
+
+/* The timed replay; it stops at the first corruption (r->corrupt). */
+void dmm_replay_run(dmm_replay_t *r);
+
+/* Free the blocks the trace never freed (not after a corruption: the
+ * allocator's state is not to be trusted then) and unmap everything. */
+void dmm_replay_close(dmm_replay_t *r);
 
 #endif

@@ -1,0 +1,153 @@
+/* load.c - trace -> operation stream in a child -> memfd -> a mapping
+ * here (see load.h). */
+#include "tracer/replay/load.h"
+
+#include "tracer/format/load.h"
+#include "tracer/format/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define OPS_MAGIC 0x73706f2d6d6d64ull   /* "dmm-ops" */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The child: trace -> op stream -> fd.  Returns the exit status. */
+static int load_child(const char *path, int fd)
+{
+    dmm_trace_t t;
+    dmm_err_t err;
+    if (dmm_trace_load(path, &t, &err) != 0) {
+        fprintf(stderr, "dmm replay: %s\n", err.msg);
+        return 2;
+    }
+    if (t.truncated)
+        fprintf(stderr, "dmm replay: warning: %s\n", t.note);
+    dmm_opstream_t s;
+    if (dmm_opstream_build(&t, &s, &err) != 0) {
+        fprintf(stderr, "dmm replay: %s\n", err.msg);
+        dmm_trace_free(&t);
+        return 2;
+    }
+    unsigned format = t.format;
+    dmm_trace_free(&t);
+    if (!s.nops) {
+        fprintf(stderr, "dmm replay: %s: the trace has no operations to replay\n", path);
+        dmm_opstream_free(&s);
+        return 2;
+    }
+    dmm_replay_ops_header_t h = {
+        .magic = OPS_MAGIC, .nops = s.nops, .nids = s.nids, .format = format,
+        .free_null = s.free_null, .unknown_free = s.unknown_free,
+        .failed = s.failed, .reused_live = s.reused_live
+    };
+    int rc = write_all(fd, &h, sizeof h) || write_all(fd, s.ops, s.nops * sizeof *s.ops);
+    dmm_opstream_free(&s);
+    if (rc) {
+        fprintf(stderr, "dmm replay: cannot hand over the operation stream: %s\n",
+                strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Run the child on fd and wait for it; its exit status, or 1 or 2 when
+ * it could not be started or died. */
+static int run_child(const char *path, int fd)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "dmm replay: fork: %s\n", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        int rc = load_child(path, fd);
+        fflush(NULL);
+        _exit(rc);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "dmm replay: waitpid: %s\n", strerror(errno));
+            return 1;
+        }
+    if (WIFSIGNALED(st)) {
+        fprintf(stderr, "dmm replay: %s: the trace reader died of signal %d\n", path,
+                WTERMSIG(st));
+        return 2;
+    }
+    return WEXITSTATUS(st);
+}
+
+/* Map the stream the child left in fd (and close fd). */
+static int map_stream(int fd, dmm_replay_ops_t *L)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < sizeof(dmm_replay_ops_header_t)) {
+        fprintf(stderr, "dmm replay: the operation stream did not arrive\n");
+        close(fd);
+        return 1;
+    }
+    void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        fprintf(stderr, "dmm replay: mmap of the operation stream: %s\n", strerror(errno));
+        return 1;
+    }
+    L->h = m;
+    L->ops = (const dmm_op_t *)((const char *)m + sizeof(dmm_replay_ops_header_t));
+    L->maplen = (size_t)sb.st_size;
+    if (L->h->magic != OPS_MAGIC ||
+        L->h->nops != (L->maplen - sizeof(dmm_replay_ops_header_t)) / sizeof(dmm_op_t)) {
+        fprintf(stderr, "dmm replay: the operation stream arrived damaged\n");
+        munmap(m, L->maplen);
+        return 1;
+    }
+    return 0;
+}
+
+int dmm_replay_load(const char *path, dmm_replay_ops_t *L)
+{
+    int fd = memfd_create("dmm-replay-ops", MFD_CLOEXEC);
+    if (fd < 0)
+        fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "dmm replay: no memfd or temporary file for the operation stream: %s\n",
+                strerror(errno));
+        return 1;
+    }
+    int rc = run_child(path, fd);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    return map_stream(fd, L);
+}
+
+void dmm_replay_unload(dmm_replay_ops_t *L)
+{
+    munmap((void *)L->h, L->maplen);
+    L->h = NULL;
+    L->ops = NULL;
+    L->maplen = 0;
+}
