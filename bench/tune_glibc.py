@@ -9,15 +9,17 @@ with 4 KB objects and drops it, 100 times; perl's workload with --all):
  2. `dmm tune-glibc --json` on that trace: the search over glibc's malloc
     tunables, scored by replays, and its own final run (defaults vs tuned,
     replayed);
- 3. run the real program, with the same command line and environment as
-    recorded, under glibc's defaults and under the tuned GLIBC_TUNABLES,
-    alternating, --reps times each: wall time, CPU time (user + system) and
-    peak RSS (ru_maxrss from wait4) of each run; every run's output must
-    equal the defaults' (the settings may not change what a program does).
+ 3. `dmm tune-glibc --verify --json`: the real program, with the same
+    command line and environment as recorded, under glibc's defaults and
+    under the tuned GLIBC_TUNABLES, alternating, --reps times each: wall
+    time, CPU time (user + system) and peak RSS (ru_maxrss from wait4) of
+    each run; every run's output must equal the warm-up's (the settings may
+    not change what a program does).
 
 Writes BUILD/bench/tune_glibc.md (tables, the Mann-Whitney p-value of every
 change, and a verdict in words) and BUILD/bench/tune_glibc.json (every raw
-number).  When the search keeps glibc's defaults, the real runs compare the
+number).  Every number and verdict comes from dmm's JSON: this script
+computes none of them.  When the search keeps glibc's defaults, the real runs compare the
 search's best candidate anyway, marked as not recommended, so that the
 report still says what tuning would have done; so does it for settings that
 dmm tune-glibc found but does not recommend (its final run measured no gain
@@ -28,11 +30,9 @@ without a cost).
 """
 import argparse
 import json
-import math
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -101,94 +101,6 @@ def glibc_string(settings):
                     if settings.get(short, "default") != "default")
 
 
-def gnu_time():
-    """GNU time, to take the peak RSS: a child forked from this Python process
-    (some 16 MiB) carries that process's peak RSS in its ru_maxrss across
-    exec; one forked from time does not."""
-    for t in ("/usr/bin/time", shutil.which("time")):
-        if t and os.path.exists(t):
-            r = subprocess.run([t, "-f", "%M", "--", "true"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-            if r.returncode == 0 and r.stderr.strip().isdigit():
-                return t
-    return None
-
-
-GNU_TIME = gnu_time()
-RSS_FILE = None
-
-
-def run_once(argv, env):
-    """One run: wall seconds, CPU seconds (user + system), peak RSS bytes,
-    status, output.  The times are those of the whole run (GNU time's own
-    share of them is a few hundred microseconds)."""
-    if GNU_TIME:
-        argv = [GNU_TIME, "-f", "maxrss=%M", "-o", RSS_FILE, "--"] + argv
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    p.stdout.close()
-    rss = ru.ru_maxrss * 1024
-    if GNU_TIME:
-        with open(RSS_FILE) as f:
-            for line in f:
-                if line.startswith("maxrss="):
-                    rss = int(line.split("=")[1]) * 1024
-    return wall, ru.ru_utime + ru.ru_stime, rss, p.returncode, out
-
-
-def mann_whitney(x, y):
-    """Two-sided p-value of the Mann-Whitney U test: exact without ties, else
-    the normal approximation with the tie correction."""
-    n, m = len(x), len(y)
-    if not n or not m:
-        return 1.0
-    u = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in x for b in y)
-    ties = len(set(x) | set(y)) < n + m
-    if ties or n > 60 or m > 60:
-        allv = sorted(x + y)
-        tsum, i = 0.0, 0
-        while i < len(allv):
-            k = i
-            while k < len(allv) and allv[k] == allv[i]:
-                k += 1
-            t = k - i
-            tsum += t ** 3 - t
-            i = k
-        N = n + m
-        var = n * m / 12.0 * ((N + 1) - tsum / (N * (N - 1)))
-        if var <= 0:
-            return 1.0
-        z = max(0.0, abs(u - n * m / 2.0) - 0.5) / math.sqrt(var)
-        return math.erfc(z / math.sqrt(2))
-    # f[j][v]: orderings of i x's and j y's with v pairs x > y
-    f = [[1] + [0] * (n * m) for _ in range(m + 1)]
-    for i in range(1, n + 1):
-        g = [[0] * (n * m + 1) for _ in range(m + 1)]
-        g[0][0] = 1
-        for j in range(1, m + 1):
-            for v in range(n * m + 1):
-                g[j][v] = (f[j][v - j] if v >= j else 0) + g[j - 1][v]
-        f = g
-    dist = f[m]
-    total = sum(dist)
-    lo = sum(dist[: int(u) + 1])
-    hi = sum(dist[int(u):])
-    return min(1.0, 2.0 * min(lo, hi) / total)
-
-
-def summary(v):
-    return {"median": statistics.median(v), "min": min(v), "max": max(v)}
-
-
-def pct(a, b):
-    return 100.0 * (a - b) / b if b else 0.0
-
-
 def record(build, outdir, name, argv, extra):
     trace = os.path.join(outdir, name + ".trc")
     if os.path.exists(trace):
@@ -217,35 +129,21 @@ def tune(build, trace, args):
     return json.loads(r.stdout)
 
 
-def real_runs(argv, extra, tunables, reps):
-    """Defaults and tuned alternating (ABBA), reps each, after one warm-up."""
-    env_d = base_env()
-    env_d.update(extra)
-    env_t = dict(env_d)
-    env_t["GLIBC_TUNABLES"] = tunables
-    _, _, _, st, want = run_once(argv, env_d)
-    if st != 0:
-        raise RuntimeError("%s exits %d" % (argv[0], st))
-    runs = {"defaults": {"wall_s": [], "cpu_s": [], "maxrss_bytes": []},
-            "tuned": {"wall_s": [], "cpu_s": [], "maxrss_bytes": []}}
-    for k in range(reps):
-        order = ("defaults", "tuned") if k % 2 == 0 else ("tuned", "defaults")
-        for side in order:
-            wall, cpu, rss, st, out = run_once(argv, env_t if side == "tuned" else env_d)
-            if st != 0 or out != want:
-                raise RuntimeError("%s under %s: status %d, output %s the defaults'"
-                                   % (argv[0], side, st, "equal to" if out == want else
-                                      "different from"))
-            runs[side]["wall_s"].append(wall)
-            runs[side]["cpu_s"].append(cpu)
-            runs[side]["maxrss_bytes"].append(rss)
-    comp = {}
-    for key in ("wall_s", "cpu_s", "maxrss_bytes"):
-        d, t = runs["defaults"][key], runs["tuned"][key]
-        comp[key] = {"defaults": summary(d), "tuned": summary(t),
-                     "change_pct": pct(statistics.median(t), statistics.median(d)),
-                     "p": mann_whitney(t, d)}
-    return runs, comp
+def real_runs(build, argv, extra, tunables, reps):
+    """dmm tune-glibc --verify: defaults and tuned alternating (ABBA), reps
+    each, after one warm-up; its JSON."""
+    env = base_env()
+    env.update(extra)
+    cmd = [os.path.join(build, "dmm"), "tune-glibc", "--verify", tunables, "--reps", str(reps),
+           "--json", "-q", "--"] + argv
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        raise RuntimeError("dmm tune-glibc --verify: status %d: %s"
+                           % (r.returncode, r.stderr.decode(errors="replace").strip()))
+    d = json.loads(r.stdout)
+    if d["exit_status"] != 0:
+        raise RuntimeError("%s exits %d" % (argv[0], d["exit_status"]))
+    return d
 
 
 def fmt(v, key):
@@ -258,25 +156,15 @@ def cell(s, key):
     return "%s (%s–%s)" % (fmt(s["median"], key), fmt(s["min"], key), fmt(s["max"], key))
 
 
-def significant(c):
-    """Measurable: significant at 5 % and the medians 0.5 % or more apart (one
-    page more in a few of 15 runs can be "significant" and mean nothing)."""
-    return c["p"] < 0.05 and abs(c["change_pct"]) >= 0.5
-
-
-def words(c, less, more):
-    if not significant(c):
-        return ("negligible (%+.2f %%, p=%.3f)" % (c["change_pct"], c["p"]) if c["p"] < 0.05
-                else "no significant change (p=%.2f)" % c["p"])
-    return "%s by %.1f %% (p=%.3f)" % (less if c["change_pct"] < 0 else more,
-                                        abs(c["change_pct"]), c["p"])
-
-
 def replay_comp(final, key):
-    d, t = final["defaults"][key], final["tuned"][key]
-    return {"defaults": summary(d), "tuned": summary(t),
-            "change_pct": pct(statistics.median(t), statistics.median(d)),
-            "p": final["p_value"][key]}
+    """A measure of dmm tune-glibc's final run in the shape of --verify's
+    "compare": its medians, change and p-value as dmm wrote them; the range
+    is the smallest and largest replay it lists."""
+    def side(s):
+        v = final[s][key]
+        return {"median": final[s]["median_" + key], "min": min(v), "max": max(v)}
+    return {"defaults": side("defaults"), "tuned": side("tuned"),
+            "change_pct": final["change_pct"][key], "p": final["p_value"][key]}
 
 
 def write_report(path, res, meta):
@@ -350,8 +238,8 @@ def write_report(path, res, meta):
         L.append("")
         rc = r["real"]
         L.append("Real runs: wall time %s; CPU time %s; peak RSS %s.\n"
-                 % (words(rc["wall_s"], "faster", "slower"), words(rc["cpu_s"], "less", "more"),
-                    words(rc["maxrss_bytes"], "smaller", "larger")))
+                 % (rc["wall_s"]["verdict"], rc["cpu_s"]["verdict"],
+                    rc["maxrss_bytes"]["verdict"]))
     L.append("## Verdict\n")
     for r in res:
         if "error" in r:
@@ -359,17 +247,8 @@ def write_report(path, res, meta):
         elif r.get("compared") is None:
             L.append("- %s: the search kept glibc's defaults; nothing to compare." % r["name"])
         else:
-            names = {"wall_s": "wall time", "cpu_s": "CPU time", "maxrss_bytes": "peak RSS"}
-            sig = [(k, c) for k, c in r["real"].items() if significant(c)]
-            gains = ["%s %+.1f %% (p=%.3f)" % (names[k], c["change_pct"], c["p"])
-                     for k, c in sig if c["change_pct"] < 0]
-            costs = ["%s %+.1f %% (p=%.3f)" % (names[k], c["change_pct"], c["p"])
-                     for k, c in sig if c["change_pct"] > 0]
-            L.append("- %s, `%s`: %s%s (real runs, %d each)." % (
-                r["name"], r["compared"],
-                "gains: " + "; ".join(gains) if gains else "no measurable gain",
-                ("; costs: " if gains else " — costs: ") + "; ".join(costs) if costs
-                else "" if gains else ", no measurable cost", meta["reps"]))
+            L.append("- %s, `%s`: %s (real runs, %d each)."
+                     % (r["name"], r["compared"], r["real_verdict"], meta["reps"]))
     L.append("")
     with open(path, "w") as f:
         f.write("\n".join(L))
@@ -395,17 +274,13 @@ def main():
     for f in ("dmm", "libdmmtrace.so"):
         if not os.path.exists(os.path.join(build, f)):
             sys.exit("tune_glibc.py: %s/%s not built (run make)" % (build, f))
-    global RSS_FILE
-    RSS_FILE = os.path.join(outdir, "maxrss.txt")
     only = (set(args.only.split(",")) if args.only else
             None if args.all else set(DEFAULT))
     t0 = time.time()
     meta = {"pop": args.pop, "gens": args.gens, "seed": args.seed, "reps": args.reps,
             "final_reps": args.final_reps, "glibc": platform.libc_ver()[1] or "?",
             "cpus": os.cpu_count(), "load": os.getloadavg()[0],
-            "rss_source": "GNU time's %M" if GNU_TIME else
-                          "ru_maxrss from wait4: GNU time not found, so each figure includes "
-                          "this script's own RSS at the fork"}
+            "rss_source": "ru_maxrss from wait4 in `dmm tune-glibc --verify`"}
     res = []
     for name, argv, extra in PROGRAMS:
         if only and name not in only:
@@ -437,8 +312,8 @@ def main():
                                for k in ("wall_s", "peak_rss_bytes", "peak_held_bytes")}
             print("tune_glibc: %s: GLIBC_TUNABLES=%s; %d real runs each"
                   % (name, compared, args.reps), file=sys.stderr)
-            runs, comp = real_runs(argv, extra, compared, args.reps)
-            r["real"], r["real_runs"] = comp, runs
+            v = real_runs(build, argv, extra, compared, args.reps)
+            r["real"], r["real_runs"], r["real_verdict"] = v["compare"], v["runs"], v["verdict"]
             r["seconds"] = time.time() - ts
         except (RuntimeError, OSError, ValueError) as e:
             print("tune_glibc: %s: %s" % (name, e), file=sys.stderr)

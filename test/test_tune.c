@@ -1,8 +1,9 @@
-/* test_tune.c - dmm tune-glibc (codegen/tune/tune_glibc.c): the grammar of glibc
- * malloc tunables and its decoding, the settings' text forms, the search
- * made reproducible by a deterministic fitness, what glibc makes of the
- * two forms of the environment (--probe), a small real run whose pasted
- * lines parse back, and bad input. */
+/* test_tune.c - dmm tune-glibc (codegen/tune/, codegen/cli/tune_glibc.c):
+ * the grammar of glibc malloc tunables and its decoding, the settings' text
+ * forms, the search made reproducible by a deterministic fitness, what
+ * glibc makes of the two forms of the environment (--probe), a small real
+ * run whose pasted lines parse back, --verify on a real program, and bad
+ * input. */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -11,8 +12,11 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "codegen/tune/tune_glibc.h"
 #include "codegen/grammar/grammar.h"
+#include "codegen/tune/compare.h"
+#include "codegen/tune/search.h"
+#include "codegen/tune/tunables.h"
+#include "tracer/base/jsonread.h"
 
 #include "test/lib/progrun.h"
 #include "test/lib/rundmm.h"
@@ -488,4 +492,163 @@ Test(tune, bad_input_exits_2_naming_the_file, .init = make_tmpdir, .fini = remov
     cr_expect_eq(run_dmm(tmpdir, u4, err, sizeof err), 1);
     char *u5[] = { DMM, "tune-glibc", NULL };
     cr_expect_eq(run_dmm(tmpdir, u5, err, sizeof err), 1);
+}
+
+/* ---- --verify: the settings on the real program ------------------------------ */
+
+/* dmm's JSON on tmpdir/stdout, parsed. */
+static void read_stdout_json(dmm_jsonread_t *d, char **text)
+{
+    char path[320];
+    size_t len;
+    snprintf(path, sizeof path, "%s/stdout", tmpdir);
+    *text = slurp(path, &len);
+    cr_assert_not_null(*text);
+    dmm_err_t err;
+    cr_assert_eq(dmm_jsonread_parse(d, *text, len, &err), 0, "%s: %s", err.msg, *text);
+}
+
+static double jnum(const dmm_jsonread_t *d, const char *path)
+{
+    double v = NAN;
+    cr_assert_eq(dmm_jsonread_num(d, path, &v), 0, "no number at %s", path);
+    return v;
+}
+
+Test(tune, verify_runs_the_program_both_ways_and_reports_every_number,
+     .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 60)
+{
+    char err[2048];
+    char *args[] = { DMM, "tune-glibc", "-q", "--json", "--verify", "glibc.malloc.top_pad=0",
+                     "--reps", "3", "--", "/bin/sh", "-c", "echo x", NULL };
+    cr_assert_eq(run_dmm(tmpdir, args, err, sizeof err), 0, "%s", err);
+    dmm_jsonread_t d;
+    char *text, s[256];
+    read_stdout_json(&d, &text);
+    cr_expect_eq(jnum(&d, "reps"), 3, "%s", text);
+    cr_expect_eq(jnum(&d, "exit_status"), 0);
+    cr_expect_eq(jnum(&d, "output_bytes"), 2);
+    cr_expect_eq(dmm_jsonread_count(&d, "program"), 3);
+    dmm_jsonread_str(&d, "program.2", s, sizeof s);
+    cr_expect_str_eq(s, "echo x");
+    cr_assert_gt(dmm_jsonread_str(&d, "GLIBC_TUNABLES.tuned", s, sizeof s), 0, "%s", text);
+    cr_expect(strstr(s, "glibc.malloc.top_pad=0"), "%s", s);
+    static const char *const keys[] = { "wall_s", "cpu_s", "maxrss_bytes" };
+    for (int k = 0; k < 3; k++) {
+        char p[128];
+        for (int side = 0; side < 2; side++) {
+            const char *sn = side ? "tuned" : "defaults";
+            snprintf(p, sizeof p, "runs.%s.%s", sn, keys[k]);
+            cr_expect_eq(dmm_jsonread_count(&d, p), 3, "%s", p);
+            for (int i = 0; i < 3; i++) {
+                snprintf(p, sizeof p, "runs.%s.%s.%d", sn, keys[k], i);
+                double v = jnum(&d, p);
+                cr_expect(k == 1 ? v >= 0 : v > 0, "%s = %g", p, v);
+            }
+            char q[160];
+            snprintf(p, sizeof p, "compare.%s.%s.", keys[k], sn);
+            snprintf(q, sizeof q, "%smedian", p);
+            double med = jnum(&d, q);
+            snprintf(q, sizeof q, "%smin", p);
+            double lo = jnum(&d, q);
+            snprintf(q, sizeof q, "%smax", p);
+            double hi = jnum(&d, q);
+            cr_expect(lo <= med && med <= hi, "%s: %g %g %g", p, lo, med, hi);
+        }
+        snprintf(p, sizeof p, "compare.%s.p", keys[k]);
+        double pv = jnum(&d, p);
+        cr_expect(pv > 0 && pv <= 1, "%s = %g", p, pv);
+        snprintf(p, sizeof p, "compare.%s.change_pct", keys[k]);
+        cr_expect(isfinite(jnum(&d, p)), "%s", p);
+        snprintf(p, sizeof p, "compare.%s.effect", keys[k]);
+        cr_assert_gt(dmm_jsonread_str(&d, p, s, sizeof s), 0, "%s", p);
+        cr_expect(!strcmp(s, "gain") || !strcmp(s, "cost") || !strcmp(s, "none"), "%s", s);
+        snprintf(p, sizeof p, "compare.%s.verdict", keys[k]);
+        cr_expect_gt(dmm_jsonread_str(&d, p, s, sizeof s), 0, "%s", p);
+    }
+    cr_expect_gt(dmm_jsonread_str(&d, "verdict", s, sizeof s), 0);
+    dmm_jsonread_free(&d);
+    free(text);
+
+    /* the text: the table and the verdict */
+    char *targs[] = { DMM, "tune-glibc", "-q", "--verify", "glibc.malloc.top_pad=0", "--reps",
+                      "2", "--", "/bin/sh", "-c", "echo x", NULL };
+    cr_assert_eq(run_dmm(tmpdir, targs, err, sizeof err), 0, "%s", err);
+    char path[320];
+    snprintf(path, sizeof path, "%s/stdout", tmpdir);
+    char *out = slurp(path, NULL);
+    cr_expect(strstr(out, "wall time") && strstr(out, "CPU time") && strstr(out, "peak RSS") &&
+              strstr(out, "verdict: "), "%s", out);
+    free(out);
+
+    /* a status other than 0, the same every run, is the program's own */
+    char *sargs[] = { DMM, "tune-glibc", "-q", "--json", "--verify", "glibc.malloc.top_pad=0",
+                      "--reps", "1", "--", "/bin/sh", "-c", "echo y; exit 3", NULL };
+    cr_assert_eq(run_dmm(tmpdir, sargs, err, sizeof err), 0, "%s", err);
+    read_stdout_json(&d, &text);
+    cr_expect_eq(jnum(&d, "exit_status"), 3);
+    dmm_jsonread_free(&d);
+    free(text);
+}
+
+Test(tune, verify_refuses_a_program_that_does_not_do_the_same_every_run,
+     .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 60)
+{
+    char err[2048];
+    /* its process id in its output: another output every run */
+    char *a1[] = { DMM, "tune-glibc", "-q", "--verify", "glibc.malloc.top_pad=0", "--reps", "2",
+                   "--", "/bin/sh", "-c", "echo $$", NULL };
+    cr_expect_eq(run_dmm(tmpdir, a1, err, sizeof err), 2);
+    cr_expect(strstr(err, "run 1 of 4") && strstr(err, "output differs"), "%s", err);
+    /* another exit status on the second run */
+    char flag[320], script[700];
+    snprintf(flag, sizeof flag, "%s/ran", tmpdir);
+    snprintf(script, sizeof script, "if [ -e %s ]; then exit 1; fi; touch %s", flag, flag);
+    char *a2[] = { DMM, "tune-glibc", "-q", "--verify", "glibc.malloc.top_pad=0", "--reps", "2",
+                   "--", "/bin/sh", "-c", script, NULL };
+    cr_expect_eq(run_dmm(tmpdir, a2, err, sizeof err), 2);
+    cr_expect(strstr(err, "run 1 of 4") && strstr(err, "exit status 1"), "%s", err);
+    /* killed */
+    char *a3[] = { DMM, "tune-glibc", "-q", "--verify", "glibc.malloc.top_pad=0", "--", "/bin/sh",
+                   "-c", "kill -9 $$", NULL };
+    cr_expect_eq(run_dmm(tmpdir, a3, err, sizeof err), 2);
+    cr_expect(strstr(err, "warm-up") && strstr(err, "signal 9"), "%s", err);
+    /* not there */
+    char *a4[] = { DMM, "tune-glibc", "-q", "--verify", "glibc.malloc.top_pad=0", "--",
+                   "/nonexistent/program", NULL };
+    cr_expect_eq(run_dmm(tmpdir, a4, err, sizeof err), 2);
+    cr_expect(strstr(err, "/nonexistent/program"), "%s", err);
+}
+
+Test(tune, verify_usage_errors_exit_1_with_a_message, .init = make_tmpdir,
+     .fini = remove_tmpdir)
+{
+    char err[2048];
+    char *u1[] = { DMM, "tune-glibc", "--verify", "glibc.malloc.top_pad=0", NULL };
+    cr_expect_eq(run_dmm(tmpdir, u1, err, sizeof err), 1);
+    cr_expect(strstr(err, "needs a program"), "%s", err);
+    char *u2[] = { DMM, "tune-glibc", "--verify", "glibc.malloc.top_pad=0", "app.trc", NULL };
+    cr_expect_eq(run_dmm(tmpdir, u2, err, sizeof err), 1);
+    cr_expect(strstr(err, "app.trc"), "%s", err);
+    char *u3[] = { DMM, "tune-glibc", "--verify", "glibc.malloc.top_pad=1m", "--", "/bin/true",
+                   NULL };
+    cr_expect_eq(run_dmm(tmpdir, u3, err, sizeof err), 1);
+    cr_expect(strstr(err, "1m"), "%s", err);
+    char *u4[] = { DMM, "tune-glibc", "--verify", "", "--", "/bin/true", NULL };
+    cr_expect_eq(run_dmm(tmpdir, u4, err, sizeof err), 1);
+    cr_expect(strstr(err, "--verify"), "%s", err);
+    char *u5[] = { DMM, "tune-glibc", "--verify", "glibc.malloc.top_pad=0", "--reps", "0", "--",
+                   "/bin/true", NULL };
+    cr_expect_eq(run_dmm(tmpdir, u5, err, sizeof err), 1);
+    cr_expect(strstr(err, "--reps"), "%s", err);
+    char *u6[] = { DMM, "tune-glibc", "--verify", "glibc.malloc.top_pad=0", "--pop", "4", "--",
+                   "/bin/true", NULL };
+    cr_expect_eq(run_dmm(tmpdir, u6, err, sizeof err), 1);
+    cr_expect(strstr(err, "--pop"), "%s", err);
+    char *u7[] = { DMM, "tune-glibc", "--", "/bin/true", NULL };
+    cr_expect_eq(run_dmm(tmpdir, u7, err, sizeof err), 1);
+    cr_expect(strstr(err, "--verify"), "%s", err);
+    char *u8[] = { DMM, "tune-glibc", "--verify", NULL };
+    cr_expect_eq(run_dmm(tmpdir, u8, err, sizeof err), 1);
+    cr_expect(strstr(err, "needs a value"), "%s", err);
 }
