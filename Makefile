@@ -37,7 +37,9 @@ TRACE_SO_SRC := preload/recorder/trace_shim.c preload/common/options.c preload/r
 TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
 # libdmm.so: the allocator classes and the chain, without the simulator.
 ALLOC_SRC    := $(wildcard allocators/core/*.c allocators/classes/*.c allocators/chain/*.c)
-DMM_SO_SRC   := preload/shim/dmm_shim.c preload/common/options.c $(ALLOC_SRC)
+# The malloc family both DMM libraries share; each adds its back end.
+SHIM_SRC     := preload/shim/shim.c preload/shim/check.c preload/shim/offload.c
+DMM_SO_SRC   := $(SHIM_SRC) preload/shim/backend_chain.c preload/common/options.c $(ALLOC_SRC)
 DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 
 TEST_SRC  := $(wildcard test/test_*.c)
@@ -75,12 +77,13 @@ $(O)/libdmmtrace.so: $(TRACE_SO_OBJ)
 $(O)/libdmm.so: $(DMM_SO_OBJ)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
 
-# libdmm_evolved.so: the chain of EVOLVED_DMM as C source (dmm codegen), the
-# shim of libdmm.so around it (preload/shim/evolved_shim.c includes both), and the
+# libdmm_evolved.so: the chain of EVOLVED_DMM as C source (dmm codegen), its
+# back end (preload/shim/backend_evolved.c), the shim of libdmm.so, and the
 # allocator classes built again without cost counting (DMM_COUNT=0).
 # `make evolve` sets EVOLVED_DMM to the search's best.dmm.
 EVOLVED_DMM ?= codegen/default.dmm
-EVOLVED_OBJ := $(O)/evolved/evolved_shim.o $(O)/pic/preload/common/options.o \
+EVOLVED_OBJ := $(O)/evolved/dmm_evolved.o $(O)/pic-nocount/preload/shim/backend_evolved.o \
+               $(SHIM_SRC:%.c=$(O)/pic/%.o) $(O)/pic/preload/common/options.o \
                $(patsubst %.c,$(O)/pic-nocount/%.o,$(ALLOC_SRC))
 
 # Which .dmm the generated source came from: regenerate when it changes.
@@ -93,8 +96,8 @@ $(O)/evolved/dmm_evolved.c: $(EVOLVED_DMM) $(O)/evolved/source.path $(O)/dmm
 	$(O)/dmm codegen -o $@ $(EVOLVED_DMM)
 	cp $(EVOLVED_DMM) $(O)/evolved/source.dmm
 
-$(O)/evolved/evolved_shim.o: preload/shim/evolved_shim.c $(O)/evolved/dmm_evolved.c | deps
-	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -I$(O)/evolved -MMD -MP -c $< -o $@
+$(O)/evolved/dmm_evolved.o: $(O)/evolved/dmm_evolved.c | deps
+	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
 
 $(O)/pic-nocount/%.o: %.c | deps
 	@mkdir -p $(dir $@)
@@ -193,8 +196,8 @@ TS        := $(O)/tsan
 TSAN_FLAGS := -O1 -g -fsanitize=thread $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC \
               -I. -fno-builtin-malloc -fno-builtin-free \
               -fno-builtin-calloc -fno-builtin-realloc
-TSAN_ALLOC    := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/shim/dmm_shim.c,$(DMM_SO_SRC)))
-TSAN_ALLOC_NC := $(patsubst %.c,$(TS)/nocount/%.o,$(filter-out preload/shim/dmm_shim.c,$(DMM_SO_SRC)))
+TSAN_ALLOC    := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/shim/%,$(DMM_SO_SRC)))
+TSAN_ALLOC_NC := $(patsubst %.c,$(TS)/nocount/%.o,$(filter-out preload/shim/%,$(DMM_SO_SRC)))
 TSAN_WRITER   := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/recorder/trace_shim.c,$(TRACE_SO_SRC)))
 TSAN_READER   := $(patsubst %.c,$(TS)/obj/%.o,tracer/format/trace.c tracer/format/trc_read.c \
                    tracer/format/crc32.c tracer/format/textfmt.c tracer/format/opstream.c)
@@ -209,19 +212,23 @@ $(TS)/obj/%.o: %.c | deps
 $(TS)/nocount/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
-$(TS)/dmm_shim.o: preload/shim/dmm_shim.c | deps
-	@mkdir -p $(dir $@)
-	$(TSANCC) $(TSAN_FLAGS) -MMD -MP -MT $@ -MF $@.d -c $< -o $@.tmp
+# Each library's shim objects as one (ld -r), renamed as a whole so that
+# its parts still call each other.
+$(TS)/shim_libdmm.o: $(patsubst %.c,$(TS)/obj/%.o,$(SHIM_SRC) preload/shim/backend_chain.c)
+	$(LD) -r -o $@.tmp $^
 	$(TSAN_RENAME)
-$(TS)/evolved_shim.o: preload/shim/evolved_shim.c $(O)/evolved/dmm_evolved.c | deps
-	@mkdir -p $(dir $@)
-	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -I$(O)/evolved -MMD -MP -MT $@ -MF $@.d -c $< -o $@.tmp
+$(TS)/shim_evolved.o: $(patsubst %.c,$(TS)/obj/%.o,$(SHIM_SRC)) \
+                      $(TS)/nocount/preload/shim/backend_evolved.o $(TS)/evolved/dmm_evolved.o
+	$(LD) -r -o $@.tmp $^
 	$(TSAN_RENAME)
+$(TS)/evolved/dmm_evolved.o: $(O)/evolved/dmm_evolved.c | deps
+	@mkdir -p $(dir $@)
+	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
 $(TS)/tsan_chain: $(TS)/obj/test/tsan/tsan_chain.o $(TSAN_ALLOC)
 	$(TSANCC) $(TSAN_FLAGS) -o $@ $(filter %.o,$^) -lpthread
-$(TS)/tsan_libdmm: test/tsan/tsan_chain.c $(TS)/dmm_shim.o $(TSAN_ALLOC) | deps
+$(TS)/tsan_libdmm: test/tsan/tsan_chain.c $(TS)/shim_libdmm.o $(TSAN_ALLOC) | deps
 	$(TSANCC) $(TSAN_FLAGS) -DTSAN_SHIM='"libdmm.so"' -MMD -MP -MT $@ -MF $@.d -o $@ $(filter %.c %.o,$^) -lpthread -ldl
-$(TS)/tsan_evolved: test/tsan/tsan_chain.c $(TS)/evolved_shim.o $(TSAN_ALLOC_NC) | deps
+$(TS)/tsan_evolved: test/tsan/tsan_chain.c $(TS)/shim_evolved.o $(TSAN_ALLOC_NC) | deps
 	$(TSANCC) $(TSAN_FLAGS) -DTSAN_SHIM='"libdmm_evolved.so"' -MMD -MP -MT $@ -MF $@.d -o $@ $(filter %.c %.o,$^) -lpthread -ldl
 $(TS)/libdmmtrace_tsan.so: $(TSAN_WRITER)
 	$(TSANCC) $(TSAN_FLAGS) -shared -o $@ $(filter %.o,$^) -lunwind -lzstd -lpthread

@@ -3,12 +3,11 @@
 #include "allocators/chain/chain.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
-extern char __libc_single_threaded;
+#include "tracer/base/spinlock.h"
 
 #define LARGE_MAGIC 0x4c415247454d4d44ull   /* "DMMEGRAL" */
 
@@ -18,24 +17,6 @@ typedef struct large_hdr {
     uint32_t  magic32;    /* low half of LARGE_MAGIC */
 } large_hdr_t;
 _Static_assert(sizeof(large_hdr_t) == 16, "the fallback header is 16 bytes");
-
-static void lock(int *l)
-{
-    if (__libc_single_threaded)
-        return;
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
-            sched_yield();
-}
-
-static void unlock(int *l)
-{
-    if (__libc_single_threaded) {
-        *l = 0;
-        return;
-    }
-    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
-}
 
 dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, char *err, size_t errlen)
 {
@@ -157,11 +138,11 @@ void *dmm_chain_malloc(dmm_chain_t *c, size_t n)
     if (i < 0)
         return large_alloc(c, n, 0);
     dmm_alloc_t *a = &c->alloc[i];
-    lock(&c->locks[i]);
+    dmm_spin_lock_mt(&c->locks[i]);
     void *p = a->ops->malloc(a, n);
     if (p)
         a->served++;
-    unlock(&c->locks[i]);
+    dmm_spin_unlock_mt(&c->locks[i]);
     if (!p)
         errno = ENOMEM;
     return p;
@@ -209,9 +190,9 @@ void dmm_chain_free(dmm_chain_t *c, void *p)
     if (o < 1 || o > (unsigned)c->n)
         return;   /* not ours: callers decide (libdmm.so checks first) */
     dmm_alloc_t *a = &c->alloc[o - 1];
-    lock(&c->locks[o - 1]);
+    dmm_spin_lock_mt(&c->locks[o - 1]);
     a->ops->free(a, p);
-    unlock(&c->locks[o - 1]);
+    dmm_spin_unlock_mt(&c->locks[o - 1]);
 }
 
 size_t dmm_chain_usable(dmm_chain_t *c, const void *p)
@@ -224,9 +205,9 @@ size_t dmm_chain_usable(dmm_chain_t *c, const void *p)
     if (o < 1 || o > (unsigned)c->n)
         return 0;
     dmm_alloc_t *a = &c->alloc[o - 1];
-    lock(&c->locks[o - 1]);
+    dmm_spin_lock_mt(&c->locks[o - 1]);
     size_t u = a->ops->usable(a, p);
-    unlock(&c->locks[o - 1]);
+    dmm_spin_unlock_mt(&c->locks[o - 1]);
     return u;
 }
 
@@ -250,12 +231,12 @@ void *dmm_chain_realloc(dmm_chain_t *c, void *p, size_t n)
     } else if (o >= 1 && o <= (unsigned)c->n) {
         dmm_alloc_t *a = &c->alloc[o - 1];
         int i = dmm_chain_which(c, n);
-        lock(&c->locks[o - 1]);
+        dmm_spin_lock_mt(&c->locks[o - 1]);
         old = a->ops->usable(a, p);
         int done = (i == (int)o - 1) && a->ops->resize(a, p, n) == 0;
         if (done)
             a->served++;
-        unlock(&c->locks[o - 1]);
+        dmm_spin_unlock_mt(&c->locks[o - 1]);
         if (done)
             return p;
     } else {
@@ -277,30 +258,23 @@ size_t dmm_chain_check(dmm_chain_t *c)
 {
     size_t v = 0;
     for (int i = 0; i < c->n; i++) {
-        lock(&c->locks[i]);
+        dmm_spin_lock_mt(&c->locks[i]);
         v += c->alloc[i].ops->check(&c->alloc[i]);
-        unlock(&c->locks[i]);
+        dmm_spin_unlock_mt(&c->locks[i]);
     }
     return v;
-}
-
-static void force_lock(int *l)
-{
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
-            sched_yield();
 }
 
 void dmm_chain_lock_all(dmm_chain_t *c)
 {
     for (int i = 0; i < c->n; i++)
-        force_lock(&c->locks[i]);
-    force_lock(&c->ps.lock);
+        dmm_spin_lock(&c->locks[i]);
+    dmm_spin_lock(&c->ps.lock);
 }
 
 void dmm_chain_unlock_all(dmm_chain_t *c)
 {
-    __atomic_store_n(&c->ps.lock, 0, __ATOMIC_RELEASE);
+    dmm_spin_unlock(&c->ps.lock);
     for (int i = c->n - 1; i >= 0; i--)
-        __atomic_store_n(&c->locks[i], 0, __ATOMIC_RELEASE);
+        dmm_spin_unlock(&c->locks[i]);
 }

@@ -8,24 +8,13 @@
 #include "allocators/core/pagesrc.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "tracer/base/spinlock.h"
+
 #define MIN_ARENA   (64u << 20)
 #define DEF_ARENA   ((size_t)64 << 30)    /* 64 GiB of address space */
-
-static void lock(dmm_pagesrc_t *ps)
-{
-    while (__atomic_exchange_n(&ps->lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&ps->lock, __ATOMIC_RELAXED))
-            sched_yield();
-}
-
-static void unlock(dmm_pagesrc_t *ps)
-{
-    __atomic_store_n(&ps->lock, 0, __ATOMIC_RELEASE);
-}
 
 static size_t round_up(size_t n, size_t a)
 {
@@ -185,7 +174,7 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         return NULL;
     }
     len = round_up(len, DMM_PAGE);
-    lock(ps);
+    dmm_spin_lock(&ps->lock);
     ps->calls++;
     /* a retained chunk of this length, newest first */
     for (size_t i = ps->nretained; i-- > 0;) {
@@ -199,7 +188,7 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         dmm_arena_t *a = arena_of(ps, r.start);
         memset(a->map + (r.start - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
         ps->chunk_bytes += len;
-        unlock(ps);
+        dmm_spin_unlock(&ps->lock);
         return (void *)r.start;
     }
     /* first fit by address among the ranges given back */
@@ -222,7 +211,7 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
             free_range(ps, s + len, rstart + rlen - (s + len));
         if (ps->cost)
             DMM_COST(ps->cost, pages, len / DMM_PAGE);
-        unlock(ps);
+        dmm_spin_unlock(&ps->lock);
         return (void *)s;
     }
     /* the bump pointer of the newest arena that has room */
@@ -253,10 +242,10 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
             free_range(ps, old, s - old);
         if (ps->cost)
             DMM_COST(ps->cost, pages, len / DMM_PAGE);
-        unlock(ps);
+        dmm_spin_unlock(&ps->lock);
         return (void *)s;
     }
-    unlock(ps);
+    dmm_spin_unlock(&ps->lock);
     errno = ENOMEM;
     return NULL;
 }
@@ -278,7 +267,7 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
 {
     uintptr_t s = (uintptr_t)p;
     len = round_up(len, DMM_PAGE);
-    lock(ps);
+    dmm_spin_lock(&ps->lock);
     ps->calls++;
     dmm_arena_t *a = arena_of(ps, s);
     if (a && len && s + len <= a->base + a->size) {
@@ -301,7 +290,7 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
             drop(ps, s, len);
         }
     }
-    unlock(ps);
+    dmm_spin_unlock(&ps->lock);
 }
 
 unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p)

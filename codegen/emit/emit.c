@@ -123,10 +123,11 @@ static void put_header(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *in)
     put_map(f, d, " *   ");
     fputs(" *\n * Requests in no range above, and alignments above 16 bytes, take the\n"
           " * chain's fallback path (a page-granular chunk of their own).\n *\n"
-          " * preload/shim/evolved_shim.c includes this file: dmm_evolved_desc builds the\n"
-          " * chain, dmm_evolved_which() picks an allocator with the range bounds as\n"
-          " * constants, and the class calls below name each allocator's ops, which\n"
-          " * link-time optimisation turns into direct calls. */\n", f);
+          " * libdmm_evolved.so links this file with preload/shim/backend_evolved.c,\n"
+          " * which calls it by the names of preload/shim/dmm_evolved.h: dmm_evolved_desc\n"
+          " * builds the chain, dmm_evolved_which() picks an allocator with the range\n"
+          " * bounds as constants, and the class calls below name each allocator's ops,\n"
+          " * which link-time optimisation turns into direct calls. */\n", f);
 }
 
 static void put_desc(FILE *f, const dmm_desc_t *d)
@@ -149,7 +150,7 @@ static void put_desc(FILE *f, const dmm_desc_t *d)
     fputs("    },\n    .title = ", f);
     put_c_string(f, d->title);
     fputs(",\n};\n\n", f);
-    fputs("static inline const dmm_desc_t *dmm_evolved_description(void)\n{\n"
+    fputs("const dmm_desc_t *dmm_evolved_description(void)\n{\n"
           "    return &dmm_evolved_desc;\n}\n\n", f);
 }
 
@@ -173,19 +174,21 @@ static void put_which(FILE *f, const dmm_desc_t *d)
     }
     if (!open_end)
         fputs("    return -1;\n", f);
-    fputs("}\n\n", f);
+    fputs("}\n\n/* The same, by the name the library's back end calls. */\n"
+          "int dmm_evolved_pick(size_t n)\n{\n    return dmm_evolved_which(n);\n}\n\n", f);
 }
 
 static void put_calls(FILE *f, const dmm_desc_t *d)
 {
-    fputs("/* Allocator i of chain c, through its class's ops by name. */\n"
-          "static inline void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n)\n{\n"
+    fputs("/* Allocator i of chain c, through its class's ops by name.  inline: a hint\n"
+          " * that lets link-time optimisation put them into malloc and free. */\n"
+          "inline void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n)\n{\n"
           "    switch (i) {\n", f);
     for (int i = 0; i < d->n; i++)
         fprintf(f, "    case %d:\n        return %s.malloc(&c->alloc[%d], n);\n", i,
                 classes[d->a[i].cls].ops, i);
     fputs("    default:\n        return NULL;\n    }\n}\n\n", f);
-    fputs("static inline void dmm_evolved_class_free(dmm_chain_t *c, int i, void *p)\n{\n"
+    fputs("inline void dmm_evolved_class_free(dmm_chain_t *c, int i, void *p)\n{\n"
           "    switch (i) {\n", f);
     for (int i = 0; i < d->n; i++)
         fprintf(f, "    case %d:\n        %s.free(&c->alloc[%d], p);\n        break;\n", i,
@@ -204,7 +207,8 @@ int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info)
             return -1;
         }
     put_header(f, d, info ? info : &none);
-    fputs("#ifndef DMM_EVOLVED_C\n#define DMM_EVOLVED_C\n\n#include <stddef.h>\n\n"
+    fputs("#ifndef DMM_EVOLVED_C\n#define DMM_EVOLVED_C\n\n"
+          "#include \"preload/shim/dmm_evolved.h\"\n\n#include <stddef.h>\n\n"
           "#include \"allocators/core/alloc.h\"\n#include \"allocators/chain/chain.h\"\n"
           "#include \"allocators/chain/desc.h\"\n\n", f);
     put_desc(f, d);

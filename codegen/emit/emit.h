@@ -7,10 +7,11 @@
  *   static const dmm_desc_t dmm_evolved_desc = { ... };      the chain
  *   static inline int dmm_evolved_which(size_t n);           size -> allocator,
  *                                                             literal bounds
- *   static inline void *dmm_evolved_class_malloc(c, i, n);   allocator i's class
- *   static inline void  dmm_evolved_class_free(c, i, p);     called by name
+ *   inline void *dmm_evolved_class_malloc(c, i, n);          allocator i's class
+ *   inline void  dmm_evolved_class_free(c, i, p);            called by name
  *
- * preload/shim/evolved_shim.c includes it and builds the malloc family on it.
+ * and the names of preload/shim/dmm_evolved.h, by which libdmm_evolved.so's
+ * back end (preload/shim/backend_evolved.c) calls it.
  * The ops structs of the classes are constant, so with -flto the calls
  * through dmm_class_X.malloc become direct calls. */
 #ifndef DMM_EMIT_H

@@ -31,6 +31,7 @@
 #include "tracer/format/trcfmt.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/crc32.h"
+#include "tracer/base/spinlock.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -121,28 +122,6 @@ static void say(const char *a, const char *b, const char *c)
     msg[n++] = '\n';
     ssize_t r = write(2, msg, n);
     (void)r;
-}
-
-static void spin_lock(int *l)
-{
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
-            sched_yield();
-}
-
-static int try_lock(int *l, int tries)
-{
-    for (int i = 0; i < tries; i++) {
-        if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-            return 1;
-        sched_yield();
-    }
-    return 0;
-}
-
-static void spin_unlock(int *l)
-{
-    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
 static uint64_t now_ns(void)
@@ -453,12 +432,12 @@ static void clock_sync(tstate_t *s)
 static void flush_own(tstate_t *s)
 {
     int saved = errno;
-    spin_lock(&s->lock);
+    dmm_spin_lock(&s->lock);
     uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
     write_block(s, s->flushed, pos);
     s->flushed = 0;
     __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
-    spin_unlock(&s->lock);
+    dmm_spin_unlock(&s->lock);
     /* each block of a thread starts with a clock sync: a trace cut short
      * still has two to convert its ticks with */
     if (s->mode == TS_ACTIVE && !__atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED))
@@ -469,14 +448,14 @@ static void flush_own(tstate_t *s)
 /* Flush another thread's pending records, leaving its buffer in place. */
 static void flush_other(tstate_t *s, int in_signal)
 {
-    if (in_signal ? !try_lock(&s->lock, 100) : (spin_lock(&s->lock), 0))
+    if (in_signal ? !dmm_spin_trylock(&s->lock, 100) : (dmm_spin_lock(&s->lock), 0))
         return;
     uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
     if (pos > s->flushed) {
         write_block(s, s->flushed, pos);
         s->flushed = pos;
     }
-    spin_unlock(&s->lock);
+    dmm_spin_unlock(&s->lock);
 }
 
 static void flush_all_impl(int final, int in_signal)
@@ -486,11 +465,12 @@ static void flush_all_impl(int final, int in_signal)
     int saved = errno;
     if (final)
         __atomic_store_n(&g_unbuffered, 1, __ATOMIC_RELEASE);
-    int locked = in_signal ? try_lock(&g_registry_lock, 1000) : (spin_lock(&g_registry_lock), 1);
+    int locked = in_signal ? dmm_spin_trylock(&g_registry_lock, 1000)
+                           : (dmm_spin_lock(&g_registry_lock), 1);
     if (locked) {
         for (tstate_t *s = g_registry; s; s = s->next)
             flush_other(s, in_signal);
-        spin_unlock(&g_registry_lock);
+        dmm_spin_unlock(&g_registry_lock);
     }
     if (ts.mode != TS_NONE)   /* an exiting thread is no longer registered */
         flush_other(&ts, in_signal);
@@ -513,21 +493,21 @@ void dmm_tw_flush_all(int final)
 
 static void registry_add(tstate_t *s)
 {
-    spin_lock(&g_registry_lock);
+    dmm_spin_lock(&g_registry_lock);
     s->next = g_registry;
     g_registry = s;
-    spin_unlock(&g_registry_lock);
+    dmm_spin_unlock(&g_registry_lock);
 }
 
 static void registry_remove(tstate_t *s)
 {
-    spin_lock(&g_registry_lock);
+    dmm_spin_lock(&g_registry_lock);
     for (tstate_t **p = &g_registry; *p; p = &(*p)->next)
         if (*p == s) {
             *p = s->next;
             break;
         }
-    spin_unlock(&g_registry_lock);
+    dmm_spin_unlock(&g_registry_lock);
 }
 
 static void thread_start(tstate_t *s)
@@ -563,14 +543,14 @@ static void thread_exit(void *arg)
     append(s, &r);
     flush_own(s);
     registry_remove(s);
-    spin_lock(&s->lock);
+    dmm_spin_lock(&s->lock);
     if (s->buf != s->small)
         munmap(s->buf, BUF_SLOTS * sizeof(dmm_trc_rec_t));
     s->buf = s->small;
     s->cap = SMALL_SLOTS;
     s->pos = s->flushed = 0;
     s->mode = TS_EXITING;
-    spin_unlock(&s->lock);
+    dmm_spin_unlock(&s->lock);
     s->in_tracer--;
 }
 
@@ -579,12 +559,12 @@ static void thread_exit(void *arg)
 static void atfork_prepare(void)
 {
     ts.in_tracer++;
-    spin_lock(&g_registry_lock);
+    dmm_spin_lock(&g_registry_lock);
 }
 
 static void atfork_parent(void)
 {
-    spin_unlock(&g_registry_lock);
+    dmm_spin_unlock(&g_registry_lock);
     ts.in_tracer--;
     if (dmm_tw_enter()) {
         dmm_tw_record(DMM_TRC_FORK, dmm_tw_seq(), 0, 0, NULL, NULL, 0);

@@ -3,8 +3,9 @@
  *
  *   tsan_chain [FILE.dmm ...]        the chain API, every preset and chain
  *   tsan_libdmm, tsan_evolved         the same work through the malloc family
- *                                     of preload/shim/dmm_shim.c (DMM_CONFIG,
- *                                     DMM_CHECK as set) or evolved_shim.c
+ *                                     of preload/shim/shim.c with libdmm.so's
+ *                                     back end (DMM_CONFIG, DMM_CHECK as set)
+ *                                     or libdmm_evolved.so's
  *
  * Criterion does not start under TSan, and a TSan runtime cannot sit under
  * an LD_PRELOAD'd malloc, so these are plain programs built with
@@ -12,10 +13,10 @@
  * tsan_chain calls the chain (allocators/chain.h) directly, for the presets
  * kng lea fib s10 exa, two multi-class chains with gaps, and every .dmm file
  * named, each in a new process so that each starts single-threaded.  The
- * shim builds (TSAN_SHIM) link the shim's object with its exported names
- * prefixed tsan_shim_ (objcopy), so its malloc does not replace TSan's; the
- * chain is then the shim's, started by its constructor, and fork runs the
- * shim's own atfork handlers.  The work, in each process:
+ * shim builds (TSAN_SHIM) link the shim's objects, made one (ld -r), with
+ * its exported names prefixed tsan_shim_ (objcopy), so its malloc does not
+ * replace TSan's; the chain is then the shim's, started by its constructor,
+ * and fork runs the shim's own atfork handlers.  The work, in each process:
  *
  *   1. the main thread allocates blocks of every range, the fallback path
  *      and aligned blocks while the process is single-threaded (the chain
@@ -25,7 +26,7 @@
  *      realloc, the aligned calls, usable-size queries and frees, handing
  *      every eighth block to another thread to free; thread 0 runs the
  *      chain's check while the others work and, half-way, forks with the
- *      chain's locks held across the fork (as dmm_shim.c does); the child
+ *      chain's locks held across the fork (as the shim does); the child
  *      allocates, checks and frees on the inherited chain alone;
  *   3. the main thread joins, frees what is left and checks the chain.
  *
@@ -75,8 +76,8 @@ static void fail(const char *fmt, ...)
 /* ---- the allocator under test ----------------------------------------- */
 
 #ifdef TSAN_SHIM
-/* The malloc family of dmm_shim.c, renamed (see the Makefile); TSAN_SHIM
- * names the library ("libdmm.so" or "libdmm_evolved.so"). */
+/* The malloc family of preload/shim/shim.c, renamed (see the Makefile);
+ * TSAN_SHIM names the library ("libdmm.so" or "libdmm_evolved.so"). */
 void  *tsan_shim_malloc(size_t n);
 void  *tsan_shim_calloc(size_t nmemb, size_t size);
 void  *tsan_shim_realloc(void *p, size_t n);
@@ -276,7 +277,7 @@ static void check_mail(const void *p)
 /* ---- fork ------------------------------------------------------------- */
 
 #ifndef TSAN_SHIM
-/* The chain's locks are held across fork, as in dmm_shim.c. */
+/* The chain's locks are held across fork, as in preload/shim/shim.c. */
 static void atfork_prepare(void)
 {
     dmm_chain_lock_all(g_chain);

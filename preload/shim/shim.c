@@ -1,6 +1,11 @@
-/* dmm_shim.c - the malloc family of libdmm.so: any program on any DMM.
+/* shim.c - the malloc family of libdmm.so and libdmm_evolved.so: any
+ * program on any DMM.
  *
  *   LD_PRELOAD=build/libdmm.so DMM_CONFIG=lea|kng|fib|s10|exa|file.dmm ./app
+ *   LD_PRELOAD=build/libdmm_evolved.so ./app
+ *
+ * Both libraries link this file; what differs between them is their back
+ * end (backend.h): which chain, and how malloc and free reach it.
  *
  * The chain is built on the first call (which may come from the dynamic
  * loader, before any constructor): its description is parsed without
@@ -17,17 +22,16 @@
  *
  * DMM_CHECK=1 checks every free, realloc and malloc_usable_size for double
  * frees, foreign and interior pointers and overwritten headers and guards,
- * and aborts naming the fault (check.h).  It is decided in init(), before
+ * and aborts naming the fault (check.c).  It is decided in init(), before
  * the chain returns any block, and costs nothing when off: it is a state
- * of its own (4), and the fast path's one test (state 2) is unchanged.
+ * of its own (DMM_SHIM_CHECKED), and the fast path's one test (DMM_SHIM_ON)
+ * is unchanged.
  *
  * DMM_OFFLOAD=1 hands frees to a helper thread through a bounded lock-free
- * queue (offload.h); free's fast path then sends every free to its slow
+ * queue (offload.c); free's fast path then sends every free to its slow
  * path, which queues it (or frees it itself when the queue is full).
  * DMM_CHECK=1 turns it off. */
-#include "allocators/chain/chain.h"
-#include "allocators/chain/desc.h"
-#include "preload/common/options.h"
+#include "preload/shim/shim.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,54 +43,38 @@
 #include <string.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "allocators/chain/chain.h"
+#include "allocators/chain/desc.h"
+#include "preload/common/options.h"
+#include "preload/shim/backend.h"
+#include "preload/shim/check.h"
+#include "preload/shim/offload.h"
 
-/* libdmm_evolved.so compiles this file a second time, included from
- * preload/shim/evolved_shim.c with DMM_EVOLVED defined: the chain is then the
- * generated dmm_evolved_desc, and malloc and free take the shim_malloc,
- * shim_free and shim_class_free that evolved_shim.c defines. */
-#ifndef DMM_EVOLVED
-#define shim_malloc dmm_chain_malloc
-#define shim_free   dmm_chain_free
-/* The free of allocator i of the chain, its lock held by the caller (the
- * DMM_OFFLOAD helper, offload.h): what dmm_chain_free does inside it. */
-static inline void shim_class_free(dmm_chain_t *c, int i, void *p)
-{
-    DMM_COST(&c->cost, ops, 1);
-    c->alloc[i].ops->free(&c->alloc[i], p);
-}
-#endif
-
-static dmm_chain_t *g_chain;
-/* 0 new, 1 starting, 2 on, 3 off (glibc), 4 on with DMM_CHECK, 5 on and
- * the next malloc is to start the DMM_OFFLOAD helper (offload.h) */
-static int g_state;
-/* 2 when free's fast path may free at once: the chain is on, and frees are
- * neither checked (DMM_CHECK) nor offloaded (DMM_OFFLOAD); 0 otherwise. */
-static int g_free_state;
-/* Set while this thread builds the chain: what it allocates meanwhile
- * (pthread_atfork, atexit) comes from glibc and goes back there. */
-static __thread int t_starting __attribute__((tls_model("initial-exec")));
+dmm_chain_t *dmm_shim_chain;
+dmm_shim_state_t dmm_shim_state;
+__thread int dmm_shim_starting __attribute__((tls_model("initial-exec")));
+/* DMM_SHIM_ON when free's fast path may free at once: the chain is on, and
+ * frees are neither checked (DMM_CHECK) nor offloaded (DMM_OFFLOAD);
+ * DMM_SHIM_NEW otherwise. */
+static dmm_shim_state_t g_free_state;
 static int g_stats;
 static int g_check;
-
-#include "preload/shim/check.h"
 
 /* The glibc blocks of the start, recorded for DMM_CHECK (check.h). */
 static void *glibc_note(void *p)
 {
-    if (p && t_starting)
-        ck_glibc_set(NULL, p);
+    if (p && dmm_shim_starting)
+        dmm_check_glibc_set(NULL, p);
     return p;
 }
 
 static void glibc_forget(void *p)
 {
-    if (t_starting)
-        ck_glibc_set(p, NULL);
+    if (dmm_shim_starting)
+        dmm_check_glibc_set(p, NULL);
 }
 
-static void say(const char *a, const char *b)
+void dmm_shim_say(const char *a, const char *b)
 {
     char msg[1200];
     int n = snprintf(msg, sizeof msg, "dmm: %s%s\n", a, b);
@@ -96,73 +84,48 @@ static void say(const char *a, const char *b)
     }
 }
 
-#include "preload/shim/offload.h"
-
 /* Fork: the helper between batches (it takes the chain's locks inside its
  * consumer lock, so that comes first), then DMM_CHECK's lock, then the
  * chain's. */
 static void atfork_prepare(void)
 {
-    ofl_prepare();
+    dmm_offload_prepare();
     if (g_check)
-        ck_lock_fork();
-    if (g_chain)
-        dmm_chain_lock_all(g_chain);
+        dmm_check_lock_fork();
+    if (dmm_shim_chain)
+        dmm_chain_lock_all(dmm_shim_chain);
 }
 
 static void atfork_parent(void)
 {
-    if (g_chain)
-        dmm_chain_unlock_all(g_chain);
+    if (dmm_shim_chain)
+        dmm_chain_unlock_all(dmm_shim_chain);
     if (g_check)
-        ck_unlock_fork();
-    ofl_parent();
+        dmm_check_unlock_fork();
+    dmm_offload_parent();
 }
 
 static void atfork_child(void)
 {
-    if (g_chain)
-        dmm_chain_unlock_all(g_chain);
+    if (dmm_shim_chain)
+        dmm_chain_unlock_all(dmm_shim_chain);
     if (g_check)
-        ck_unlock_fork();
-    if (g_chain)
-        ofl_child(g_chain);
+        dmm_check_unlock_fork();
+    if (dmm_shim_chain)
+        dmm_offload_child(dmm_shim_chain);
 }
 
 static void print_stats(void)
 {
-    dmm_chain_t *c = g_chain;
+    dmm_chain_t *c = dmm_shim_chain;
     if (!c || !g_stats)
         return;
     char buf[4096];
-#ifdef DMM_EVOLVED
-    int n = snprintf(buf, sizeof buf,
-                     "dmm: %s\n"
-                     "dmm: libdmm_evolved.so (no cost counters); footprint %zu bytes now, "
-                     "%zu at peak; %llu page-source calls; fallback %llu\n",
-                     c->desc.title[0] ? c->desc.title : "dmm 1", c->ps.footprint, c->ps.peak,
-                     (unsigned long long)c->ps.calls, (unsigned long long)c->large_served);
-#else
-    int n = snprintf(buf, sizeof buf,
-                     "dmm: %s\n"
-                     "dmm: T %llu cost units; footprint %zu bytes now, %zu at peak; "
-                     "%llu page-source calls\n"
-                     "dmm: ops %llu, nodes %llu, header reads %llu, writes %llu, "
-                     "splits %llu, coalesces %llu, realloc copies %llu bytes, fallback %llu\n",
-                     c->desc.title[0] ? c->desc.title : "dmm 1",
-                     (unsigned long long)dmm_cost_units(&c->cost), c->ps.footprint, c->ps.peak,
-                     (unsigned long long)c->ps.calls, (unsigned long long)c->cost.ops,
-                     (unsigned long long)c->cost.nodes, (unsigned long long)c->cost.hdr_reads,
-                     (unsigned long long)c->cost.hdr_writes, (unsigned long long)c->cost.splits,
-                     (unsigned long long)c->cost.coalesces, (unsigned long long)c->cost.copied,
-                     (unsigned long long)c->large_served);
-#endif
+    int n = dmm_backend_stats(c, buf, sizeof buf);
     if (g_check && n > 0 && (size_t)n < sizeof buf)
-        n += snprintf(buf + n, sizeof buf - (size_t)n,
-                      "dmm: DMM_CHECK on: %llu frees checked; quarantine %zu blocks, %zu bytes\n",
-                      (unsigned long long)ck_nfrees, ck_qcount, ck_qbytes);
+        n += dmm_check_print(buf + n, sizeof buf - (size_t)n);
     if (n > 0 && (size_t)n < sizeof buf)
-        n += ofl_print(buf + n, sizeof buf - (size_t)n);
+        n += dmm_offload_print(buf + n, sizeof buf - (size_t)n);
     for (int i = 0; i < c->n && n > 0 && (size_t)n < sizeof buf - 300; i++) {
         char line[256];
         dmm_desc_print_line(&c->desc.a[i], line, sizeof line);
@@ -177,7 +140,6 @@ static void print_stats(void)
 
 static void init(void)
 {
-    const char *cfg = environ ? secure_getenv("DMM_CONFIG") : NULL;
     const char *st = environ ? secure_getenv("DMM_STATS") : NULL;
     const char *ck = environ ? secure_getenv("DMM_CHECK") : NULL;
     const char *of = environ ? secure_getenv("DMM_OFFLOAD") : NULL;
@@ -185,96 +147,94 @@ static void init(void)
     int check = ck && *ck && strcmp(ck, "0") != 0;
     int offload = of && strcmp(of, "1") == 0;
     if (of && *of && strcmp(of, "0") != 0 && !offload)
-        say("DMM_OFFLOAD is 0 or 1; not offloading: DMM_OFFLOAD=", of);
+        dmm_shim_say("DMM_OFFLOAD is 0 or 1; not offloading: DMM_OFFLOAD=", of);
     dmm_options_report_unknown();
+    const dmm_desc_t *d = dmm_backend_desc(check);
+    if (!d) {
+        __atomic_store_n(&dmm_shim_state, DMM_SHIM_GLIBC, __ATOMIC_RELEASE);
+        return;
+    }
     char err[512];
-#ifdef DMM_EVOLVED
-    if (cfg && *cfg)
-        say("DMM_CONFIG ignored: libdmm_evolved.so runs the chain it was built with: ",
-            dmm_evolved_desc.title);
-    const dmm_desc_t *dp = &dmm_evolved_desc;
-#else
-    if (!cfg || !*cfg)
-        cfg = "lea";
-    static dmm_desc_t d;
-    const dmm_desc_t *dp = &d;
-    if (dmm_desc_load(cfg, &d, err, sizeof err) != 0) {
-        say(err, "; DMM_CONFIG ignored, using glibc malloc");
-        if (check)
-            say("DMM_CHECK ignored: ", "it checks libdmm.so's chain, not glibc's malloc");
-        __atomic_store_n(&g_state, 3, __ATOMIC_RELEASE);
-        return;
-    }
-#endif
-    dmm_chain_t *c = dmm_chain_new(dp, DMM_PS_REAL, err, sizeof err);
+    dmm_chain_t *c = dmm_chain_new(d, DMM_PS_REAL, err, sizeof err);
     if (!c) {
-        say(err, "; using glibc malloc");
-        __atomic_store_n(&g_state, 3, __ATOMIC_RELEASE);
+        dmm_shim_say(err, "; using glibc malloc");
+        __atomic_store_n(&dmm_shim_state, DMM_SHIM_GLIBC, __ATOMIC_RELEASE);
         return;
     }
-    g_chain = c;
+    dmm_shim_chain = c;
     if (check) {
-        ck_init();
+        dmm_check_init();
         g_check = 1;
         if (offload)
-            say("DMM_OFFLOAD ignored: ",
-                "DMM_CHECK checks each free in the thread that makes it");
+            dmm_shim_say("DMM_OFFLOAD ignored: ",
+                         "DMM_CHECK checks each free in the thread that makes it");
         offload = 0;
     }
-    if (offload && ofl_setup() != 0) {
-        say("DMM_OFFLOAD: no memory for the queue; not offloading", "");
+    if (offload && dmm_offload_setup() != 0) {
+        dmm_shim_say("DMM_OFFLOAD: no memory for the queue; not offloading", "");
         offload = 0;
     }
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     if (g_stats)
         atexit(print_stats);
     if (offload)
-        atexit(ofl_stop);   /* runs before print_stats: the last numbers */
-    __atomic_store_n(&g_free_state, check || offload ? 0 : 2, __ATOMIC_RELEASE);
-    __atomic_store_n(&g_state, check ? 4 : 2, __ATOMIC_RELEASE);
+        atexit(dmm_offload_stop);   /* runs before print_stats: the last numbers */
+    __atomic_store_n(&g_free_state, check || offload ? DMM_SHIM_NEW : DMM_SHIM_ON,
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&dmm_shim_state, check ? DMM_SHIM_CHECKED : DMM_SHIM_ON, __ATOMIC_RELEASE);
 }
 
-/* The chain when it is on and unchecked (state 2), else NULL: the fast
- * path's one test.  Each entry point below tests it and tail-calls a
- * noinline slow path for everything else (starting the chain, DMM_CHECK,
- * glibc), so that the fast path sets up no stack frame. */
+/* The chain when it is on and unchecked, else NULL: the fast path's one
+ * test.  Each entry point below tests it and tail-calls a noinline slow
+ * path for everything else (starting the chain, DMM_CHECK, glibc), so
+ * that the fast path sets up no stack frame. */
 static inline dmm_chain_t *on(void)
 {
-    return __builtin_expect(__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 2, 1) ? g_chain : NULL;
+    return __builtin_expect(__atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) == DMM_SHIM_ON, 1)
+               ? dmm_shim_chain
+               : NULL;
 }
 
 /* The same for free: NULL also when frees are offloaded. */
 static inline dmm_chain_t *on_free(void)
 {
-    return __builtin_expect(__atomic_load_n(&g_free_state, __ATOMIC_ACQUIRE) == 2, 1) ? g_chain
-                                                                                    : NULL;
+    return __builtin_expect(__atomic_load_n(&g_free_state, __ATOMIC_ACQUIRE) == DMM_SHIM_ON, 1)
+               ? dmm_shim_chain
+               : NULL;
+}
+
+static inline int serving(dmm_shim_state_t s)
+{
+    return s == DMM_SHIM_ON || s == DMM_SHIM_HELPER;
 }
 
 /* The chain, started here if need be; NULL when the program runs on glibc
  * or DMM_CHECK is on (then checked() gives the chain). */
 static dmm_chain_t *chain(void)
 {
-    int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
-    if (s == 2 || s == 5)
-        return g_chain;
-    if (s >= 3 || t_starting)
+    dmm_shim_state_t s = __atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE);
+    if (serving(s))
+        return dmm_shim_chain;
+    if (s == DMM_SHIM_GLIBC || s == DMM_SHIM_CHECKED || dmm_shim_starting)
         return NULL;
-    int expect = 0;
-    if (__atomic_compare_exchange_n(&g_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        t_starting = 1;
+    dmm_shim_state_t expect = DMM_SHIM_NEW;
+    if (__atomic_compare_exchange_n(&dmm_shim_state, &expect, DMM_SHIM_STARTING, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        dmm_shim_starting = 1;
         init();
-        t_starting = 0;
+        dmm_shim_starting = 0;
     } else
-        while (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 1)
+        while (__atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) == DMM_SHIM_STARTING)
             sched_yield();
-    s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
-    return s == 2 || s == 5 ? g_chain : NULL;
+    s = __atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE);
+    return serving(s) ? dmm_shim_chain : NULL;
 }
 
 /* After chain() gave NULL: the chain if DMM_CHECK is on, NULL for glibc. */
 static inline dmm_chain_t *checked(void)
 {
-    return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == 4 ? g_chain : NULL;
+    return __atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) == DMM_SHIM_CHECKED ? dmm_shim_chain
+                                                                                 : NULL;
 }
 
 /* glibc's malloc_usable_size: glibc has no __libc_ name for this query. */
@@ -289,20 +249,20 @@ static size_t glibc_usable(void *p)
 __attribute__((constructor)) static void start(void)
 {
     chain();
-    __atomic_store_n(&g_ctor_ran, 1, __ATOMIC_RELEASE);
+    dmm_offload_ready();
 }
 
 #define SLOW __attribute__((noinline))
 
 static SLOW void *malloc_slow(size_t n)
 {
-    if (__atomic_load_n(&g_state, __ATOMIC_RELAXED) == 5)
-        ofl_start(g_chain);
+    if (__atomic_load_n(&dmm_shim_state, __ATOMIC_RELAXED) == DMM_SHIM_HELPER)
+        dmm_offload_start(dmm_shim_chain);
     dmm_chain_t *c = chain();
     if (c)
-        return shim_malloc(c, n);
+        return dmm_backend_malloc(c, n);
     if ((c = checked()))
-        return ck_malloc(c, n);
+        return dmm_check_malloc(c, n);
     return glibc_note(__libc_malloc(n));
 }
 
@@ -310,31 +270,31 @@ EXPORT void *malloc(size_t n)
 {
     dmm_chain_t *c = on();
     if (__builtin_expect(c != NULL, 1))
-        return shim_malloc(c, n);
+        return dmm_backend_malloc(c, n);
     return malloc_slow(n);
 }
 
 static SLOW void free_slow(void *p)
 {
     dmm_chain_t *c = chain();
-    if (c && ofl_q) {   /* DMM_OFFLOAD: one page-map look-up for both tests */
+    if (c && dmm_offload_on()) {   /* one page-map look-up for both tests */
         unsigned o = dmm_pagesrc_owner(&c->ps, p);
         if ((o >= 1 && o <= (unsigned)c->n) || o == DMM_OWNER_LARGE) {
             int e = errno;
-            if (!ofl_push(c, p, o))
-                shim_free(c, p);
+            if (!dmm_offload_push(c, p, o))
+                dmm_backend_free(c, p);
             errno = e;
             return;
         }
     } else if (c && dmm_chain_owns(c, p)) {
         int e = errno;
-        shim_free(c, p);
+        dmm_backend_free(c, p);
         errno = e;
         return;
     }
     if (!c && (c = checked())) {
         int e = errno;
-        ck_free(c, p);
+        dmm_check_free(c, p);
         errno = e;
         return;
     }
@@ -349,7 +309,7 @@ EXPORT void free(void *p)
     dmm_chain_t *c = on_free();
     if (__builtin_expect(c != NULL, 1) && dmm_chain_owns(c, p)) {
         int e = errno;
-        shim_free(c, p);
+        dmm_backend_free(c, p);
         errno = e;
         return;
     }
@@ -362,7 +322,7 @@ static SLOW void *calloc_slow(size_t nmemb, size_t size)
     if (c)
         return dmm_chain_calloc(c, nmemb, size);
     if ((c = checked()))
-        return ck_calloc(c, nmemb, size);
+        return dmm_check_calloc(c, nmemb, size);
     return glibc_note(__libc_calloc(nmemb, size));
 }
 
@@ -379,7 +339,7 @@ static SLOW void *realloc_slow(void *p, size_t n)
     dmm_chain_t *c = chain();
     if (!c) {
         if ((c = checked()))
-            return ck_realloc(c, p, n);
+            return dmm_check_realloc(c, p, n);
         void *q = __libc_realloc(p, n);
         if (q || !n)
             glibc_forget(p);
@@ -432,7 +392,7 @@ static void *aligned(size_t align, size_t n)
     if (c)
         return dmm_chain_memalign(c, align, n);
     if ((c = checked()))
-        return ck_memalign(c, align, n);
+        return dmm_check_memalign(c, align, n);
     return glibc_note(__libc_memalign(align, n));
 }
 
@@ -485,7 +445,7 @@ EXPORT size_t malloc_usable_size(void *p)
     if (c && dmm_chain_owns(c, p))
         return dmm_chain_usable(c, p);
     size_t u;
-    if (!c && (c = checked()) && ck_usable(c, p, &u))
+    if (!c && (c = checked()) && dmm_check_usable(c, p, &u))
         return u;
     return glibc_usable(p);   /* a glibc block */
 }

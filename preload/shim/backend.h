@@ -1,0 +1,46 @@
+/* backend.h - what libdmm.so and libdmm_evolved.so do differently under the
+ * malloc family they share (shim.c, check.c, offload.c).  Each library
+ * links one of the two files that define these names:
+ *
+ *   backend_chain.c    libdmm.so: the chain that DMM_CONFIG names (a preset
+ *                      or a .dmm file; lea by default), through
+ *                      dmm_chain_malloc and dmm_chain_free, with the cost
+ *                      counters that DMM_STATS prints;
+ *   backend_evolved.c  libdmm_evolved.so: the chain that `dmm codegen` wrote
+ *                      into dmm_evolved.c; malloc and free pick the
+ *                      allocator with constant range bounds and call its
+ *                      class by name; no cost counters; DMM_CONFIG ignored
+ *                      with a notice.
+ *
+ * Nothing here calls malloc or stdio on the malloc path. */
+#ifndef DMM_SHIM_BACKEND_H
+#define DMM_SHIM_BACKEND_H
+
+#include <stddef.h>
+
+#include "allocators/chain/chain.h"
+#include "allocators/chain/desc.h"
+
+#pragma GCC visibility push(hidden)
+
+/* The library's file name, for messages. */
+extern const char dmm_backend_lib[];
+
+/* The description to build the chain from, read at the start.  NULL, after
+ * a notice that says why, when the program is to run on glibc's malloc;
+ * check: DMM_CHECK=1 was asked for (the notice says it is ignored too). */
+const dmm_desc_t *dmm_backend_desc(int check);
+
+void *dmm_backend_malloc(dmm_chain_t *c, size_t n);
+/* p is a block of c: the caller checked. */
+void  dmm_backend_free(dmm_chain_t *c, void *p);
+/* The free of allocator i of c, its lock held by the caller (the
+ * DMM_OFFLOAD helper, which frees runs of blocks under one hold). */
+void  dmm_backend_class_free(dmm_chain_t *c, int i, void *p);
+
+/* DMM_STATS's first lines for c, into buf: snprintf's result. */
+int   dmm_backend_stats(const dmm_chain_t *c, char *buf, size_t len);
+
+#pragma GCC visibility pop
+
+#endif

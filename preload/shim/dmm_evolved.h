@@ -1,0 +1,28 @@
+/* dmm_evolved.h - the names that dmm_evolved.c defines for libdmm_evolved.so's
+ * back end (backend_evolved.c).  `dmm codegen` writes that file anew for
+ * every evolved chain (codegen/emit/emit.c); these names stay the same.
+ * With -flto the calls inline into malloc and free: the range bounds become
+ * constants of the fast path and each class's ops direct calls. */
+#ifndef DMM_SHIM_DMM_EVOLVED_H
+#define DMM_SHIM_DMM_EVOLVED_H
+
+#include <stddef.h>
+
+#include "allocators/chain/chain.h"
+#include "allocators/chain/desc.h"
+
+#pragma GCC visibility push(hidden)
+
+/* The chain the library was generated for (a constant). */
+const dmm_desc_t *dmm_evolved_description(void);
+/* The allocator that serves n bytes (n >= 1), or -1 for the fallback
+ * path. */
+int   dmm_evolved_pick(size_t n);
+/* Allocator i of chain c, through its class's ops by name; the caller
+ * holds its lock. */
+void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n);
+void  dmm_evolved_class_free(dmm_chain_t *c, int i, void *p);
+
+#pragma GCC visibility pop
+
+#endif
