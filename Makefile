@@ -42,8 +42,13 @@ SHIM_SRC     := preload/shim/shim.c preload/shim/check.c preload/shim/offload.c
 DMM_SO_SRC   := $(SHIM_SRC) preload/shim/backend_chain.c preload/common/options.c $(ALLOC_SRC)
 DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 
-TEST_SRC  := $(wildcard test/test_*.c)
-TEST_BIN  := $(TEST_SRC:test/%.c=$(O)/test/%)
+# Criterion tests: test/unit (one module each), test/integration (real
+# programs and the preload libraries), test/stress (threads, fork, signals,
+# exhaustion).
+UNIT_BIN   := $(patsubst test/%.c,$(O)/test/%,$(wildcard test/unit/test_*.c))
+INTEG_BIN  := $(patsubst test/%.c,$(O)/test/%,$(wildcard test/integration/test_*.c))
+STRESS_BIN := $(patsubst test/%.c,$(O)/test/%,$(wildcard test/stress/test_*.c))
+TEST_BIN   := $(UNIT_BIN) $(INTEG_BIN) $(STRESS_BIN)
 BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
 TEST_HELPERS := $(patsubst test/progs/%.c,$(O)/test/progs/%,$(filter-out test/progs/lib%.c,$(wildcard test/progs/*.c))) \
                 $(patsubst test/progs/%.c,$(O)/test/progs/%.so,$(wildcard test/progs/lib*.c))
@@ -51,7 +56,7 @@ FUZZ_SRC  := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
 
 
-.PHONY: all test check-sanitize check-tsan fuzz fuzz-short bench demo install clean deps unit evolve tune-glibc FORCE
+.PHONY: all test check check-layout check-sanitize check-tsan fuzz fuzz-short bench demo install clean deps unit integration stress evolve tune-glibc FORCE
 all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_PROGS)
 
 # Every build first makes sure the Debian packages are there (fast when they
@@ -168,17 +173,31 @@ fuzz-short: $(FUZZ_BIN)
 fuzz: $(FUZZ_BIN)
 	@$(MAKE) --no-print-directory fuzz-short FUZZ_SHORT=$(FUZZ_SECONDS)
 
-unit: all $(TEST_BIN) $(TEST_HELPERS)
+unit: all $(UNIT_BIN)
+	@scripts/run_tests.sh $(UNIT_BIN)
+
+integration: all $(INTEG_BIN) $(TEST_HELPERS)
+	@scripts/run_tests.sh $(INTEG_BIN)
+
+stress: all $(STRESS_BIN) $(TEST_HELPERS)
+	@scripts/run_tests.sh $(STRESS_BIN)
+
+# Every Criterion test, with one line of totals.
+check: all $(TEST_BIN) $(TEST_HELPERS)
 	@scripts/run_tests.sh $(TEST_BIN)
 
-test: unit
+# No include points upward, no function is too long (scripts/layers.txt).
+check-layout:
+	@python3 scripts/check_layout.py
+
+test: check-layout check
 	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory check-sanitize
 
 # The tools' tests under ASan + UBSan, in a build tree of their own.
 check-sanitize: | deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp:print_suppressions=0 \
-	$(MAKE) --no-print-directory unit BUILD=$(BUILD)/sanitize \
+	$(MAKE) --no-print-directory check BUILD=$(BUILD)/sanitize \
 	    CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all' \
 	    SANITIZE=1
 	@$(MAKE) --no-print-directory check-tsan

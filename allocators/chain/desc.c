@@ -23,17 +23,40 @@ static const struct { const char *name, *text; } presets[] = {
              "exact         range=(0,inf]          split=no  coalesce=no  list=sll   fit=exact order=lifo\n" },
 };
 
+_Static_assert(sizeof presets / sizeof presets[0] == DMM_DESC_NPRESETS,
+               "desc.h counts the presets");
+
 const char *dmm_desc_preset(const char *name)
 {
-    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+    for (size_t i = 0; i < DMM_DESC_NPRESETS; i++)
         if (!strcmp(name, presets[i].name))
             return presets[i].text;
     return NULL;
 }
 
+const char *dmm_desc_preset_name(int i)
+{
+    return i >= 0 && i < DMM_DESC_NPRESETS ? presets[i].name : NULL;
+}
+
 static const char *const lists[] = { "sll", "dll", "btree" };
 static const char *const fits[] = { "first", "best", "exact" };
 static const char *const orders[] = { "fifo", "lifo" };
+
+const char *dmm_desc_list_name(unsigned list)
+{
+    return list < 3 ? lists[list] : NULL;
+}
+
+const char *dmm_desc_fit_name(unsigned fit)
+{
+    return fit < 3 ? fits[fit] : NULL;
+}
+
+const char *dmm_desc_order_name(unsigned order)
+{
+    return order < 2 ? orders[order] : NULL;
+}
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -86,14 +109,167 @@ static int parse_size(const char *s, size_t n, int allow_inf, size_t *out)
     return 0;
 }
 
+/* Where the parser is, for messages: "NAME: line N: ...". */
+typedef struct where {
+    const char *name;
+    int         line;
+    char       *err;
+    size_t      errlen;
+} where_t;
+
+#define CUT(n) ((int)((n) > 40 ? 40 : (n)))   /* how much of a bad word a message shows */
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* The first line's comment, from after its '#' to e, as the title. */
+static void parse_title(const char *text, size_t ts, size_t e, dmm_desc_t *d)
+{
+    while (ts < e && text[ts] == ' ')
+        ts++;
+    size_t tl = e - ts;
+    while (tl && (text[ts + tl - 1] == ' ' || text[ts + tl - 1] == '\r'))
+        tl--;
+    if (tl >= sizeof d->title)
+        tl = sizeof d->title - 1;
+    while (tl && (text[ts + tl - 1] == ' ' || text[ts + tl - 1] == '\r'))
+        tl--;   /* again, after the cut: print then parse gives the same */
+    memcpy(d->title, text + ts, tl);
+    d->title[tl] = 0;
+}
+
+/* range=(lo,hi] */
+static int parse_range(const where_t *w, const char *v, size_t vl, dmm_alloc_desc_t *a)
+{
+    const char *comma = memchr(v, ',', vl);
+    if (vl < 5 || v[0] != '(' || v[vl - 1] != ']' || !comma)
+        return fail(w->err, w->errlen, "%s: line %d: field 'range': expected (lo,hi], got '%.*s'",
+                    w->name, w->line, CUT(vl), v);
+    if (parse_size(v + 1, (size_t)(comma - v - 1), 0, &a->lo) != 0 ||
+        parse_size(comma + 1, (size_t)(v + vl - 1 - comma - 1), 1, &a->hi) != 0)
+        return fail(w->err, w->errlen, "%s: line %d: field 'range': bad number in '%.*s'",
+                    w->name, w->line, CUT(vl), v);
+    if (a->lo >= a->hi)
+        return fail(w->err, w->errlen, "%s: line %d: field 'range': empty range (%zu,%.*s]",
+                    w->name, w->line, a->lo, (int)(v + vl - 1 - comma - 1), comma + 1);
+    return 0;
+}
+
+/* One key=value field of an allocator line. */
+static int parse_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                       dmm_alloc_desc_t *a)
+{
+    int k;
+    if (word_is(key, kl, "range"))
+        return parse_range(w, v, vl, a);
+    if (word_is(key, kl, "split") || word_is(key, kl, "coalesce")) {
+        int yes = word_is(v, vl, "yes"), no = word_is(v, vl, "no");
+        if (!yes && !no)
+            return fail(w->err, w->errlen,
+                        "%s: line %d: field '%.*s': expected yes or no, got '%.*s'", w->name,
+                        w->line, (int)kl, key, CUT(vl), v);
+        if (key[0] == 's')
+            a->split = (uint8_t)yes;
+        else
+            a->coalesce = (uint8_t)yes;
+    } else if (word_is(key, kl, "list")) {
+        if ((k = pick(v, vl, lists, 3)) < 0)
+            return fail(w->err, w->errlen,
+                        "%s: line %d: field 'list': expected sll, dll or btree, got '%.*s'",
+                        w->name, w->line, CUT(vl), v);
+        a->list = (uint8_t)k;
+    } else if (word_is(key, kl, "fit")) {
+        if ((k = pick(v, vl, fits, 3)) < 0)
+            return fail(w->err, w->errlen,
+                        "%s: line %d: field 'fit': expected first, best or exact, got '%.*s'",
+                        w->name, w->line, CUT(vl), v);
+        a->fit = (uint8_t)k;
+    } else if (word_is(key, kl, "order")) {
+        if ((k = pick(v, vl, orders, 2)) < 0)
+            return fail(w->err, w->errlen,
+                        "%s: line %d: field 'order': expected fifo or lifo, got '%.*s'",
+                        w->name, w->line, CUT(vl), v);
+        a->order = (uint8_t)k;
+    } else if (word_is(key, kl, "lists")) {
+        size_t nl;
+        if (parse_size(v, vl, 0, &nl) != 0 || nl < 1 || nl > 64)
+            return fail(w->err, w->errlen,
+                        "%s: line %d: field 'lists': expected 1 to 64, got '%.*s'", w->name,
+                        w->line, CUT(vl), v);
+        a->lists = (uint32_t)nl;
+    } else {
+        return fail(w->err, w->errlen, "%s: line %d: field '%.*s': unknown field "
+                    "(range, split, coalesce, list, fit, order, lists)",
+                    w->name, w->line, CUT(kl), key);
+    }
+    return 0;
+}
+
+/* An allocator line: its class word at text[i], fields up to ce; appended
+ * to d. */
+static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+{
+    size_t ws = i;
+    while (i < ce && !is_blank(text[i]))
+        i++;
+    const char *cls = text + ws;
+    size_t cl = i - ws;
+    if (d->n == DMM_DESC_MAX)
+        return fail(w->err, w->errlen, "%s: line %d: more than %d allocators in one chain",
+                    w->name, w->line, DMM_DESC_MAX);
+    dmm_alloc_desc_t *a = &d->a[d->n];
+    memset(a, 0, sizeof *a);
+    a->fit = DMM_FIT_FIRST;
+    a->order = DMM_ORDER_LIFO;
+    for (int c = 1; c < DMM_CLASS_COUNT; c++)
+        if (dmm_class_name((dmm_class_t)c) && word_is(cls, cl, dmm_class_name((dmm_class_t)c)))
+            a->cls = (dmm_class_t)c;
+    if (!a->cls)
+        return fail(w->err, w->errlen, "%s: line %d: field 'class': unknown allocator class "
+                    "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea)",
+                    w->name, w->line, CUT(cl), cls);
+    int have_range = 0;
+    while (i < ce) {
+        while (i < ce && is_blank(text[i]))
+            i++;
+        if (i == ce)
+            break;
+        size_t ks = i;
+        while (i < ce && text[i] != '=' && text[i] != ' ' && text[i] != '\t')
+            i++;
+        const char *key = text + ks;
+        size_t kl = i - ks;
+        if (i == ce || text[i] != '=')
+            return fail(w->err, w->errlen, "%s: line %d: field '%.*s': expected key=value",
+                        w->name, w->line, CUT(kl), key);
+        i++;
+        size_t vs = i;
+        while (i < ce && !is_blank(text[i]))
+            i++;
+        if (parse_field(w, key, kl, text + vs, i - vs, a) != 0)
+            return -1;
+        have_range |= word_is(key, kl, "range");
+    }
+    if (!have_range)
+        return fail(w->err, w->errlen, "%s: line %d: field 'range': missing", w->name, w->line);
+    if (d->n > 0 && a->lo < d->a[d->n - 1].hi)
+        return fail(w->err, w->errlen, "%s: line %d: field 'range': (%zu,...] overlaps or "
+                    "precedes the previous allocator's range, which ends at %zu: ranges must be "
+                    "sorted and must not overlap", w->name, w->line, a->lo, d->a[d->n - 1].hi);
+    d->n++;
+    return 0;
+}
+
 int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d,
                    char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
+    where_t w = { .name = name, .err = err, .errlen = errlen };
     size_t pos = 0;
-    int line = 0;
     while (pos < len) {
-        line++;
+        w.line++;
         size_t s = pos;
         while (pos < len && text[pos] != '\n')
             pos++;
@@ -102,132 +278,22 @@ int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d
             pos++;
         for (size_t i = s; i < e; i++)
             if (text[i] == '\0' || (unsigned char)text[i] >= 0x80)
-                return fail(err, errlen, "%s: line %d: not text (byte 0x%02x)", name, line,
+                return fail(err, errlen, "%s: line %d: not text (byte 0x%02x)", name, w.line,
                             (unsigned char)text[i]);
         /* a comment: the first one is the title */
         const char *hash = memchr(text + s, '#', e - s);
         size_t ce = hash ? (size_t)(hash - text) : e;
-        if (hash && line == 1 && !d->title[0]) {
-            size_t ts = (size_t)(hash - text) + 1;
-            while (ts < e && text[ts] == ' ')
-                ts++;
-            size_t tl = e - ts;
-            while (tl && (text[ts + tl - 1] == ' ' || text[ts + tl - 1] == '\r'))
-                tl--;
-            if (tl >= sizeof d->title)
-                tl = sizeof d->title - 1;
-            while (tl && (text[ts + tl - 1] == ' ' || text[ts + tl - 1] == '\r'))
-                tl--;   /* again, after the cut: print then parse gives the same */
-            memcpy(d->title, text + ts, tl);
-            d->title[tl] = 0;
-        }
-        /* tokens of the line before the comment */
+        if (hash && w.line == 1 && !d->title[0])
+            parse_title(text, (size_t)(hash - text) + 1, e, d);
         size_t i = s;
-        while (i < ce && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
+        while (i < ce && is_blank(text[i]))
             i++;
-        if (i == ce)
-            continue;
-        size_t ws = i;
-        while (i < ce && text[i] != ' ' && text[i] != '\t' && text[i] != '\r')
-            i++;
-        const char *cls = text + ws;
-        size_t cl = i - ws;
-        if (d->n == DMM_DESC_MAX)
-            return fail(err, errlen, "%s: line %d: more than %d allocators in one chain", name,
-                        line, DMM_DESC_MAX);
-        dmm_alloc_desc_t *a = &d->a[d->n];
-        memset(a, 0, sizeof *a);
-        a->fit = DMM_FIT_FIRST;
-        a->order = DMM_ORDER_LIFO;
-        for (int c = 1; c < DMM_CLASS_COUNT; c++)
-            if (dmm_class_name((dmm_class_t)c) && word_is(cls, cl, dmm_class_name((dmm_class_t)c)))
-                a->cls = (dmm_class_t)c;
-        if (!a->cls)
-            return fail(err, errlen, "%s: line %d: field 'class': unknown allocator class '%.*s' "
-                        "(buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea)",
-                        name, line, (int)(cl > 40 ? 40 : cl), cls);
-        int have_range = 0;
-        while (i < ce) {
-            while (i < ce && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
-                i++;
-            if (i == ce)
-                break;
-            size_t ks = i;
-            while (i < ce && text[i] != '=' && text[i] != ' ' && text[i] != '\t')
-                i++;
-            const char *key = text + ks;
-            size_t kl = i - ks;
-            if (i == ce || text[i] != '=')
-                return fail(err, errlen, "%s: line %d: field '%.*s': expected key=value", name,
-                            line, (int)(kl > 40 ? 40 : kl), key);
-            i++;
-            size_t vs = i;
-            while (i < ce && text[i] != ' ' && text[i] != '\t' && text[i] != '\r')
-                i++;
-            const char *v = text + vs;
-            size_t vl = i - vs;
-            int k;
-            if (word_is(key, kl, "range")) {
-                /* (lo,hi] */
-                const char *comma = memchr(v, ',', vl);
-                if (vl < 5 || v[0] != '(' || v[vl - 1] != ']' || !comma)
-                    return fail(err, errlen, "%s: line %d: field 'range': expected (lo,hi], got '%.*s'",
-                                name, line, (int)(vl > 40 ? 40 : vl), v);
-                if (parse_size(v + 1, (size_t)(comma - v - 1), 0, &a->lo) != 0 ||
-                    parse_size(comma + 1, (size_t)(v + vl - 1 - comma - 1), 1, &a->hi) != 0)
-                    return fail(err, errlen, "%s: line %d: field 'range': bad number in '%.*s'",
-                                name, line, (int)(vl > 40 ? 40 : vl), v);
-                if (a->lo >= a->hi)
-                    return fail(err, errlen, "%s: line %d: field 'range': empty range (%zu,%.*s]",
-                                name, line, a->lo, (int)(v + vl - 1 - comma - 1), comma + 1);
-                have_range = 1;
-            } else if (word_is(key, kl, "split") || word_is(key, kl, "coalesce")) {
-                int yes = word_is(v, vl, "yes"), no = word_is(v, vl, "no");
-                if (!yes && !no)
-                    return fail(err, errlen, "%s: line %d: field '%.*s': expected yes or no, got '%.*s'",
-                                name, line, (int)kl, key, (int)(vl > 40 ? 40 : vl), v);
-                if (key[0] == 's')
-                    a->split = (uint8_t)yes;
-                else
-                    a->coalesce = (uint8_t)yes;
-            } else if (word_is(key, kl, "list")) {
-                if ((k = pick(v, vl, lists, 3)) < 0)
-                    return fail(err, errlen, "%s: line %d: field 'list': expected sll, dll or btree, got '%.*s'",
-                                name, line, (int)(vl > 40 ? 40 : vl), v);
-                a->list = (uint8_t)k;
-            } else if (word_is(key, kl, "fit")) {
-                if ((k = pick(v, vl, fits, 3)) < 0)
-                    return fail(err, errlen, "%s: line %d: field 'fit': expected first, best or exact, got '%.*s'",
-                                name, line, (int)(vl > 40 ? 40 : vl), v);
-                a->fit = (uint8_t)k;
-            } else if (word_is(key, kl, "order")) {
-                if ((k = pick(v, vl, orders, 2)) < 0)
-                    return fail(err, errlen, "%s: line %d: field 'order': expected fifo or lifo, got '%.*s'",
-                                name, line, (int)(vl > 40 ? 40 : vl), v);
-                a->order = (uint8_t)k;
-            } else if (word_is(key, kl, "lists")) {
-                size_t nl;
-                if (parse_size(v, vl, 0, &nl) != 0 || nl < 1 || nl > 64)
-                    return fail(err, errlen, "%s: line %d: field 'lists': expected 1 to 64, got '%.*s'",
-                                name, line, (int)(vl > 40 ? 40 : vl), v);
-                a->lists = (uint32_t)nl;
-            } else {
-                return fail(err, errlen, "%s: line %d: field '%.*s': unknown field "
-                            "(range, split, coalesce, list, fit, order, lists)",
-                            name, line, (int)(kl > 40 ? 40 : kl), key);
-            }
-        }
-        if (!have_range)
-            return fail(err, errlen, "%s: line %d: field 'range': missing", name, line);
-        if (d->n > 0 && a->lo < d->a[d->n - 1].hi)
-            return fail(err, errlen, "%s: line %d: field 'range': (%zu,...] overlaps or precedes "
-                        "the previous allocator's range, which ends at %zu: ranges must be sorted "
-                        "and must not overlap", name, line, a->lo, d->a[d->n - 1].hi);
-        d->n++;
+        if (i < ce && parse_alloc(&w, text, i, ce, d) != 0)
+            return -1;
     }
     if (d->n == 0)
         return fail(err, errlen, "%s: line %d: no allocator: a chain needs at least one", name,
-                    line ? line : 1);
+                    w.line ? w.line : 1);
     return 0;
 }
 

@@ -17,11 +17,12 @@
  *
  * Parsing allocates nothing (libdmm.so parses DMM_CONFIG before it has a
  * heap): the description is a fixed-size value. */
-#ifndef DMM_DESC_H
-#define DMM_DESC_H
+#ifndef DMM_CHAIN_DESC_H
+#define DMM_CHAIN_DESC_H
 
 #include <stdio.h>
 
+#include "allocators/classes/registry.h"
 #include "allocators/core/alloc.h"
 
 #define DMM_DESC_MAX 32   /* allocators in one chain */
@@ -36,8 +37,13 @@ typedef struct dmm_desc {
  * "NAME: line N: field 'F': fault". */
 int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d,
                    char *err, size_t errlen);
-/* A preset by name ("kng", "lea", "fib", "s10", "exa"), or NULL. */
+/* A preset's text by name ("kng", "lea", "fib", "s10", "exa"), or NULL. */
 const char *dmm_desc_preset(const char *name);
+/* The presets' names, in the paper's order (i from 0 to
+ * DMM_DESC_NPRESETS - 1; NULL past the end): the one list every command,
+ * report and benchmark takes them from. */
+#define DMM_DESC_NPRESETS 5
+const char *dmm_desc_preset_name(int i);
 /* Load a preset name or a .dmm file.  0, or -1 with err set. */
 int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, char *err, size_t errlen);
 /* Canonical text into buf (always NUL-terminated); returns the length it
@@ -45,5 +51,10 @@ int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, char *err, size_t err
 size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap);
 /* One allocator line, canonical. */
 size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);
+/* The words of the list, fit and order fields ("sll", "best", "fifo", ...),
+ * or NULL for a value out of range. */
+const char *dmm_desc_list_name(unsigned list);
+const char *dmm_desc_fit_name(unsigned fit);
+const char *dmm_desc_order_name(unsigned order);
 
 #endif

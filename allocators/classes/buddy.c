@@ -73,6 +73,7 @@
  * every region and LARGE chunk (for destroy and check), grown by doubling. */
 #include "allocators/core/alloc.h"
 #include "allocators/core/freelist.h"
+#include "allocators/classes/registry.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* exact.c - exact segregated fit ("exact"; the paper's EXA): one free list
  * for every distinct block size requested in (lo, hi], created the first
  * time that size is requested.  Blocks, chunks, the top, splitting and
- * coalescing are the boundary-tag engine of segregated.c (segfit.h).
+ * coalescing are the boundary-tag engine of segfit.c (segfit.h).
  *
  * Block size of a request n: n + 8 rounded up to 16, at least the minimum
  * block (32 SLL, 48 DLL, 64 BTREE).
@@ -28,6 +28,7 @@
  * free, resize, chunk return: as segregated (coalesce=yes merges with free
  * neighbours and the top; wholly free chunks are given back). */
 #include "allocators/classes/segfit.h"
+#include "allocators/classes/registry.h"
 
 #include <errno.h>
 #include <string.h>

@@ -32,6 +32,7 @@
  * counts) plus a META array recording every chunk (for destroy and check),
  * grown by doubling. */
 #include "allocators/core/alloc.h"
+#include "allocators/classes/registry.h"
 
 #include <errno.h>
 #include <string.h>

@@ -55,6 +55,7 @@
  * Cost: every head/footer read and write (hdr_reads, hdr_writes), every bin
  * node visited (nodes), every split, coalesce and page-source call. */
 #include "allocators/core/alloc.h"
+#include "allocators/classes/registry.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,7 +1,8 @@
-/* registry.c - the registry of allocator classes: id -> ops and name.
+/* registry.c - the registry of allocator classes: id -> ops and name (see
+ * registry.h).
  * Each class's ops are declared weak here so that the registry links while
  * a class is still being written; a missing class reads as NULL. */
-#include "allocators/core/alloc.h"
+#include "allocators/classes/registry.h"
 
 #include <stddef.h>
 
@@ -35,6 +36,24 @@ const dmm_class_ops_t *dmm_class_ops(dmm_class_t c)
     case DMM_CLASS_LEA:          return &dmm_class_lea;
     default:                     return NULL;
     }
+}
+
+/* The names of the paper's Table 1 and Figure 3, for maps and reports. */
+static const char *const paper_names[DMM_CLASS_COUNT] = {
+    [DMM_CLASS_BUDDY_BINARY] = "BuddySystemBinary",
+    [DMM_CLASS_BUDDY_FIB] = "BuddySystemFibonacci",
+    [DMM_CLASS_SEGREGATED] = "SegregatedFreeList",
+    [DMM_CLASS_SSS] = "SimpleSegregatedStorage",
+    [DMM_CLASS_EXACT] = "ExactSegregatedFit",
+    [DMM_CLASS_KINGSLEY] = "Kingsley",
+    [DMM_CLASS_LEA] = "Lea",
+};
+
+const char *dmm_class_paper_name(dmm_class_t c)
+{
+    if ((unsigned)c < DMM_CLASS_COUNT && paper_names[c])
+        return paper_names[c];
+    return NULL;
 }
 
 const char *dmm_class_name(dmm_class_t c)

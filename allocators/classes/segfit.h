@@ -1,6 +1,6 @@
 /* segfit.h - the boundary-tag engine that the "segregated" and "exact"
- * classes share (allocators/classes/segregated.c; exact.c adds the size -> list map).
- * Private to those two files.
+ * classes share (implemented in segfit.c; segregated.c and exact.c add
+ * their lists).  Private to those three files.
  *
  * Blocks.  A block of S bytes (S a multiple of 16) starts at B, with
  * B = 8 (mod 16); its header word at B is S | flags, its payload at B + 8 is
@@ -21,8 +21,8 @@
  * the top, listed nowhere; malloc carves from it when the lists have no
  * block.  Taking a new standard chunk lists the old top (or gives its chunk
  * back if the top covers all of it). */
-#ifndef DMM_SEGFIT_H
-#define DMM_SEGFIT_H
+#ifndef DMM_CLASSES_SEGFIT_H
+#define DMM_CLASSES_SEGFIT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -24,6 +24,7 @@
  * its blocks in the class's list (a walk of the list for SLL and BTREE). */
 #include "allocators/core/alloc.h"
 #include "allocators/core/freelist.h"
+#include "allocators/classes/registry.h"
 
 #include <errno.h>
 #include <string.h>

@@ -23,8 +23,8 @@
  * Options (dmm_alloc_desc_t) mean what the README's table says for each
  * class; a class ignores options that mean nothing for it, and says which
  * in the README. */
-#ifndef DMM_ALLOC_H
-#define DMM_ALLOC_H
+#ifndef DMM_CORE_ALLOC_H
+#define DMM_CORE_ALLOC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -96,15 +96,6 @@ struct dmm_alloc {
     uint64_t         served;  /* requests served (malloc + resize) */
     _Alignas(16) unsigned char state_area[DMM_STATE_AREA];
 };
-
-/* The ops of each class (allocators/classes/<class>.c). */
-extern const dmm_class_ops_t dmm_class_buddy_binary, dmm_class_buddy_fib,
-    dmm_class_segregated, dmm_class_sss, dmm_class_exact, dmm_class_kingsley,
-    dmm_class_lea;
-
-/* Ops for a class id, or NULL; the class name as written in .dmm text. */
-const dmm_class_ops_t *dmm_class_ops(dmm_class_t c);
-const char *dmm_class_name(dmm_class_t c);
 
 /* Helpers for classes. */
 static inline size_t dmm_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }

@@ -5,11 +5,12 @@
  * result depends only on the operation stream and the description: the same
  * inputs give the same numbers on any run (the page source places chunks by
  * offset, and no class looks at absolute addresses). */
-#ifndef DMM_SIM_H
-#define DMM_SIM_H
+#ifndef DMM_SIM_SIM_H
+#define DMM_SIM_SIM_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "allocators/chain/chain.h"
 #include "allocators/core/cost.h"
@@ -42,7 +43,14 @@ typedef struct dmm_sim_result {
 int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
                 uint64_t check_every, dmm_sim_result_t *r, char *err, size_t errlen);
 
-/* dmm sim: see the README. */
-int dmm_sim_main(int argc, char **argv);
+/* The results of n simulations (descs[i] gave res[i]) side by side
+ * (sim_print.c): a table for people, or one JSON object for programs (the
+ * trace; per DMM its name, title, every row of the table, the allocators
+ * with their fields and the requests each served, the cost histogram).
+ * timed adds the simulated operations per second, which vary by run. */
+void dmm_sim_print_table(FILE *f, const dmm_sim_result_t *res, int n, const dmm_desc_t *descs,
+                         int timed);
+void dmm_sim_print_json(FILE *f, const dmm_sim_result_t *res, int n, const dmm_desc_t *descs,
+                        const char *trace, int timed);
 
 #endif

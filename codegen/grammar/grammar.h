@@ -1,5 +1,7 @@
 /* grammar.h - BNF grammars of DMM designs and grammatical-evolution mapping
- * (paper sections 5 and 6).
+ * (paper sections 5 and 6): the parser (bnf.c), the paper's grammar for a
+ * trace (tracegram.c), the mapper (mapper.c) and phenotypes read as .dmm
+ * descriptions (phenotype.c).
  *
  * Notation (the paper's Figure 3, as a text file users may edit):
  *
@@ -33,8 +35,8 @@
  * paper's (SegregatedFreeList, SimpleSegregatedStorage, ExactSegregatedFit,
  * BuddySystemBinary, BuddySystemFibonacci) plus Kingsley and Lea, or dmm's
  * .dmm names. */
-#ifndef DMM_GRAMMAR_H
-#define DMM_GRAMMAR_H
+#ifndef DMM_GRAMMAR_GRAMMAR_H
+#define DMM_GRAMMAR_GRAMMAR_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,188 +1,37 @@
-/* evolve.c - `dmm evolve`: the GE search (ge.h) on one trace, and its
- * outputs.
- *
- *   dmm evolve [options] --out DIR TRACE
- *
- * DIR/best.dmm         the best DMM, canonical .dmm text, title
- *                      "dmm 1  trace=NAME seed=S fitness=F T=T M=M"
- * DIR/log.csv          one row per generation
- * DIR/references.csv   kng, lea, fib, s10, exa: T, M and F on the trace
- * DIR/search.json      parameters, references, result, counts, time
- * DIR/grammar.bnf      the grammar generated from the trace (no --grammar)
- *
- * Every file is written to a temporary name and renamed; best.dmm comes
- * last, so its presence means a complete run.  Bad input (a trace that
- * cannot be read or has no operation, a malformed grammar, a DIR that cannot
- * be written) exits 2 before the search, with DIR untouched; a search in
- * which no individual was valid writes the other files, removes any old
- * best.dmm and exits 2. */
-#include "codegen/search/ge.h"
+/* evolve.c - the steps of `dmm evolve` (see evolve.h): a trace and a grammar
+ * in, the search's results in DIR out. */
+#include "codegen/search/evolve.h"
 
 #include <errno.h>
-#include <stddef.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allocators/sim/sim.h"
-#include "tracer/stats/stats.h"
+#include "tracer/base/file.h"
 #include "tracer/base/json.h"
 #include "tracer/format/load.h"
 
-static void usage(FILE *f)
+void dmm_evolve_init(dmm_evolve_t *ev, const char *trace, const char *out)
 {
-    fprintf(f,
-        "usage: dmm evolve [options] --out DIR TRACE\n"
-        "\n"
-        "Search for the DMM that minimises F = 0.5*T/T_KNG + 0.5*M/M_LEA on TRACE by\n"
-        "grammatical evolution (T: simulated cost, M: peak footprint, both from dmm sim).\n"
-        "\n"
-        "  --out DIR         where the results go (created if missing)\n"
-        "  --grammar FILE    a .bnf grammar (default: generated from the trace and\n"
-        "                    written to DIR/grammar.bnf)\n"
-        "  --pop N           population size (100)\n"
-        "  --gens N          generations after the initial population (250)\n"
-        "  --elite N         best individuals kept unchanged (10)\n"
-        "  --tournament N    tournament size (2)\n"
-        "  --pcross P        one-point crossover probability (0.8)\n"
-        "  --pmut P          per-codon mutation probability (0.02)\n"
-        "  --wraps N         maximum number of wraps of the genome (3)\n"
-        "  --length N        codons per genome (50)\n"
-        "  --seed N          random seed (1); the result depends on it and the inputs only\n"
-        "  --jobs N          simulation threads (online CPUs); does not change the result\n"
-        "  --time SECONDS    stop after the generation that crosses this budget\n"
-        "  -q, --quiet       no progress on stderr\n"
-        "\n"
-        "Ctrl-C stops after the current generation and keeps the best so far.\n"
-        "Exit status: 0 done, 1 usage error, 2 bad input or no valid individual.\n");
+    memset(ev, 0, sizeof *ev);
+    dmm_ge_config_default(&ev->cfg);
+    ev->trace = trace;
+    ev->out = out;
 }
 
-/* ---- progress -------------------------------------------------------------- */
-
-typedef struct progress {
-    int tty, quiet;
-} progress_t;
-
-static void fmt_secs(double s, char *buf, size_t cap)
+void dmm_evolve_free(dmm_evolve_t *ev)
 {
-    if (s < 0) {
-        snprintf(buf, cap, "?");
-        return;
-    }
-    unsigned long t = (unsigned long)(s + 0.5);
-    if (t >= 3600)
-        snprintf(buf, cap, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
-    else
-        snprintf(buf, cap, "%lu:%02lu", t / 60, t % 60);
+    dmm_ge_result_free(&ev->r);
+    dmm_opstream_free(&ev->s);
+    dmm_grammar_free(ev->g);
+    free(ev->gtext);
+    ev->g = NULL;
+    ev->gtext = NULL;
 }
 
-static void fmt_F(double F, char *buf, size_t cap)
-{
-    if (F >= DMM_GE_WORST)
-        snprintf(buf, cap, "-");
-    else
-        snprintf(buf, cap, "%.6f", F);
-}
-
-static void on_generation(const dmm_ge_gen_t *row, const dmm_ge_config_t *cfg, void *arg)
-{
-    progress_t *p = arg;
-    if (p->quiet)
-        return;
-    char best[32], mean[32], left[32];
-    fmt_F(row->best_F, best, sizeof best);
-    fmt_F(row->mean_F, mean, sizeof mean);
-    fmt_secs(row->eta, left, sizeof left);
-    if (p->tty) {
-        char line[256];
-        int n = snprintf(line, sizeof line,
-                         "gen %d/%d  best %s  mean %s  %.0f eval/s  hits %llu  left %s",
-                         row->gen, cfg->gens, best, mean, row->eval_per_s,
-                         (unsigned long long)row->cache_hits, left);
-        fprintf(stderr, "\r%s%*s", line, n < 79 ? 79 - n : 0, "");
-    } else {
-        fprintf(stderr,
-                "dmm evolve: gen %d/%d best_F=%s mean_F=%s valid=%d eval/s=%.1f "
-                "cache_hits=%llu left=%s\n",
-                row->gen, cfg->gens, best, mean, row->nvalid, row->eval_per_s,
-                (unsigned long long)row->cache_hits, left);
-    }
-    fflush(stderr);
-}
-
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-/* ---- output files ------------------------------------------------------------ */
-
-/* Write len bytes to DIR/name through a temporary file and rename.  0, or
- * -1 with a message printed. */
-static int write_file(const char *dir, const char *name, const char *text, size_t len)
-{
-    char tmp[4096], path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, name);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "dmm evolve: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
-    int err = off < len ? errno : 0;
-    if (fchmod(fd, 0644) != 0 && !err)
-        err = errno;
-    if (close(fd) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmp, path) != 0)
-        err = errno;
-    if (err) {
-        fprintf(stderr, "dmm evolve: %s: %s\n", path, strerror(err ? err : EIO));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-/* DIR exists (or is made) and takes a file. */
-static int check_dir(const char *dir)
-{
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "dmm evolve: %s: cannot create: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "dmm evolve: %s: not a directory\n", dir);
-        return -1;
-    }
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s/.evolve.XXXXXX", dir);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "dmm evolve: %s: cannot write: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    close(fd);
-    unlink(tmp);
-    return 0;
-}
+/* ---- load ------------------------------------------------------------------- */
 
 /* The trace's file name, fit for a one-line title. */
 static void trace_name(const char *path, char *buf, size_t cap)
@@ -195,284 +44,141 @@ static void trace_name(const char *path, char *buf, size_t cap)
             *p = '_';
 }
 
-typedef struct ref {
-    const char *name;
-    uint64_t    T;
-    size_t      M;
-    uint64_t    failed;
-} ref_t;
-
-/* ---- the command ------------------------------------------------------------- */
-
-static int parse_int(const char *opt, const char *s, long lo, long hi, long *v)
+/* DIR exists (or is made) and takes a file. */
+static int check_dir(const char *dir, char *err, size_t errlen)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (errno || end == s || *end || x < lo || x > hi) {
-        fprintf(stderr, "dmm evolve: %s needs an integer in %ld..%ld, not '%s'\n", opt, lo, hi, s);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
         return -1;
     }
-    *v = x;
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a directory", dir);
+        return -1;
+    }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/.evolve.XXXXXX", dir);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(tmp);
     return 0;
 }
 
-static int parse_real(const char *opt, const char *s, double lo, double hi, double *v)
+int dmm_evolve_load(dmm_evolve_t *ev, char *err, size_t errlen)
 {
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (errno || end == s || *end || !(x >= lo && x <= hi)) {
-        fprintf(stderr, "dmm evolve: %s needs a number in [%g, %g], not '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-/* The numeric options: name, range, field of the configuration. */
-typedef struct int_opt { const char *name; long lo, hi; size_t off; } int_opt_t;
-typedef struct real_opt { const char *name; double lo, hi; size_t off; } real_opt_t;
-
-static const int_opt_t int_opts[] = {
-    { "--pop", 2, 1000000, offsetof(dmm_ge_config_t, pop) },
-    { "--gens", 0, 100000000, offsetof(dmm_ge_config_t, gens) },
-    { "--elite", 0, 1000000, offsetof(dmm_ge_config_t, elite) },
-    { "--tournament", 1, 1000000, offsetof(dmm_ge_config_t, tournament) },
-    { "--wraps", 0, 1000, offsetof(dmm_ge_config_t, wraps) },
-    { "--length", 1, 100000, offsetof(dmm_ge_config_t, length) },
-    { "--jobs", 1, 256, offsetof(dmm_ge_config_t, jobs) },
-};
-
-static const real_opt_t real_opts[] = {
-    { "--pcross", 0, 1, offsetof(dmm_ge_config_t, pcross) },
-    { "--pmut", 0, 1, offsetof(dmm_ge_config_t, pmut) },
-    { "--time", 0, 1e9, offsetof(dmm_ge_config_t, time_budget) },
-};
-
-static const int_opt_t *int_option(const char *a)
-{
-    for (size_t i = 0; i < sizeof int_opts / sizeof int_opts[0]; i++)
-        if (!strcmp(a, int_opts[i].name))
-            return &int_opts[i];
-    return NULL;
-}
-
-static const real_opt_t *real_option(const char *a)
-{
-    for (size_t i = 0; i < sizeof real_opts / sizeof real_opts[0]; i++)
-        if (!strcmp(a, real_opts[i].name))
-            return &real_opts[i];
-    return NULL;
-}
-
-int dmm_evolve_main(int argc, char **argv)
-{
-    dmm_ge_config_t cfg;
-    dmm_ge_config_default(&cfg);
-    const char *out = NULL, *grammar_path = NULL, *trace = NULL;
-    int quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long n;
-        double x;
-        const int_opt_t *io;
-        const real_opt_t *ro;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-            continue;
-        } else if (a[0] == '-' && a[1]) {
-            if (!v) {
-                fprintf(stderr, "dmm evolve: %s needs a value\n", a);
-                return 1;
-            }
-            i++;
-            if (!strcmp(a, "--out"))
-                out = v;
-            else if (!strcmp(a, "--grammar"))
-                grammar_path = v;
-            else if ((io = int_option(a))) {
-                if (parse_int(a, v, io->lo, io->hi, &n))
-                    return 1;
-                *(int *)((char *)&cfg + io->off) = (int)n;
-            } else if (!strcmp(a, "--seed")) {
-                char *end;
-                errno = 0;
-                unsigned long long s = strtoull(v, &end, 10);
-                if (errno || end == v || *end || v[0] == '-') {
-                    fprintf(stderr, "dmm evolve: --seed needs a non-negative integer, not '%s'\n", v);
-                    return 1;
-                }
-                cfg.seed = s;
-            } else if ((ro = real_option(a))) {
-                if (parse_real(a, v, ro->lo, ro->hi, &x))
-                    return 1;
-                *(double *)((char *)&cfg + ro->off) = x;
-            } else {
-                fprintf(stderr, "dmm evolve: unknown option %s\n", a);
-                usage(stderr);
-                return 1;
-            }
-        } else if (!trace) {
-            trace = a;
-        } else {
-            usage(stderr);
-            return 1;
-        }
-    }
-    if (!trace || !out) {
-        usage(stderr);
-        return 1;
-    }
-    if (cfg.elite >= cfg.pop) {
-        fprintf(stderr, "dmm evolve: --elite must be below --pop\n");
-        return 1;
-    }
-    if (cfg.tournament > cfg.pop) {
-        fprintf(stderr, "dmm evolve: --tournament must not exceed --pop\n");
-        return 1;
-    }
-
-    /* inputs: trace, grammar, operation stream, DIR */
     dmm_trace_t t;
     dmm_err_t terr;
-    if (dmm_trace_load(trace, &t, &terr) != 0) {
-        fprintf(stderr, "dmm evolve: %s\n", terr.msg);
-        return 2;
+    if (dmm_trace_load(ev->trace, &t, &terr) != 0) {
+        snprintf(err, errlen, "%s", terr.msg);
+        return -1;
     }
     if (t.truncated)
-        fprintf(stderr, "dmm evolve: warning: %s\n", t.note);
-    char name[128];
-    trace_name(trace, name, sizeof name);
-    char err[1024];
-    char *gtext = NULL;
-    dmm_grammar_t *g;
-    if (grammar_path) {
-        g = dmm_grammar_load(grammar_path, err, sizeof err);
+        snprintf(ev->warning, sizeof ev->warning, "%s", t.note);
+    trace_name(ev->trace, ev->name, sizeof ev->name);
+    if (ev->grammar_path) {
+        ev->g = dmm_grammar_load(ev->grammar_path, err, errlen);
     } else {
-        gtext = dmm_grammar_for_trace(&t, 0, name, err, sizeof err);
-        g = gtext ? dmm_grammar_parse("grammar.bnf", gtext, strlen(gtext), err, sizeof err) : NULL;
+        ev->gtext = dmm_grammar_for_trace(&t, 0, ev->name, err, errlen);
+        ev->g = ev->gtext ? dmm_grammar_parse("grammar.bnf", ev->gtext, strlen(ev->gtext), err,
+                                              errlen)
+                          : NULL;
     }
-    if (!g) {
-        fprintf(stderr, "dmm evolve: %s\n", err);
-        free(gtext);
+    if (!ev->g) {
         dmm_trace_free(&t);
-        return 2;
+        return -1;
     }
-    dmm_opstream_t s;
-    int rc = dmm_opstream_build(&t, &s, &terr);
+    int rc = dmm_opstream_build(&t, &ev->s, &terr);
     dmm_trace_free(&t);
     if (rc != 0) {
-        fprintf(stderr, "dmm evolve: %s\n", terr.msg);
-        free(gtext);
-        dmm_grammar_free(g);
-        return 2;
+        snprintf(err, errlen, "%s", terr.msg);
+        return -1;
     }
-    rc = 2;
-    dmm_ge_result_t r;
-    memset(&r, 0, sizeof r);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = NULL;
-    if (s.nops == 0) {
-        fprintf(stderr, "dmm evolve: %s: no allocation operations to replay\n", trace);
-        goto done;
+    if (ev->s.nops == 0) {
+        snprintf(err, errlen, "%s: no allocation operations to replay", ev->trace);
+        return -1;
     }
-    if (check_dir(out) != 0)
-        goto done;
+    return check_dir(ev->out, err, errlen);
+}
 
-    /* the references, on the same operation stream */
-    ref_t refs[5] = { { "kng", 0, 0, 0 }, { "lea", 0, 0, 0 }, { "fib", 0, 0, 0 },
-                      { "s10", 0, 0, 0 }, { "exa", 0, 0, 0 } };
-    dmm_sim_result_t *sr = malloc(sizeof *sr);
-    if (!sr) {
-        fprintf(stderr, "dmm evolve: out of memory\n");
-        goto done;
-    }
-    for (int i = 0; i < 5; i++) {
-        dmm_desc_t d;
-        if (dmm_desc_load(refs[i].name, &d, err, sizeof err) != 0 ||
-            dmm_sim_run(&s, &d, refs[i].name, 0, sr, err, sizeof err) != 0) {
-            fprintf(stderr, "dmm evolve: reference %s: %s\n", refs[i].name, err);
-            free(sr);
-            goto done;
-        }
-        refs[i].T = sr->T;
-        refs[i].M = sr->M;
-        refs[i].failed = sr->failed;
-    }
-    free(sr);
-    if (!refs[0].T || !refs[1].M) {
-        fprintf(stderr, "dmm evolve: %s: KNG costs nothing or LEA holds no memory on this trace\n",
-                trace);
-        goto done;
-    }
-    cfg.T_KNG = refs[0].T;
-    cfg.M_LEA = refs[1].M;
-    cfg.fail_limit = refs[0].failed < refs[1].failed ? refs[0].failed : refs[1].failed;
+/* ---- references and search ------------------------------------------------ */
 
-    /* the search; Ctrl-C ends it after the current generation */
-    progress_t prog = { isatty(2), quiet };
-    cfg.progress = on_generation;
-    cfg.progress_arg = &prog;
-    cfg.stop = &interrupted;
-    interrupted = 0;
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sa.sa_flags = SA_RESETHAND;   /* a second Ctrl-C kills */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
-    int grc = dmm_ge_run(&cfg, g, &s, &r, err, sizeof err);
-    sigaction(SIGINT, &old, NULL);
-    if (prog.tty && !quiet)
-        fputc('\n', stderr);
-    if (grc != 0) {
-        fprintf(stderr, "dmm evolve: %s\n", err);
-        goto done;
+int dmm_evolve_references(dmm_evolve_t *ev, char *err, size_t errlen)
+{
+    for (int i = 0; i < DMM_DESC_NPRESETS; i++)
+        ev->refs[i] = (dmm_ge_ref_t){ .name = dmm_desc_preset_name(i) };
+    if (dmm_ge_references(&ev->s, ev->refs, DMM_DESC_NPRESETS, err, errlen) != 0)
+        return -1;
+    const dmm_ge_ref_t *kng = &ev->refs[0], *lea = &ev->refs[1];
+    if (!kng->T || !lea->M) {
+        snprintf(err, errlen, "%s: KNG costs nothing or LEA holds no memory on this trace",
+                 ev->trace);
+        return -1;
     }
-    if (r.stopped == DMM_GE_STOPPED)
-        fprintf(stderr, "dmm evolve: interrupted after generation %d; keeping the best so far\n",
-                r.nlog - 1);
-    else if (r.stopped == DMM_GE_TIME)
-        fprintf(stderr, "dmm evolve: time budget of %g s reached after generation %d\n",
-                cfg.time_budget, r.nlog - 1);
-    int jobs = cfg.jobs;
-    if (jobs <= 0) {
+    ev->cfg.T_KNG = kng->T;
+    ev->cfg.M_LEA = lea->M;
+    ev->cfg.fail_limit = kng->failed < lea->failed ? kng->failed : lea->failed;
+    return 0;
+}
+
+int dmm_evolve_search(dmm_evolve_t *ev, char *err, size_t errlen)
+{
+    if (dmm_ge_run(&ev->cfg, ev->g, &ev->s, &ev->r, err, errlen) != 0)
+        return -1;
+    ev->jobs = ev->cfg.jobs;
+    if (ev->jobs <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = n > 0 ? (int)n : 1;
+        ev->jobs = n > 0 ? (int)n : 1;
     }
+    return 0;
+}
 
-    /* outputs; best.dmm last */
-    if (gtext && write_file(out, "grammar.bnf", gtext, strlen(gtext)) != 0)
-        goto done;
+/* ---- outputs ---------------------------------------------------------------- */
 
-    f = open_memstream(&buf, &len);
-    if (!f)
-        goto oom;
+/* DIR/name, written by put() through a file that appears only when whole. */
+static int output(const dmm_evolve_t *ev, const char *name,
+                  void (*put)(FILE *f, const dmm_evolve_t *ev), char *err, size_t errlen)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", ev->out, name);
+    dmm_outfile_t o;
+    dmm_err_t e;
+    if (dmm_out_open(&o, path, 1, &e) != 0) {
+        snprintf(err, errlen, "%s", e.msg);
+        return -1;
+    }
+    put(o.fp, ev);
+    if (dmm_out_commit(&o, &e) != 0) {
+        snprintf(err, errlen, "%s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void put_grammar(FILE *f, const dmm_evolve_t *ev)
+{
+    fputs(ev->gtext, f);
+}
+
+static void put_references(FILE *f, const dmm_evolve_t *ev)
+{
     fprintf(f, "name,T,M,F\n");
-    for (int i = 0; i < 5; i++)
-        fprintf(f, "%s,%llu,%zu,%.9f\n", refs[i].name, (unsigned long long)refs[i].T, refs[i].M,
-                dmm_ge_fitness(refs[i].T, refs[i].M, r.T_KNG, r.M_LEA));
-    if (fclose(f) != 0)
-        goto oom;
-    f = NULL;
-    if (write_file(out, "references.csv", buf, len) != 0)
-        goto done;
-    free(buf);
-    buf = NULL;
+    for (int i = 0; i < DMM_DESC_NPRESETS; i++) {
+        const dmm_ge_ref_t *x = &ev->refs[i];
+        fprintf(f, "%s,%llu,%zu,%.9f\n", x->name, (unsigned long long)x->T, x->M,
+                dmm_ge_fitness(x->T, x->M, ev->r.T_KNG, ev->r.M_LEA));
+    }
+}
 
-    f = open_memstream(&buf, &len);
-    if (!f)
-        goto oom;
+static void put_log(FILE *f, const dmm_evolve_t *ev)
+{
     fprintf(f, "generation,evaluations,cache_hits,best_F,mean_F,best_T,best_M,seconds,"
                "best_phenotype_dmm_line_count,valid,simulations,invalid\n");
-    for (int i = 0; i < r.nlog; i++) {
-        const dmm_ge_gen_t *row = &r.log[i];
+    for (int i = 0; i < ev->r.nlog; i++) {
+        const dmm_ge_gen_t *row = &ev->r.log[i];
         fprintf(f, "%d,%llu,%llu,", row->gen, (unsigned long long)row->evaluations,
                 (unsigned long long)row->cache_hits);
         if (row->nvalid)
@@ -483,91 +189,105 @@ int dmm_evolve_main(int argc, char **argv)
         fprintf(f, "%.3f,%d,%d,%llu,%llu\n", row->seconds, row->best_lines, row->nvalid,
                 (unsigned long long)row->simulations, (unsigned long long)row->invalid);
     }
-    if (fclose(f) != 0)
-        goto oom;
-    f = NULL;
-    if (write_file(out, "log.csv", buf, len) != 0)
-        goto done;
-    free(buf);
-    buf = NULL;
+}
 
-    f = open_memstream(&buf, &len);
-    if (!f)
-        goto oom;
+static void put_parameters(dmm_json_t *j, const dmm_evolve_t *ev)
+{
+    const dmm_ge_config_t *c = &ev->cfg;
+    dmm_json_obj(j, "parameters");
+    dmm_json_i64(j, "population", c->pop);
+    dmm_json_i64(j, "elite", c->elite);
+    dmm_json_i64(j, "generations", c->gens);
+    dmm_json_i64(j, "tournament", c->tournament);
+    dmm_json_num(j, "pcross", "%g", c->pcross);
+    dmm_json_num(j, "pmut", "%g", c->pmut);
+    dmm_json_i64(j, "wraps", c->wraps);
+    dmm_json_i64(j, "length", c->length);
+    dmm_json_u64(j, "codon_bound", c->codon_bound);
+    dmm_json_i64(j, "jobs", ev->jobs);
+    dmm_json_num(j, "time_budget", "%g", c->time_budget);
+    dmm_json_close_obj(j);
+}
+
+static void put_search(FILE *f, const dmm_evolve_t *ev)
+{
     static const char *const why[] = { "completed", "time budget", "interrupted" };
-    fprintf(f, "{\n  \"trace\": ");
-    dmm_json_str(f, trace);
-    fprintf(f, ",\n  \"grammar\": ");
-    if (grammar_path)
-        dmm_json_str(f, grammar_path);
-    else
-        fprintf(f, "\"grammar.bnf (generated)\"");
-    fprintf(f, ",\n  \"operations\": %zu,\n", s.nops);
-    fprintf(f, "  \"parameters\": {\"population\": %d, \"elite\": %d, \"generations\": %d, "
-               "\"tournament\": %d, \"pcross\": %g, \"pmut\": %g, \"wraps\": %d, "
-               "\"length\": %d, \"codon_bound\": %u, \"jobs\": %d, \"time_budget\": %g},\n",
-            cfg.pop, cfg.elite, cfg.gens, cfg.tournament, cfg.pcross, cfg.pmut, cfg.wraps,
-            cfg.length, cfg.codon_bound, jobs, cfg.time_budget);
-    fprintf(f, "  \"seed\": %llu,\n", (unsigned long long)cfg.seed);
-    fprintf(f, "  \"T_KNG\": %llu,\n  \"M_LEA\": %zu,\n", (unsigned long long)r.T_KNG, r.M_LEA);
-    if (r.found)
-        fprintf(f, "  \"best\": {\"F\": %.9f, \"T\": %llu, \"M\": %zu, \"allocators\": %d},\n",
-                r.F, (unsigned long long)r.T, r.M, r.best.n);
-    else
-        fprintf(f, "  \"best\": null,\n");
-    fprintf(f, "  \"generations_run\": %d,\n  \"stopped\": \"%s\",\n", r.nlog - 1, why[r.stopped]);
-    fprintf(f, "  \"evaluations\": %llu,\n  \"cache_hits\": %llu,\n  \"simulations\": %llu,\n"
-               "  \"invalid\": %llu,\n",
-            (unsigned long long)r.evaluations, (unsigned long long)r.cache_hits,
-            (unsigned long long)r.simulations, (unsigned long long)r.invalid);
-    fprintf(f, "  \"seconds\": %.3f\n}\n", r.seconds);
-    if (fclose(f) != 0)
-        goto oom;
-    f = NULL;
-    if (write_file(out, "search.json", buf, len) != 0)
-        goto done;
-    free(buf);
-    buf = NULL;
-
-    double rate = r.seconds > 0 ? (double)r.evaluations / r.seconds : 0;
-    if (!r.found) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/best.dmm", out);
-        unlink(path);   /* an older run's; it does not belong to this one */
-        fprintf(stderr, "dmm evolve: no valid individual in %llu evaluations: every genome "
-                        "ran out of wraps or gave no usable DMM (grammar %s, %d wraps, %d codons); "
-                        "no best.dmm written\n",
-                (unsigned long long)r.evaluations, grammar_path ? grammar_path : "generated",
-                cfg.wraps, cfg.length);
-        printf("evaluations: %llu (cache hits %llu), %.1f eval/s\n",
-               (unsigned long long)r.evaluations, (unsigned long long)r.cache_hits, rate);
-        goto done;
+    const dmm_ge_result_t *r = &ev->r;
+    dmm_json_t j;
+    dmm_json_begin(&j, f, 1);
+    dmm_json_string(&j, "trace", ev->trace);
+    dmm_json_string(&j, "grammar", ev->grammar_path ? ev->grammar_path
+                                                    : "grammar.bnf (generated)");
+    dmm_json_u64(&j, "operations", ev->s.nops);
+    put_parameters(&j, ev);
+    dmm_json_u64(&j, "seed", ev->cfg.seed);
+    dmm_json_u64(&j, "T_KNG", r->T_KNG);
+    dmm_json_u64(&j, "M_LEA", r->M_LEA);
+    dmm_json_arr(&j, "references");
+    for (int i = 0; i < DMM_DESC_NPRESETS; i++) {
+        const dmm_ge_ref_t *x = &ev->refs[i];
+        dmm_json_obj(&j, NULL);
+        dmm_json_string(&j, "name", x->name);
+        dmm_json_num(&j, "F", "%.9f", dmm_ge_fitness(x->T, x->M, r->T_KNG, r->M_LEA));
+        dmm_json_u64(&j, "T", x->T);
+        dmm_json_u64(&j, "M", x->M);
+        dmm_json_close_obj(&j);
     }
-    snprintf(r.best.title, sizeof r.best.title, "dmm 1  trace=%.100s seed=%llu fitness=%.6f T=%llu M=%zu",
-             name, (unsigned long long)cfg.seed, r.F, (unsigned long long)r.T, r.M);
-    char text[DMM_DESC_MAX * 160 + 400];
-    size_t tl = dmm_desc_print(&r.best, text, sizeof text);
-    if (tl >= sizeof text || write_file(out, "best.dmm", text, tl) != 0)
-        goto done;
+    dmm_json_close_arr(&j);
+    if (r->found) {
+        dmm_json_obj(&j, "best");
+        dmm_json_num(&j, "F", "%.9f", r->F);
+        dmm_json_u64(&j, "T", r->T);
+        dmm_json_u64(&j, "M", r->M);
+        dmm_json_i64(&j, "allocators", r->best.n);
+        dmm_json_close_obj(&j);
+    } else {
+        dmm_json_null(&j, "best");
+    }
+    dmm_json_i64(&j, "generations_run", r->nlog - 1);
+    dmm_json_string(&j, "stopped", why[r->stopped]);
+    dmm_json_u64(&j, "evaluations", r->evaluations);
+    dmm_json_u64(&j, "cache_hits", r->cache_hits);
+    dmm_json_u64(&j, "simulations", r->simulations);
+    dmm_json_u64(&j, "invalid", r->invalid);
+    dmm_json_num(&j, "seconds", "%.3f", r->seconds);
+    dmm_json_end(&j);
+}
 
-    printf("best: F=%.6f T=%llu M=%zu (KNG: F=%.6f, LEA: F=%.6f) in %d generations\n", r.F,
-           (unsigned long long)r.T, r.M, dmm_ge_fitness(refs[0].T, refs[0].M, r.T_KNG, r.M_LEA),
-           dmm_ge_fitness(refs[1].T, refs[1].M, r.T_KNG, r.M_LEA), r.nlog - 1);
-    fputs(strchr(text, '\n') ? strchr(text, '\n') + 1 : text, stdout);
-    printf("written: %s/best.dmm\n", out);
-    printf("evaluations: %llu (cache hits %llu), %.1f eval/s\n",
-           (unsigned long long)r.evaluations, (unsigned long long)r.cache_hits, rate);
-    rc = 0;
-    goto done;
-oom:
-    fprintf(stderr, "dmm evolve: out of memory\n");
-done:
-    if (f)
-        fclose(f);
-    free(buf);
-    dmm_ge_result_free(&r);
-    dmm_opstream_free(&s);
-    dmm_grammar_free(g);
-    free(gtext);
-    return rc;
+size_t dmm_evolve_best_text(dmm_evolve_t *ev, char *buf, size_t cap)
+{
+    dmm_ge_result_t *r = &ev->r;
+    snprintf(r->best.title, sizeof r->best.title,
+             "dmm 1  trace=%.100s seed=%llu fitness=%.6f T=%llu M=%zu", ev->name,
+             (unsigned long long)ev->cfg.seed, r->F, (unsigned long long)r->T, r->M);
+    size_t n = dmm_desc_print(&r->best, buf, cap);
+    return n < cap ? n : 0;
+}
+
+int dmm_evolve_write(dmm_evolve_t *ev, char *err, size_t errlen)
+{
+    if ((ev->gtext && output(ev, "grammar.bnf", put_grammar, err, errlen) != 0) ||
+        output(ev, "references.csv", put_references, err, errlen) != 0 ||
+        output(ev, "log.csv", put_log, err, errlen) != 0 ||
+        output(ev, "search.json", put_search, err, errlen) != 0)
+        return -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/best.dmm", ev->out);
+    if (!ev->r.found) {
+        unlink(path);   /* an older run's; it does not belong to this one */
+        return 0;
+    }
+    char text[DMM_DESC_MAX * 160 + 400];
+    size_t tl = dmm_evolve_best_text(ev, text, sizeof text);
+    dmm_err_t e;
+    if (!tl) {
+        snprintf(err, errlen, "%s: the description does not fit in %zu bytes", path,
+                 sizeof text);
+        return -1;
+    }
+    if (dmm_write_file(path, text, tl, &e) != 0) {
+        snprintf(err, errlen, "%s", e.msg);
+        return -1;
+    }
+    return 0;
 }

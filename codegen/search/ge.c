@@ -225,11 +225,6 @@ typedef struct state {
     pthread_mutex_t wlock;
 } state_t;
 
-double dmm_ge_fitness(uint64_t T, size_t M, uint64_t T_KNG, size_t M_LEA)
-{
-    return 0.5 * (double)T / (double)T_KNG + 0.5 * (double)M / (double)M_LEA;
-}
-
 void dmm_ge_config_default(dmm_ge_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -591,31 +586,11 @@ static int references(state_t *st, char *err, size_t errlen)
         st->fail_limit = st->cfg->fail_limit;
         return 0;
     }
-    const char *names[2] = { "kng", "lea" };
-    dmm_sim_result_t *r = malloc(sizeof *r);
-    if (!r) {
-        snprintf(err, errlen, "out of memory");
+    dmm_ge_ref_t refs[2] = { { .name = "kng" }, { .name = "lea" } };
+    if (dmm_ge_references(st->s, refs, 2, err, errlen) != 0)
         return -1;
-    }
-    uint64_t failed[2] = { 0, 0 };
-    uint64_t T_KNG = st->cfg->T_KNG;
-    size_t M_LEA = st->cfg->M_LEA;
-    for (int i = 0; i < 2; i++) {
-        dmm_desc_t d;
-        char e[512];
-        if (dmm_desc_load(names[i], &d, e, sizeof e) != 0 ||
-            dmm_sim_run(st->s, &d, names[i], 0, r, e, sizeof e) != 0) {
-            snprintf(err, errlen, "reference %s: %s", names[i], e);
-            free(r);
-            return -1;
-        }
-        failed[i] = r->failed;
-        if (i == 0 && !T_KNG)
-            T_KNG = r->T;
-        if (i == 1 && !M_LEA)
-            M_LEA = r->M;
-    }
-    free(r);
+    uint64_t T_KNG = st->cfg->T_KNG ? st->cfg->T_KNG : refs[0].T;
+    size_t M_LEA = st->cfg->M_LEA ? st->cfg->M_LEA : refs[1].M;
     if (!T_KNG || !M_LEA) {
         snprintf(err, errlen, "the references cost nothing on this trace (T_KNG=%llu, M_LEA=%zu)",
                  (unsigned long long)T_KNG, M_LEA);
@@ -623,7 +598,7 @@ static int references(state_t *st, char *err, size_t errlen)
     }
     st->T_KNG = T_KNG;
     st->M_LEA = M_LEA;
-    st->fail_limit = failed[0] < failed[1] ? failed[0] : failed[1];
+    st->fail_limit = refs[0].failed < refs[1].failed ? refs[0].failed : refs[1].failed;
     return 0;
 }
 

@@ -16,8 +16,7 @@
  * description, whose simulation fails, or whose simulation fails more
  * requests than KNG and LEA do, is invalid and gets DMM_GE_WORST.
  *
- * Fitness (eq. 1): F = 0.5 * T/T_KNG + 0.5 * M/M_LEA, T the counted cost and
- * M the peak footprint of dmm_sim_run on the trace's operation stream.
+ * Fitness: eq. 1 (fitness.h).
  *
  * One generation, as in the paper: the cfg.elite best individuals pass
  * unchanged; the rest of the new population are children of parents chosen
@@ -39,8 +38,8 @@
  * not simulated again (a cache hit).  Which individuals hit is decided in
  * index order before the simulations start, so the counts are reproducible
  * as well. */
-#ifndef DMM_GE_H
-#define DMM_GE_H
+#ifndef DMM_SEARCH_GE_H
+#define DMM_SEARCH_GE_H
 
 #include <float.h>
 #include <signal.h>
@@ -49,6 +48,7 @@
 
 #include "allocators/chain/desc.h"
 #include "codegen/grammar/grammar.h"
+#include "codegen/search/fitness.h"
 #include "tracer/format/opstream.h"
 
 #define DMM_GE_WORST DBL_MAX    /* the fitness of an invalid individual */
@@ -142,17 +142,11 @@ typedef struct dmm_ge_result {
 /* The paper's parameters (section 6.3), seed 1, jobs 0. */
 void dmm_ge_config_default(dmm_ge_config_t *cfg);
 
-/* Eq. 1. */
-double dmm_ge_fitness(uint64_t T, size_t M, uint64_t T_KNG, size_t M_LEA);
-
 /* Run the search.  0 (r filled; r->found = 0 when no individual was valid),
  * or -1 with err (bad configuration, references that cannot be simulated,
  * out of memory).  Free r with dmm_ge_result_free either way. */
 int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_opstream_t *s,
                dmm_ge_result_t *r, char *err, size_t errlen);
 void dmm_ge_result_free(dmm_ge_result_t *r);
-
-/* dmm evolve: see codegen/search/evolve.c and the README. */
-int dmm_evolve_main(int argc, char **argv);
 
 #endif

@@ -32,6 +32,11 @@ void dmm_json_str(FILE *f, const char *s)
         fputs("null", f);
 }
 
+static int in_flat(const dmm_json_t *j)
+{
+    return j->flat && j->depth >= j->flat;
+}
+
 static void newline(dmm_json_t *j)
 {
     if (!j->pretty)
@@ -43,10 +48,12 @@ static void newline(dmm_json_t *j)
 
 void dmm_json_key(dmm_json_t *j, const char *key)
 {
+    int flat = in_flat(j);
     if (!j->first)
-        fputc(',', j->f);
+        fputs(flat ? ", " : ",", j->f);
     j->first = 0;
-    newline(j);
+    if (!flat)
+        newline(j);
     if (key) {
         dmm_json_str(j->f, key);
         fputs(j->pretty ? ": " : ":", j->f);
@@ -63,8 +70,11 @@ static void open_c(dmm_json_t *j, const char *key, char c)
 
 static void close_c(dmm_json_t *j, char c)
 {
+    int was_flat = in_flat(j);
     j->depth--;
-    if (!j->first)
+    if (was_flat && j->depth < j->flat)
+        j->flat = 0;
+    else if (!j->first)
         newline(j);
     fputc(c, j->f);
     j->first = 0;
@@ -95,6 +105,13 @@ void dmm_json_close_obj(dmm_json_t *j)
 void dmm_json_arr(dmm_json_t *j, const char *key)
 {
     open_c(j, key, '[');
+}
+
+void dmm_json_arr_flat(dmm_json_t *j, const char *key)
+{
+    open_c(j, key, '[');
+    if (!j->flat)
+        j->flat = j->depth;
 }
 
 void dmm_json_close_arr(dmm_json_t *j)

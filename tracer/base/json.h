@@ -30,6 +30,7 @@ typedef struct dmm_json {
     int   pretty;
     int   depth;      /* open containers */
     int   first;      /* nothing written yet in the innermost one */
+    int   flat;       /* depth from which members stay on one line (0: none) */
 } dmm_json_t;
 
 /* Open the top-level object / close it (and end the line). */
@@ -39,6 +40,9 @@ void dmm_json_end(dmm_json_t *j);
 void dmm_json_obj(dmm_json_t *j, const char *key);
 void dmm_json_close_obj(dmm_json_t *j);
 void dmm_json_arr(dmm_json_t *j, const char *key);
+/* An array written on one line even in the pretty layout ([1, 2, 3]):
+ * for long lists of numbers. */
+void dmm_json_arr_flat(dmm_json_t *j, const char *key);
 void dmm_json_close_arr(dmm_json_t *j);
 
 void dmm_json_u64(dmm_json_t *j, const char *key, uint64_t v);

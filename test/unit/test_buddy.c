@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "allocators/core/alloc.h"
+#include "allocators/classes/registry.h"
 
 size_t dmm_buddy_debug_sizes(const dmm_alloc_t *a, size_t *out, size_t max);
 size_t dmm_buddy_debug_listed(const dmm_alloc_t *a, unsigned j, int virgin);

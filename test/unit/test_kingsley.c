@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocators/classes/registry.h"
 #include "allocators/core/alloc.h"
 
 typedef struct harness {

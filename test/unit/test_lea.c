@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "allocators/core/alloc.h"
+#include "allocators/classes/registry.h"
 
 /* ---- harness ---- */
 

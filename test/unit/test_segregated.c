@@ -16,6 +16,7 @@
 #include "allocators/core/freelist.h"
 #include "allocators/core/pagesrc.h"
 #include "allocators/classes/segfit.h"
+#include "allocators/classes/registry.h"
 
 /* ---- harness --------------------------------------------------------- */
 

@@ -1,0 +1,21 @@
+/* registry.h - the allocator classes by id and by name: what a .dmm line's
+ * first word names (allocators/chain/desc.c), what the chain sets up
+ * (chain.c) and what the C emitter calls by name (codegen/emit). */
+#ifndef DMM_CLASSES_REGISTRY_H
+#define DMM_CLASSES_REGISTRY_H
+
+#include "allocators/core/alloc.h"
+
+/* The ops of each class (allocators/classes/<class>.c). */
+extern const dmm_class_ops_t dmm_class_buddy_binary, dmm_class_buddy_fib,
+    dmm_class_segregated, dmm_class_sss, dmm_class_exact, dmm_class_kingsley,
+    dmm_class_lea;
+
+/* Ops for a class id, or NULL; the class name as written in .dmm text. */
+const dmm_class_ops_t *dmm_class_ops(dmm_class_t c);
+const char *dmm_class_name(dmm_class_t c);
+/* The class's name in the paper (Table 1, Figure 3): "BuddySystemBinary",
+ * ..., or NULL. */
+const char *dmm_class_paper_name(dmm_class_t c);
+
+#endif

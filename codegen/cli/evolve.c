@@ -1,0 +1,336 @@
+/* evolve.c - `dmm evolve`: the GE search on one trace and its outputs
+ * (codegen/search/evolve.h has the steps and what each file holds).
+ *
+ *   dmm evolve [options] --out DIR TRACE
+ *
+ * Bad input (a trace that cannot be read or has no operation, a malformed
+ * grammar, a DIR that cannot be written) exits 2 before the search, with
+ * DIR untouched; a search in which no individual was valid writes the other
+ * files, removes any old best.dmm and exits 2. */
+#include "codegen/cli/cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codegen/search/evolve.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: dmm evolve [options] --out DIR TRACE\n"
+        "\n"
+        "Search for the DMM that minimises F = 0.5*T/T_KNG + 0.5*M/M_LEA on TRACE by\n"
+        "grammatical evolution (T: simulated cost, M: peak footprint, both from dmm sim).\n"
+        "\n"
+        "  --out DIR         where the results go (created if missing)\n"
+        "  --grammar FILE    a .bnf grammar (default: generated from the trace and\n"
+        "                    written to DIR/grammar.bnf)\n"
+        "  --pop N           population size (100)\n"
+        "  --gens N          generations after the initial population (250)\n"
+        "  --elite N         best individuals kept unchanged (10)\n"
+        "  --tournament N    tournament size (2)\n"
+        "  --pcross P        one-point crossover probability (0.8)\n"
+        "  --pmut P          per-codon mutation probability (0.02)\n"
+        "  --wraps N         maximum number of wraps of the genome (3)\n"
+        "  --length N        codons per genome (50)\n"
+        "  --seed N          random seed (1); the result depends on it and the inputs only\n"
+        "  --jobs N          simulation threads (online CPUs); does not change the result\n"
+        "  --time SECONDS    stop after the generation that crosses this budget\n"
+        "  -q, --quiet       no progress on stderr\n"
+        "\n"
+        "Ctrl-C stops after the current generation and keeps the best so far.\n"
+        "Exit status: 0 done, 1 usage error, 2 bad input or no valid individual.\n");
+}
+
+/* ---- progress -------------------------------------------------------------- */
+
+typedef struct progress {
+    int tty, quiet;
+} progress_t;
+
+static void fmt_secs(double s, char *buf, size_t cap)
+{
+    if (s < 0) {
+        snprintf(buf, cap, "?");
+        return;
+    }
+    unsigned long t = (unsigned long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, cap, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, cap, "%lu:%02lu", t / 60, t % 60);
+}
+
+static void fmt_F(double F, char *buf, size_t cap)
+{
+    if (F >= DMM_GE_WORST)
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.6f", F);
+}
+
+static void on_generation(const dmm_ge_gen_t *row, const dmm_ge_config_t *cfg, void *arg)
+{
+    progress_t *p = arg;
+    if (p->quiet)
+        return;
+    char best[32], mean[32], left[32];
+    fmt_F(row->best_F, best, sizeof best);
+    fmt_F(row->mean_F, mean, sizeof mean);
+    fmt_secs(row->eta, left, sizeof left);
+    if (p->tty) {
+        char line[256];
+        int n = snprintf(line, sizeof line,
+                         "gen %d/%d  best %s  mean %s  %.0f eval/s  hits %llu  left %s",
+                         row->gen, cfg->gens, best, mean, row->eval_per_s,
+                         (unsigned long long)row->cache_hits, left);
+        fprintf(stderr, "\r%s%*s", line, n < 79 ? 79 - n : 0, "");
+    } else {
+        fprintf(stderr,
+                "dmm evolve: gen %d/%d best_F=%s mean_F=%s valid=%d eval/s=%.1f "
+                "cache_hits=%llu left=%s\n",
+                row->gen, cfg->gens, best, mean, row->nvalid, row->eval_per_s,
+                (unsigned long long)row->cache_hits, left);
+    }
+    fflush(stderr);
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static int parse_int(const char *opt, const char *s, long lo, long hi, long *v)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (errno || end == s || *end || x < lo || x > hi) {
+        fprintf(stderr, "dmm evolve: %s needs an integer in %ld..%ld, not '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static int parse_real(const char *opt, const char *s, double lo, double hi, double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || *end || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "dmm evolve: %s needs a number in [%g, %g], not '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* The numeric options: name, range, field of the configuration. */
+typedef struct int_opt { const char *name; long lo, hi; size_t off; } int_opt_t;
+typedef struct real_opt { const char *name; double lo, hi; size_t off; } real_opt_t;
+
+static const int_opt_t int_opts[] = {
+    { "--pop", 2, 1000000, offsetof(dmm_ge_config_t, pop) },
+    { "--gens", 0, 100000000, offsetof(dmm_ge_config_t, gens) },
+    { "--elite", 0, 1000000, offsetof(dmm_ge_config_t, elite) },
+    { "--tournament", 1, 1000000, offsetof(dmm_ge_config_t, tournament) },
+    { "--wraps", 0, 1000, offsetof(dmm_ge_config_t, wraps) },
+    { "--length", 1, 100000, offsetof(dmm_ge_config_t, length) },
+    { "--jobs", 1, 256, offsetof(dmm_ge_config_t, jobs) },
+};
+
+static const real_opt_t real_opts[] = {
+    { "--pcross", 0, 1, offsetof(dmm_ge_config_t, pcross) },
+    { "--pmut", 0, 1, offsetof(dmm_ge_config_t, pmut) },
+    { "--time", 0, 1e9, offsetof(dmm_ge_config_t, time_budget) },
+};
+
+static const int_opt_t *int_option(const char *a)
+{
+    for (size_t i = 0; i < sizeof int_opts / sizeof int_opts[0]; i++)
+        if (!strcmp(a, int_opts[i].name))
+            return &int_opts[i];
+    return NULL;
+}
+
+static const real_opt_t *real_option(const char *a)
+{
+    for (size_t i = 0; i < sizeof real_opts / sizeof real_opts[0]; i++)
+        if (!strcmp(a, real_opts[i].name))
+            return &real_opts[i];
+    return NULL;
+}
+
+/* The options into ev (its trace and DIR too) and *quiet.  *done says the
+ * command ends here (--help: 0, a usage error: 1), with the status
+ * returned. */
+static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, int *done)
+{
+    dmm_ge_config_t cfg;
+    dmm_ge_config_default(&cfg);
+    const char *out = NULL, *grammar_path = NULL, *trace = NULL;
+    *done = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n;
+        double x;
+        const int_opt_t *io;
+        const real_opt_t *ro;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            *quiet = 1;
+            continue;
+        } else if (a[0] == '-' && a[1]) {
+            if (!v) {
+                fprintf(stderr, "dmm evolve: %s needs a value\n", a);
+                return 1;
+            }
+            i++;
+            if (!strcmp(a, "--out"))
+                out = v;
+            else if (!strcmp(a, "--grammar"))
+                grammar_path = v;
+            else if ((io = int_option(a))) {
+                if (parse_int(a, v, io->lo, io->hi, &n))
+                    return 1;
+                *(int *)((char *)&cfg + io->off) = (int)n;
+            } else if (!strcmp(a, "--seed")) {
+                char *end;
+                errno = 0;
+                unsigned long long s = strtoull(v, &end, 10);
+                if (errno || end == v || *end || v[0] == '-') {
+                    fprintf(stderr, "dmm evolve: --seed needs a non-negative integer, not '%s'\n", v);
+                    return 1;
+                }
+                cfg.seed = s;
+            } else if ((ro = real_option(a))) {
+                if (parse_real(a, v, ro->lo, ro->hi, &x))
+                    return 1;
+                *(double *)((char *)&cfg + ro->off) = x;
+            } else {
+                fprintf(stderr, "dmm evolve: unknown option %s\n", a);
+                usage(stderr);
+                return 1;
+            }
+        } else if (!trace) {
+            trace = a;
+        } else {
+            usage(stderr);
+            return 1;
+        }
+    }
+    if (!trace || !out) {
+        usage(stderr);
+        return 1;
+    }
+    if (cfg.elite >= cfg.pop) {
+        fprintf(stderr, "dmm evolve: --elite must be below --pop\n");
+        return 1;
+    }
+    if (cfg.tournament > cfg.pop) {
+        fprintf(stderr, "dmm evolve: --tournament must not exceed --pop\n");
+        return 1;
+    }
+    dmm_evolve_init(ev, trace, out);
+    ev->grammar_path = grammar_path;
+    ev->cfg = cfg;
+    *done = 0;
+    return 0;
+}
+
+/* The search with its progress line; Ctrl-C ends it after the current
+ * generation (a second one kills). */
+static int search(dmm_evolve_t *ev, int quiet, char *err, size_t errlen)
+{
+    progress_t prog = { isatty(2), quiet };
+    ev->cfg.progress = on_generation;
+    ev->cfg.progress_arg = &prog;
+    ev->cfg.stop = &interrupted;
+    interrupted = 0;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    int rc = dmm_evolve_search(ev, err, errlen);
+    sigaction(SIGINT, &old, NULL);
+    if (prog.tty && !quiet)
+        fputc('\n', stderr);
+    if (rc != 0)
+        return -1;
+    if (ev->r.stopped == DMM_GE_STOPPED)
+        fprintf(stderr, "dmm evolve: interrupted after generation %d; keeping the best so far\n",
+                ev->r.nlog - 1);
+    else if (ev->r.stopped == DMM_GE_TIME)
+        fprintf(stderr, "dmm evolve: time budget of %g s reached after generation %d\n",
+                ev->cfg.time_budget, ev->r.nlog - 1);
+    return 0;
+}
+
+/* The summary on stdout; 0, or 2 when no individual was valid. */
+static int report(dmm_evolve_t *ev)
+{
+    const dmm_ge_result_t *r = &ev->r;
+    double rate = r->seconds > 0 ? (double)r->evaluations / r->seconds : 0;
+    if (!r->found) {
+        fprintf(stderr, "dmm evolve: no valid individual in %llu evaluations: every genome "
+                        "ran out of wraps or gave no usable DMM (grammar %s, %d wraps, %d codons); "
+                        "no best.dmm written\n",
+                (unsigned long long)r->evaluations,
+                ev->grammar_path ? ev->grammar_path : "generated", ev->cfg.wraps, ev->cfg.length);
+        printf("evaluations: %llu (cache hits %llu), %.1f eval/s\n",
+               (unsigned long long)r->evaluations, (unsigned long long)r->cache_hits, rate);
+        return 2;
+    }
+    char text[DMM_DESC_MAX * 160 + 400];
+    dmm_evolve_best_text(ev, text, sizeof text);
+    const dmm_ge_ref_t *kng = &ev->refs[0], *lea = &ev->refs[1];
+    printf("best: F=%.6f T=%llu M=%zu (KNG: F=%.6f, LEA: F=%.6f) in %d generations\n", r->F,
+           (unsigned long long)r->T, r->M, dmm_ge_fitness(kng->T, kng->M, r->T_KNG, r->M_LEA),
+           dmm_ge_fitness(lea->T, lea->M, r->T_KNG, r->M_LEA), r->nlog - 1);
+    fputs(strchr(text, '\n') ? strchr(text, '\n') + 1 : text, stdout);
+    printf("written: %s/best.dmm\n", ev->out);
+    printf("evaluations: %llu (cache hits %llu), %.1f eval/s\n",
+           (unsigned long long)r->evaluations, (unsigned long long)r->cache_hits, rate);
+    return 0;
+}
+
+int dmm_evolve_main(int argc, char **argv)
+{
+    dmm_evolve_t ev;
+    int quiet = 0, done;
+    int rc = parse_options(argc, argv, &ev, &quiet, &done);
+    if (done)
+        return rc;
+    char err[1024];
+    int loaded = dmm_evolve_load(&ev, err, sizeof err) == 0;
+    if (ev.warning[0])
+        fprintf(stderr, "dmm evolve: warning: %s\n", ev.warning);
+    if (!loaded) {
+        fprintf(stderr, "dmm evolve: %s\n", err);
+        dmm_evolve_free(&ev);
+        return 2;
+    }
+    if (dmm_evolve_references(&ev, err, sizeof err) != 0 ||
+        search(&ev, quiet, err, sizeof err) != 0 || dmm_evolve_write(&ev, err, sizeof err) != 0) {
+        fprintf(stderr, "dmm evolve: %s\n", err);
+        dmm_evolve_free(&ev);
+        return 2;
+    }
+    rc = report(&ev);
+    dmm_evolve_free(&ev);
+    return rc;
+}

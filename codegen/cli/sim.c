@@ -1,0 +1,139 @@
+/* sim.c - `dmm sim`: a trace through simulated DMMs, side by side
+ * (allocators/sim/).
+ *
+ *   dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time] TRACE */
+#include "codegen/cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocators/chain/desc.h"
+#include "allocators/sim/sim.h"
+#include "tracer/format/load.h"
+#include "tracer/format/opstream.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time] TRACE\n"
+            "  Replay TRACE (any format dmm reads) through each DMM, simulated, and print\n"
+            "  T (counted cost), M (peak footprint) and what lies behind them.\n"
+            "  --dmm X     a .dmm file or a preset: kng, lea, fib, s10, exa (repeatable)\n"
+            "  --all       the five presets, then the --dmm ones, side by side\n"
+            "  --json      one JSON object instead of the table\n"
+            "  --check N   run every allocator's check() every N operations\n"
+            "  --time      also print simulated operations per second (varies by run)\n");
+}
+
+int dmm_sim_main(int argc, char **argv)
+{
+    const char *names[DMM_DESC_MAX];
+    int nnames = 0, all = 0, json = 0, timed = 0;
+    uint64_t check = 0;
+    const char *trace = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--dmm") && i + 1 < argc) {
+            if (nnames == DMM_DESC_MAX - DMM_DESC_NPRESETS) {
+                fprintf(stderr, "dmm sim: too many --dmm\n");
+                return 1;
+            }
+            names[nnames++] = argv[++i];
+        } else if (!strcmp(argv[i], "--all")) {
+            all = 1;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--time")) {
+            timed = 1;
+        } else if (!strcmp(argv[i], "--check") && i + 1 < argc) {
+            char *end;
+            check = strtoull(argv[++i], &end, 10);
+            if (*end || !check) {
+                fprintf(stderr, "dmm sim: --check needs a positive count\n");
+                return 1;
+            }
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "dmm sim: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return 1;
+        } else if (!trace) {
+            trace = argv[i];
+        } else {
+            usage(stderr);
+            return 1;
+        }
+    }
+    if (!trace || (!nnames && !all)) {
+        usage(stderr);
+        return 1;
+    }
+    const char *list[DMM_DESC_MAX];
+    int n = 0;
+    if (all)
+        for (int i = 0; i < DMM_DESC_NPRESETS; i++)
+            list[n++] = dmm_desc_preset_name(i);
+    for (int i = 0; i < nnames; i++)
+        list[n++] = names[i];
+
+    dmm_desc_t *descs = calloc((size_t)n, sizeof *descs);
+    dmm_sim_result_t *res = calloc((size_t)n, sizeof *res);
+    char err[1024];
+    for (int i = 0; i < n; i++)
+        if (dmm_desc_load(list[i], &descs[i], err, sizeof err) != 0) {
+            fprintf(stderr, "dmm sim: %s\n", err);
+            free(descs);
+            free(res);
+            return 2;
+        }
+    dmm_trace_t t;
+    dmm_err_t terr;
+    if (dmm_trace_load(trace, &t, &terr) != 0) {
+        fprintf(stderr, "dmm sim: %s\n", terr.msg);
+        free(descs);
+        free(res);
+        return 2;
+    }
+    if (t.truncated)
+        fprintf(stderr, "dmm sim: warning: %s\n", t.note);
+    dmm_opstream_t s;
+    if (dmm_opstream_build(&t, &s, &terr) != 0) {
+        fprintf(stderr, "dmm sim: %s\n", terr.msg);
+        dmm_trace_free(&t);
+        free(descs);
+        free(res);
+        return 2;
+    }
+    dmm_trace_free(&t);
+    if (s.nops == 0) {
+        fprintf(stderr, "dmm sim: %s: no allocation operations to replay\n", trace);
+        dmm_opstream_free(&s);
+        free(descs);
+        free(res);
+        return 2;
+    }
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (dmm_sim_run(&s, &descs[i], list[i], check, &res[i], err, sizeof err) != 0) {
+            fprintf(stderr, "dmm sim: %s: %s\n", list[i], err);
+            rc = 2;
+            break;
+        }
+        if (res[i].violations) {
+            fprintf(stderr, "dmm sim: %s\n", err);
+            rc = 3;
+        }
+    }
+    if (rc != 2) {
+        if (json)
+            dmm_sim_print_json(stdout, res, n, descs, trace, timed);
+        else
+            dmm_sim_print_table(stdout, res, n, descs, timed);
+    }
+    dmm_opstream_free(&s);
+    free(descs);
+    free(res);
+    return rc;
+}

@@ -1,0 +1,177 @@
+/* phenotype.c - a phenotype (the terminals a mapping produced) read as a
+ * DMM description (dmm_phenotype_to_desc, grammar.h): seven words per
+ * allocator, in the paper's order. */
+#include "codegen/grammar/grammar.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "codegen/grammar/bnf.h"
+
+typedef struct word {
+    const char *s;
+    size_t      n;
+} word_t;
+
+static int word_eq(word_t w, const char *s)
+{
+    size_t n = strlen(s);
+    return w.n == n && strncasecmp(w.s, s, n) == 0;
+}
+
+static int word_index(word_t w, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (word_eq(w, names[i]))
+            return i;
+    return -1;
+}
+
+static const struct {
+    const char *name;
+    dmm_class_t cls;
+} paper_classes[] = {
+    { "SegregatedFreeList", DMM_CLASS_SEGREGATED },
+    { "SimpleSegregatedStorage", DMM_CLASS_SSS },
+    { "ExactSegregatedFit", DMM_CLASS_EXACT },
+    { "BuddySystemBinary", DMM_CLASS_BUDDY_BINARY },
+    { "BuddySystemFibonacci", DMM_CLASS_BUDDY_FIB },
+    { "Kingsley", DMM_CLASS_KINGSLEY },
+    { "Lea", DMM_CLASS_LEA },
+};
+
+static dmm_class_t class_of(word_t w)
+{
+    for (size_t i = 0; i < sizeof paper_classes / sizeof paper_classes[0]; i++)
+        if (word_eq(w, paper_classes[i].name))
+            return paper_classes[i].cls;
+    for (int c = 1; c < DMM_CLASS_COUNT; c++) {
+        const char *n = dmm_class_name((dmm_class_t)c);
+        if (n && word_eq(w, n))
+            return (dmm_class_t)c;
+    }
+    return DMM_CLASS_NONE;
+}
+
+static int bool_of(word_t w)
+{
+    static const char *const yes[] = { "true", "yes" }, *const no[] = { "false", "no" };
+    if (word_index(w, yes, 2) >= 0)
+        return 1;
+    if (word_index(w, no, 2) >= 0)
+        return 0;
+    return -1;
+}
+
+/* A size: decimal digits, below SIZE_MAX (which means "unbounded"). */
+static int size_of(word_t w, size_t *out)
+{
+    if (w.n == 0 || w.n > 20)
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < w.n; i++) {
+        if (w.s[i] < '0' || w.s[i] > '9')
+            return -1;
+        unsigned d = (unsigned)(w.s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (v >= (uint64_t)SIZE_MAX)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int next_word(const char **p, word_t *w)
+{
+    const char *s = *p;
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    if (!*s)
+        return 0;
+    const char *e = s;
+    while (*e && !isspace((unsigned char)*e))
+        e++;
+    w->s = s;
+    w->n = (size_t)(e - s);
+    *p = e;
+    return 1;
+}
+
+int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, char *err, size_t errlen)
+{
+    static const char *const lists[] = { "SLL", "DLL", "BTREE" };
+    static const char *const fits[] = { "FIRST", "BEST", "EXACT" };
+    static const char *const orders[] = { "FIFO", "LIFO" };
+    static const char *const field[] = { "class", "splitting", "coalescing", "size",
+                                         "data structure", "mechanism", "policy" };
+    if (err && errlen)
+        err[0] = 0;
+    if (!d) {
+        dmm_grammar_seterr(err, errlen, "phenotype: no description to fill");
+        return -1;
+    }
+    memset(d, 0, sizeof *d);
+    if (!phenotype) {
+        dmm_grammar_seterr(err, errlen, "phenotype: empty");
+        return -1;
+    }
+    /* count first: the error for a wrong count names it */
+    size_t nw = 0;
+    word_t w;
+    for (const char *p = phenotype; next_word(&p, &w);)
+        nw++;
+    if (nw == 0 || nw % 7 != 0) {
+        dmm_grammar_seterr(err, errlen,
+                "phenotype: %zu terminals; an allocator is 7 (class, splitting, coalescing, "
+                "size, data structure, mechanism, policy)", nw);
+        return -1;
+    }
+    const char *p = phenotype;
+    size_t prev = 0;   /* the top of the ranges kept so far */
+    for (size_t k = 0; k < nw / 7; k++) {
+        dmm_alloc_desc_t a;
+        memset(&a, 0, sizeof a);
+        size_t size = 0;
+        for (int f = 0; f < 7; f++) {
+            next_word(&p, &w);
+            int v = 0;
+            switch (f) {
+            case 0: a.cls = class_of(w); v = a.cls == DMM_CLASS_NONE ? -1 : 0; break;
+            case 1: v = bool_of(w); a.split = (uint8_t)(v > 0); break;
+            case 2: v = bool_of(w); a.coalesce = (uint8_t)(v > 0); break;
+            case 3: v = size_of(w, &size); break;
+            case 4: v = word_index(w, lists, 3); a.list = (uint8_t)(v > 0 ? v : 0); break;
+            case 5: v = word_index(w, fits, 3); a.fit = (uint8_t)(v > 0 ? v : 0); break;
+            default: v = word_index(w, orders, 2); a.order = (uint8_t)(v > 0 ? v : 0); break;
+            }
+            if (v < 0) {
+                dmm_grammar_seterr(err, errlen, "phenotype: allocator %zu, terminal %zu: '%.*s' is not a %s",
+                        k + 1, k * 7 + (size_t)f + 1, (int)(w.n > 64 ? 64 : w.n), w.s,
+                        f == 3 ? "size below 2^64 - 1" : field[f]);
+                memset(d, 0, sizeof *d);
+                return -1;
+            }
+        }
+        /* (prev, size]; nothing to serve when size is not above prev */
+        if (size <= prev)
+            continue;
+        if (d->n == DMM_DESC_MAX) {
+            dmm_grammar_seterr(err, errlen, "phenotype: more than %d allocators with a range", DMM_DESC_MAX);
+            memset(d, 0, sizeof *d);
+            return -1;
+        }
+        a.lo = prev;
+        a.hi = size;
+        d->a[d->n++] = a;
+        prev = size;
+    }
+    if (d->n == 0) {
+        dmm_grammar_seterr(err, errlen, "phenotype: no allocator serves any size (every size is 0)");
+        return -1;
+    }
+    return 0;
+}
