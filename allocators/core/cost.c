@@ -18,10 +18,27 @@
  * Changing a weight changes every fitness: say so in the README. */
 #include "allocators/core/cost.h"
 
+#include <stddef.h>
+
 enum {
     W_OP = 20, W_NODE = 1, W_HDR_READ = 3, W_HDR_WRITE = 3,
     W_SPLIT = 10, W_COALESCE = 10, W_LOOKUP = 5, W_PAGESRC = 50,
     W_SYSCALL = 1000, W_PAGE = 2100, W_COPY_BYTES = 5,
+};
+
+#define W(key, step, field, weight) { key, step, offsetof(dmm_cost_t, field), weight }
+const dmm_cost_weight_t dmm_cost_weights[DMM_COST_NWEIGHTS] = {
+    W("operations", "call", ops, W_OP),
+    W("free_list_nodes_visited", "node visited", nodes, W_NODE),
+    W("header_reads", "header read", hdr_reads, W_HDR_READ),
+    W("header_writes", "header write", hdr_writes, W_HDR_WRITE),
+    W("splits", "split", splits, W_SPLIT),
+    W("coalesces", "coalesce", coalesces, W_COALESCE),
+    W("size_class_lookup_steps", "size-class lookup step", lookups, W_LOOKUP),
+    W("page_source_calls", "page-source call", pagesrc_calls, W_PAGESRC),
+    W("page_source_system_calls", "page-source system call", syscalls, W_SYSCALL),
+    W("fresh_pages", "fresh page", pages, W_PAGE),
+    W("bytes_copied_by_realloc", "byte copied", copied, 1.0 / W_COPY_BYTES),
 };
 
 uint64_t dmm_cost_units(const dmm_cost_t *c)

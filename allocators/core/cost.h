@@ -9,9 +9,10 @@
  *
  * dmm_cost_units() turns the counters into T; its weights are documented in
  * the README ("Cost model") and nowhere else. */
-#ifndef DMM_COST_H
-#define DMM_COST_H
+#ifndef DMM_CORE_COST_H
+#define DMM_CORE_COST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct dmm_cost {
@@ -51,6 +52,20 @@ typedef struct dmm_cost {
 
 /* T in cost units: the weighted sum of the counters (weights in cost.c). */
 uint64_t dmm_cost_units(const dmm_cost_t *c);
+
+/* The same weights as a table, for reports and fits (dmm sim --json prints
+ * it as "cost_model"): per counter, its key in dmm sim --json, the step it
+ * counts, where it is in dmm_cost_t, and its weight in cost units.
+ * dmm_cost_units() sums exactly these (bytes copied in whole units). */
+typedef struct dmm_cost_weight {
+    const char *key;
+    const char *step;
+    size_t      off;
+    double      weight;
+} dmm_cost_weight_t;
+
+#define DMM_COST_NWEIGHTS 11
+extern const dmm_cost_weight_t dmm_cost_weights[DMM_COST_NWEIGHTS];
 /* a += b */
 void dmm_cost_add(dmm_cost_t *a, const dmm_cost_t *b);
 

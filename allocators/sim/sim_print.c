@@ -196,6 +196,15 @@ void dmm_sim_print_json(FILE *f, const dmm_sim_result_t *res, int n, const dmm_d
     dmm_json_t j;
     dmm_json_begin(&j, f, 1);
     dmm_json_string(&j, "trace", trace);
+    dmm_json_arr(&j, "cost_model");
+    for (int w = 0; w < DMM_COST_NWEIGHTS; w++) {
+        dmm_json_obj(&j, NULL);
+        dmm_json_string(&j, "counter", dmm_cost_weights[w].key);
+        dmm_json_string(&j, "step", dmm_cost_weights[w].step);
+        dmm_json_num(&j, "weight", "%g", dmm_cost_weights[w].weight);
+        dmm_json_close_obj(&j);
+    }
+    dmm_json_close_arr(&j);
     dmm_json_arr(&j, "dmms");
     for (int i = 0; i < n; i++) {
         dmm_json_obj(&j, NULL);
