@@ -1,8 +1,11 @@
 # dmm - a memory allocator evolved for each program.
 #
 #   make              build build/libdmmtrace.so and build/dmm
-#   make test         unit, integration and short fuzz tests (Criterion)
-#   make check-sanitize  the tools' tests under ASan + UBSan, then check-tsan
+#   make test         the layout check, every Criterion test, short fuzz runs,
+#                     then the sanitizers (test/test.mk)
+#   make unit         unit tests only; make integration, make stress the others
+#   make check        every Criterion test (unit, integration, stress)
+#   make check-sanitize  those tests under ASan + UBSan, then check-tsan
 #   make check-tsan   both libraries' multi-threaded work under ThreadSanitizer
 #   make fuzz         long libFuzzer runs of every reader (FUZZ_SECONDS=)
 #   make bench        benchmarks side by side, then build/bench/report.md (dmm report)
@@ -19,17 +22,28 @@ DESTDIR  ?=
 BUILD    ?= build
 O        := $(BUILD)
 
-WARN     := -Wall -Wextra -Werror
+# The flags, each set once.  BASE_FLAGS: what every compilation of the
+# project's C needs (the tools, the libraries, fuzzing, TSan); includes are
+# named from the root (scripts/layers.txt says which way they may point).
 CFLAGS   ?= -O2 -g
+WARN       := -Wall -Wextra -Werror
+BASE_FLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I.
 # Flags the code needs whatever CFLAGS a user (or check-sanitize) gives.
-DMM_CFLAGS := $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -I.
+DMM_CFLAGS := $(BASE_FLAGS) -fPIC
 # Programs that tests run under the preload libraries are never sanitized:
 # a sanitizer runtime must come first in the library list.
 PROG_CFLAGS := -O2 -g $(DMM_CFLAGS)
+# Code that is the malloc family, or is called from it.
+NO_MALLOC_BUILTINS := -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc \
+                      -fno-builtin-realloc
+# The preload libraries: hidden internals, initial-exec TLS, whole-program
+# optimisation across the shim, its back end and the allocator classes.
+PRELOAD_CFLAGS := -O2 -g -flto $(DMM_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \
+                  $(NO_MALLOC_BUILTINS)
 LDLIBS_CORE := -lzstd -lm
 
-# The modules of the dmm tool.  preload/ belongs to the preload libraries
-# only; dmm_main.c is the dispatcher.
+# The modules of the dmm tool, in one archive; codegen/cli/dmm.c holds main.
+# preload/ belongs to the preload libraries only.
 CORE_SRC := $(wildcard tracer/*/*.c allocators/*/*.c) $(filter-out codegen/cli/dmm.c,$(wildcard codegen/*/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
@@ -42,21 +56,10 @@ SHIM_SRC     := preload/shim/shim.c preload/shim/check.c preload/shim/offload.c
 DMM_SO_SRC   := $(SHIM_SRC) preload/shim/backend_chain.c preload/common/options.c $(ALLOC_SRC)
 DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 
-# Criterion tests: test/unit (one module each), test/integration (real
-# programs and the preload libraries), test/stress (threads, fork, signals,
-# exhaustion).
-UNIT_BIN   := $(patsubst test/%.c,$(O)/test/%,$(wildcard test/unit/test_*.c))
-INTEG_BIN  := $(patsubst test/%.c,$(O)/test/%,$(wildcard test/integration/test_*.c))
-STRESS_BIN := $(patsubst test/%.c,$(O)/test/%,$(wildcard test/stress/test_*.c))
-TEST_BIN   := $(UNIT_BIN) $(INTEG_BIN) $(STRESS_BIN)
 BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
-TEST_HELPERS := $(patsubst test/progs/%.c,$(O)/test/progs/%,$(filter-out test/progs/lib%.c,$(wildcard test/progs/*.c))) \
-                $(patsubst test/progs/%.c,$(O)/test/progs/%.so,$(wildcard test/progs/lib*.c))
-FUZZ_SRC  := $(wildcard test/fuzz/fuzz_*.c)
-FUZZ_BIN  := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
 
 
-.PHONY: all test check check-layout check-sanitize check-tsan fuzz fuzz-short bench demo install clean deps unit integration stress evolve tune-glibc FORCE
+.PHONY: all bench demo install clean deps evolve tune-glibc FORCE
 all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_PROGS)
 
 # Every build first makes sure the Debian packages are there (fast when they
@@ -68,10 +71,8 @@ $(O)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DMM_CFLAGS) -MMD -MP -c $< -o $@
 
-# The preload library: no stack protector surprises, no lazy binding, hidden
-# internals; its code must never call malloc.
-PRELOAD_CFLAGS := -O2 -g -flto $(WARN) -std=gnu11 -fPIC -D_GNU_SOURCE -I. -fvisibility=hidden -ftls-model=initial-exec \
-                  -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc
+# The preload libraries' objects (their code must never call malloc); linked
+# with no lazy binding.
 $(O)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c $< -o $@
@@ -126,147 +127,6 @@ $(O)/bench/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
 
-$(O)/test/progs/%.so: test/progs/%.c | deps
-	@mkdir -p $(dir $@)
-	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ $<
-
-$(O)/test/progs/%: test/progs/%.c | deps
-	@mkdir -p $(dir $@)
-	$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
-
-$(O)/test/%: test/%.c $(O)/libdmmcore.a | deps
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DMM_CFLAGS) -DDMM_BUILD_DIR='"$(abspath $(O))"' -DDMM_SRC_DIR='"$(CURDIR)"' \
-	    -o $@ $< $(WHOLE) -lcriterion $(LDLIBS_CORE) -lpthread
-
-# libFuzzer harnesses, one per reader; built with clang.  The modules are
-# compiled once (instrumented for the fuzzer, not linked with its main) into
-# an archive that every harness links.
-FUZZ_CORE_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -I.
-FUZZ_CFLAGS := $(FUZZ_CORE_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_CORE_OBJ := $(CORE_SRC:%.c=$(O)/fuzzcore/%.o)
-$(O)/fuzzcore/%.o: %.c | deps
-	@mkdir -p $(dir $@)
-	$(FUZZCC) $(FUZZ_CORE_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
-
-$(O)/fuzzcore/libfuzzcore.a: $(FUZZ_CORE_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
-
-$(O)/fuzz/%: test/fuzz/%.c $(O)/fuzzcore/libfuzzcore.a | deps
-	@mkdir -p $(dir $@)
-	$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $< -Wl,--whole-archive $(O)/fuzzcore/libfuzzcore.a \
-	    -Wl,--no-whole-archive $(LDLIBS_CORE)
-
-FUZZ_SECONDS ?= 300
-FUZZ_SHORT   ?= 10
-fuzz-short: $(FUZZ_BIN)
-	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
-	  mkdir -p $(O)/fuzz/work/$$n; \
-	  echo "fuzz: $$n for $(FUZZ_SHORT)s"; \
-	  $$f -max_total_time=$(FUZZ_SHORT) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-	      -print_final_stats=1 $(O)/fuzz/work/$$n test/corpus/$${n#fuzz_} \
-	      >$(O)/fuzz/$$n.log 2>&1 || { tail -40 $(O)/fuzz/$$n.log; exit 1; }; \
-	  grep -h 'stat::number_of_executed_units' $(O)/fuzz/$$n.log; done
-	@echo "fuzz: $(words $(FUZZ_BIN)) passed, 0 failed"
-
-fuzz: $(FUZZ_BIN)
-	@$(MAKE) --no-print-directory fuzz-short FUZZ_SHORT=$(FUZZ_SECONDS)
-
-unit: all $(UNIT_BIN)
-	@scripts/run_tests.sh $(UNIT_BIN)
-
-integration: all $(INTEG_BIN) $(TEST_HELPERS)
-	@scripts/run_tests.sh $(INTEG_BIN)
-
-stress: all $(STRESS_BIN) $(TEST_HELPERS)
-	@scripts/run_tests.sh $(STRESS_BIN)
-
-# Every Criterion test, with one line of totals.
-check: all $(TEST_BIN) $(TEST_HELPERS)
-	@scripts/run_tests.sh $(TEST_BIN)
-
-# No include points upward, no function is too long (scripts/layers.txt).
-check-layout:
-	@python3 scripts/check_layout.py
-
-test: check-layout check
-	@$(MAKE) --no-print-directory fuzz-short
-	@$(MAKE) --no-print-directory check-sanitize
-
-# The tools' tests under ASan + UBSan, in a build tree of their own.
-check-sanitize: | deps
-	LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp:print_suppressions=0 \
-	$(MAKE) --no-print-directory check BUILD=$(BUILD)/sanitize \
-	    CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all' \
-	    SANITIZE=1
-	@$(MAKE) --no-print-directory check-tsan
-
-# ThreadSanitizer (test/tsan/): Criterion does not start under TSan and a
-# TSan runtime cannot sit under an LD_PRELOAD'd malloc, so plain drivers are
-# built with -fsanitize=thread together with the library code they drive:
-# the chain and its classes (tsan_chain: every preset, two multi-class
-# chains, codegen/default.dmm), the malloc family of libdmm.so and of
-# libdmm_evolved.so with its exported names prefixed tsan_shim_ (objcopy),
-# and the trace writer as a library of its own (tsan_tracer).  clang:
-# gcc 12's TSan runtime crashes when a thread that used libunwind exits.
-TSANCC    ?= clang
-TS        := $(O)/tsan
-TSAN_FLAGS := -O1 -g -fsanitize=thread $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC \
-              -I. -fno-builtin-malloc -fno-builtin-free \
-              -fno-builtin-calloc -fno-builtin-realloc
-TSAN_ALLOC    := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/shim/%,$(DMM_SO_SRC)))
-TSAN_ALLOC_NC := $(patsubst %.c,$(TS)/nocount/%.o,$(filter-out preload/shim/%,$(DMM_SO_SRC)))
-TSAN_WRITER   := $(patsubst %.c,$(TS)/obj/%.o,$(filter-out preload/recorder/trace_shim.c,$(TRACE_SO_SRC)))
-TSAN_READER   := $(patsubst %.c,$(TS)/obj/%.o,tracer/format/trace.c tracer/format/trc_read.c \
-                   tracer/format/crc32.c tracer/format/textfmt.c tracer/format/opstream.c)
-TSAN_BIN  := $(TS)/tsan_chain $(TS)/tsan_libdmm $(TS)/tsan_evolved $(TS)/tsan_tracer
-# Export every global name of a shim object but the dmm_ ones as tsan_shim_NAME.
-TSAN_RENAME = objcopy $$(nm -g --defined-only $@.tmp | \
-                awk '$$3 !~ /^dmm_/ { printf " --redefine-sym %s=tsan_shim_%s", $$3, $$3 }') $@.tmp $@ && rm $@.tmp
-
-$(TS)/obj/%.o: %.c | deps
-	@mkdir -p $(dir $@)
-	$(TSANCC) $(TSAN_FLAGS) -MMD -MP -c $< -o $@
-$(TS)/nocount/%.o: %.c | deps
-	@mkdir -p $(dir $@)
-	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
-# Each library's shim objects as one (ld -r), renamed as a whole so that
-# its parts still call each other.
-$(TS)/shim_libdmm.o: $(patsubst %.c,$(TS)/obj/%.o,$(SHIM_SRC) preload/shim/backend_chain.c)
-	$(LD) -r -o $@.tmp $^
-	$(TSAN_RENAME)
-$(TS)/shim_evolved.o: $(patsubst %.c,$(TS)/obj/%.o,$(SHIM_SRC)) \
-                      $(TS)/nocount/preload/shim/backend_evolved.o $(TS)/evolved/dmm_evolved.o
-	$(LD) -r -o $@.tmp $^
-	$(TSAN_RENAME)
-$(TS)/evolved/dmm_evolved.o: $(O)/evolved/dmm_evolved.c | deps
-	@mkdir -p $(dir $@)
-	$(TSANCC) $(TSAN_FLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
-$(TS)/tsan_chain: $(TS)/obj/test/tsan/tsan_chain.o $(TSAN_ALLOC)
-	$(TSANCC) $(TSAN_FLAGS) -o $@ $(filter %.o,$^) -lpthread
-$(TS)/tsan_libdmm: test/tsan/tsan_chain.c $(TS)/shim_libdmm.o $(TSAN_ALLOC) | deps
-	$(TSANCC) $(TSAN_FLAGS) -DTSAN_SHIM='"libdmm.so"' -MMD -MP -MT $@ -MF $@.d -o $@ $(filter %.c %.o,$^) -lpthread -ldl
-$(TS)/tsan_evolved: test/tsan/tsan_chain.c $(TS)/shim_evolved.o $(TSAN_ALLOC_NC) | deps
-	$(TSANCC) $(TSAN_FLAGS) -DTSAN_SHIM='"libdmm_evolved.so"' -MMD -MP -MT $@ -MF $@.d -o $@ $(filter %.c %.o,$^) -lpthread -ldl
-$(TS)/libdmmtrace_tsan.so: $(TSAN_WRITER)
-	$(TSANCC) $(TSAN_FLAGS) -shared -o $@ $(filter %.o,$^) -lunwind -lzstd -lpthread
-$(TS)/tsan_tracer: $(TS)/obj/test/tsan/tsan_tracer.o $(TSAN_READER) $(TS)/libdmmtrace_tsan.so
-	$(TSANCC) $(TSAN_FLAGS) -o $@ $(filter %.o,$^) -L$(TS) -ldmmtrace_tsan -Wl,-rpath,'$$ORIGIN' -lzstd -lm
-
-# halt_on_error: the first race ends the run, with TSan's exit status (66).
-check-tsan: $(TSAN_BIN)
-	@rm -rf $(TS)/trc && mkdir -p $(TS)/trc
-	@export TSAN_OPTIONS='halt_on_error=1 exitcode=66' DMM_CHECK=0 DMM_STATS=0; \
-	  $(TS)/tsan_chain codegen/default.dmm && \
-	  DMM_CONFIG=lea $(TS)/tsan_libdmm && \
-	  DMM_CONFIG=s10 DMM_CHECK=1 $(TS)/tsan_libdmm && \
-	  $(TS)/tsan_evolved && DMM_CHECK=1 $(TS)/tsan_evolved && \
-	  DMM_CONFIG=lea DMM_OFFLOAD=1 $(TS)/tsan_libdmm && DMM_OFFLOAD=1 $(TS)/tsan_evolved && \
-	  DMM_TRACE_FILE=$(TS)/trc/stacks.%p.trc DMM_TRACE_STACK=8 DMM_TRACE_COMPRESS=zstd $(TS)/tsan_tracer && \
-	  DMM_TRACE_FILE=$(TS)/trc/plain.%p.trc DMM_TRACE_STACK=0 DMM_TRACE_COMPRESS=none $(TS)/tsan_tracer
-	@echo "tsan: no data race, every check passed"
-
 bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/tracer_overhead.py --build $(O)
 	@python3 bench/sim_speed.py --build $(O)
@@ -314,5 +174,8 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# The tests, fuzzing and ThreadSanitizer: rules beside what they build.
+include test/test.mk test/fuzz/fuzz.mk test/tsan/tsan.mk
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
