@@ -369,3 +369,24 @@ size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
         buf[used < cap ? used : cap - 1] = 0;
     return used;
 }
+
+const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf, size_t cap)
+{
+    const char *title = d->title;
+    size_t k = strlen(key);
+    for (const char *s = title; *s;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t w = strcspn(s, " \t");
+        if (w > k && !strncmp(s, key, k) && s[k] == '=') {
+            size_t v = w - k - 1;
+            if (v >= cap)
+                v = cap - 1;
+            memcpy(buf, s + k + 1, v);
+            buf[v] = 0;
+            return buf;
+        }
+        s += w;
+    }
+    return NULL;
+}

@@ -49,6 +49,9 @@ int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, char *err, size_t err
 /* Canonical text into buf (always NUL-terminated); returns the length it
  * needed (as snprintf). */
 size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap);
+/* The value of the word key=VALUE in d's title ("dmm 1  trace=app.trc
+ * seed=7 fitness=0.61"), cut to fit buf; NULL when there is none. */
+const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf, size_t cap);
 /* One allocator line, canonical. */
 size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);
 /* The words of the list, fit and order fields ("sll", "best", "fifo", ...),

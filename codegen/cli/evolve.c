@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codegen/cli/util.h"
 #include "codegen/search/evolve.h"
 
 static void usage(FILE *f)
@@ -100,40 +101,6 @@ static void on_generation(const dmm_ge_gen_t *row, const dmm_ge_config_t *cfg, v
     fflush(stderr);
 }
 
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-static int parse_int(const char *opt, const char *s, long lo, long hi, long *v)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (errno || end == s || *end || x < lo || x > hi) {
-        fprintf(stderr, "dmm evolve: %s needs an integer in %ld..%ld, not '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-static int parse_real(const char *opt, const char *s, double lo, double hi, double *v)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (errno || end == s || *end || !(x >= lo && x <= hi)) {
-        fprintf(stderr, "dmm evolve: %s needs a number in [%g, %g], not '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
 /* The numeric options: name, range, field of the configuration. */
 typedef struct int_opt { const char *name; long lo, hi; size_t off; } int_opt_t;
 typedef struct real_opt { const char *name; double lo, hi; size_t off; } real_opt_t;
@@ -203,20 +170,14 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
             else if (!strcmp(a, "--grammar"))
                 grammar_path = v;
             else if ((io = int_option(a))) {
-                if (parse_int(a, v, io->lo, io->hi, &n))
+                if (dmm_cli_long("evolve", a, v, io->lo, io->hi, &n))
                     return 1;
                 *(int *)((char *)&cfg + io->off) = (int)n;
             } else if (!strcmp(a, "--seed")) {
-                char *end;
-                errno = 0;
-                unsigned long long s = strtoull(v, &end, 10);
-                if (errno || end == v || *end || v[0] == '-') {
-                    fprintf(stderr, "dmm evolve: --seed needs a non-negative integer, not '%s'\n", v);
+                if (dmm_cli_seed("evolve", v, &cfg.seed))
                     return 1;
-                }
-                cfg.seed = s;
             } else if ((ro = real_option(a))) {
-                if (parse_real(a, v, ro->lo, ro->hi, &x))
+                if (dmm_cli_real("evolve", a, v, ro->lo, ro->hi, &x))
                     return 1;
                 *(double *)((char *)&cfg + ro->off) = x;
             } else {
@@ -257,16 +218,11 @@ static int search(dmm_evolve_t *ev, int quiet, char *err, size_t errlen)
     progress_t prog = { isatty(2), quiet };
     ev->cfg.progress = on_generation;
     ev->cfg.progress_arg = &prog;
-    ev->cfg.stop = &interrupted;
-    interrupted = 0;
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
+    ev->cfg.stop = &dmm_cli_interrupted;
+    struct sigaction old;
+    dmm_cli_catch_sigint(&old);
     int rc = dmm_evolve_search(ev, err, errlen);
-    sigaction(SIGINT, &old, NULL);
+    dmm_cli_release_sigint(&old);
     if (prog.tty && !quiet)
         fputc('\n', stderr);
     if (rc != 0)

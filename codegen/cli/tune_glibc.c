@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "codegen/grammar/grammar.h"
+#include "codegen/cli/util.h"
 #include "codegen/tune/measure.h"
 #include "codegen/tune/print.h"
 #include "codegen/tune/probe.h"
@@ -84,20 +85,6 @@ static void usage(FILE *f)
         "--verify: PROGRAM did not run, or a run's status or output differed).\n");
 }
 
-static int parse_long(const char *opt, const char *s, long lo, long hi, long *v)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (errno || end == s || *end || x < lo || x > hi) {
-        fprintf(stderr, "dmm tune-glibc: %s needs an integer in %ld..%ld, not '%s'\n", opt, lo,
-                hi, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
 /* An option without a value: 1 taken, 0 not one of them. */
 static int parse_flag(cmd_t *c, const char *a)
 {
@@ -129,7 +116,7 @@ static int parse_int_opt(cmd_t *c, const char *a, const char *v)
         if (strcmp(a, int_opts[k].name))
             continue;
         long n;
-        if (parse_long(a, v, int_opts[k].lo, int_opts[k].hi, &n))
+        if (dmm_cli_long("tune-glibc", a, v, int_opts[k].lo, int_opts[k].hi, &n))
             return 1;
         *int_opts[k].dst = (int)n;
         return 0;
@@ -145,13 +132,8 @@ static int parse_valued(cmd_t *c, const char *a, const char *v)
     if (rc != -2)
         return rc;
     if (!strcmp(a, "--seed")) {
-        errno = 0;
-        unsigned long long s = strtoull(v, &end, 10);
-        if (errno || end == v || *end || v[0] == '-') {
-            fprintf(stderr, "dmm tune-glibc: --seed needs a non-negative integer, not '%s'\n", v);
+        if (dmm_cli_seed("tune-glibc", v, &c->o.cfg.seed))
             return 1;
-        }
-        c->o.cfg.seed = s;
     } else if (!strcmp(a, "--time")) {
         errno = 0;
         c->budget = strtod(v, &end);
@@ -322,14 +304,6 @@ static void on_generation(const dmm_ge_gen_t *row, const dmm_ge_config_t *cfg, v
     fflush(stderr);
 }
 
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
 /* The trace (a readable regular file?) and the grammar.  0, or 2 (said). */
 static int load_inputs(cmd_t *c, dmm_grammar_t **g)
 {
@@ -362,16 +336,11 @@ static int search(cmd_t *c, const dmm_grammar_t *g, double t_start)
     char err[1024];
     o->cfg.progress = on_generation;
     o->cfg.progress_arg = c;
-    o->cfg.stop = &interrupted;
-    interrupted = 0;
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
+    o->cfg.stop = &dmm_cli_interrupted;
+    struct sigaction old;
+    dmm_cli_catch_sigint(&old);
     int grc = dmm_tune_search(&o->cfg, g, 1, dmm_tuner_fitness, &o->tu, &o->r, err, sizeof err);
-    sigaction(SIGINT, &old, NULL);
+    dmm_cli_release_sigint(&old);
     if (c->tty && !c->quiet)
         fputc('\n', stderr);
     if (grc != 0) {

@@ -1,10 +1,5 @@
-/* emit.c - `dmm codegen`: a .dmm description as the C source of
- * libdmm_evolved.so (see emit.h).
- *
- *   dmm codegen [-o OUT.c] [--trace NAME] [--seed S] [--fitness F] BEST.dmm
- *
- * The trace, seed and fitness default to the key=value words of the .dmm's
- * title line ("# dmm 1  trace=app.trc seed=7 fitness=0.61"). */
+/* emit.c - a .dmm description as the C source of libdmm_evolved.so (see
+ * emit.h). */
 #include "codegen/emit/emit.h"
 
 #include <errno.h>
@@ -14,20 +9,21 @@
 
 #include "allocators/core/alloc.h"
 
+/* How the generated C names each class: its dmm_class_t constant and the
+ * ops struct of allocators/classes/<class>.c. */
 typedef struct class_names {
-    const char *paper;   /* the paper's name, for the map */
-    const char *id;      /* the dmm_class_t constant */
-    const char *ops;     /* the ops struct of allocators/classes/<class>.c */
+    const char *id;
+    const char *ops;
 } class_names_t;
 
 static const class_names_t classes[DMM_CLASS_COUNT] = {
-    [DMM_CLASS_BUDDY_BINARY] = { "BuddySystemBinary", "DMM_CLASS_BUDDY_BINARY", "dmm_class_buddy_binary" },
-    [DMM_CLASS_BUDDY_FIB] = { "BuddySystemFibonacci", "DMM_CLASS_BUDDY_FIB", "dmm_class_buddy_fib" },
-    [DMM_CLASS_SEGREGATED] = { "SegregatedFreeList", "DMM_CLASS_SEGREGATED", "dmm_class_segregated" },
-    [DMM_CLASS_SSS] = { "SimpleSegregatedStorage", "DMM_CLASS_SSS", "dmm_class_sss" },
-    [DMM_CLASS_EXACT] = { "ExactSegregatedFit", "DMM_CLASS_EXACT", "dmm_class_exact" },
-    [DMM_CLASS_KINGSLEY] = { "Kingsley", "DMM_CLASS_KINGSLEY", "dmm_class_kingsley" },
-    [DMM_CLASS_LEA] = { "Lea", "DMM_CLASS_LEA", "dmm_class_lea" },
+    [DMM_CLASS_BUDDY_BINARY] = { "DMM_CLASS_BUDDY_BINARY", "dmm_class_buddy_binary" },
+    [DMM_CLASS_BUDDY_FIB] = { "DMM_CLASS_BUDDY_FIB", "dmm_class_buddy_fib" },
+    [DMM_CLASS_SEGREGATED] = { "DMM_CLASS_SEGREGATED", "dmm_class_segregated" },
+    [DMM_CLASS_SSS] = { "DMM_CLASS_SSS", "dmm_class_sss" },
+    [DMM_CLASS_EXACT] = { "DMM_CLASS_EXACT", "dmm_class_exact" },
+    [DMM_CLASS_KINGSLEY] = { "DMM_CLASS_KINGSLEY", "dmm_class_kingsley" },
+    [DMM_CLASS_LEA] = { "DMM_CLASS_LEA", "dmm_class_lea" },
 };
 
 static const char *const list_names[] = { "SLL", "DLL", "BTREE" };
@@ -37,9 +33,11 @@ static const char *const list_ids[] = { "DMM_LIST_SLL", "DMM_LIST_DLL", "DMM_LIS
 static const char *const fit_ids[] = { "DMM_FIT_FIRST", "DMM_FIT_BEST", "DMM_FIT_EXACT" };
 static const char *const order_ids[] = { "DMM_ORDER_FIFO", "DMM_ORDER_LIFO" };
 
-const char *dmm_emit_paper_class(dmm_class_t c)
+/* The paper's class name, for the map. */
+static const char *paper_class(dmm_class_t c)
 {
-    return (unsigned)c < DMM_CLASS_COUNT && classes[c].paper ? classes[c].paper : "?";
+    const char *p = dmm_class_paper_name(c);
+    return p ? p : "?";
 }
 
 /* Text for inside a comment: no "*" followed by "/", printable ASCII only. */
@@ -83,7 +81,7 @@ static void put_map(FILE *f, const dmm_desc_t *d, const char *indent)
 {
     for (int i = 0; i < d->n; i++) {
         const dmm_alloc_desc_t *a = &d->a[i];
-        fprintf(f, "%s%s, split=%s, coalesce=%s", indent, dmm_emit_paper_class(a->cls),
+        fprintf(f, "%s%s, split=%s, coalesce=%s", indent, paper_class(a->cls),
                 a->split ? "true" : "false", a->coalesce ? "true" : "false");
         if (a->cls == DMM_CLASS_SEGREGATED && a->lists)
             fprintf(f, ", lists=%u", (unsigned)a->lists);
@@ -216,111 +214,4 @@ int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info)
     put_calls(f, d);
     fputs("\n#endif\n", f);
     return ferror(f) ? -1 : 0;
-}
-
-/* ---- dmm codegen ---------------------------------------------------- */
-
-/* The value of key=VALUE among the words of a title, into buf; NULL if
- * absent. */
-static const char *title_value(const char *title, const char *key, char *buf, size_t cap)
-{
-    size_t k = strlen(key);
-    for (const char *s = title; *s;) {
-        while (*s == ' ' || *s == '\t')
-            s++;
-        size_t w = strcspn(s, " \t");
-        if (w > k && !strncmp(s, key, k) && s[k] == '=') {
-            size_t v = w - k - 1;
-            if (v >= cap)
-                v = cap - 1;
-            memcpy(buf, s + k + 1, v);
-            buf[v] = 0;
-            return buf;
-        }
-        s += w;
-    }
-    return NULL;
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: dmm codegen [-o OUT.c] [--trace NAME] [--seed S] [--fitness F] BEST.dmm\n\n"
-               "Writes the C source of libdmm_evolved.so for a .dmm description (a file or\n"
-               "a preset): the DMM map as the paper's Table 1 in its header comment, the\n"
-               "chain as constants and a dispatch with the range bounds as literals.\n"
-               "--trace, --seed and --fitness default to the .dmm title's trace=, seed=\n"
-               "and fitness= words.  Without -o the source goes to standard output.\n"
-               "Exit status: 0 written, 1 usage, 2 a bad .dmm or an unwritable output.\n");
-}
-
-int dmm_codegen_main(int argc, char **argv)
-{
-    const char *out = NULL, *in = NULL;
-    dmm_emit_info_t info = { 0 };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = !strcmp(a, "-o") ? &out
-                          : !strcmp(a, "--trace") ? &info.trace
-                          : !strcmp(a, "--seed") ? &info.seed
-                          : !strcmp(a, "--fitness") ? &info.fitness : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        }
-        if (slot) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "dmm codegen: %s needs a value\n", a);
-                return 1;
-            }
-            *slot = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "dmm codegen: unknown option '%s'\n", a);
-            usage(stderr);
-            return 1;
-        } else if (in) {
-            fprintf(stderr, "dmm codegen: one .dmm at a time ('%s' and '%s')\n", in, a);
-            return 1;
-        } else
-            in = a;
-    }
-    if (!in) {
-        usage(stderr);
-        return 1;
-    }
-    static dmm_desc_t d;
-    char err[512];
-    if (dmm_desc_load(in, &d, err, sizeof err) != 0) {
-        fprintf(stderr, "dmm codegen: %s\n", err);
-        return 2;
-    }
-    char trace[256], seed[64], fitness[64];
-    if (!info.trace)
-        info.trace = title_value(d.title, "trace", trace, sizeof trace);
-    if (!info.seed)
-        info.seed = title_value(d.title, "seed", seed, sizeof seed);
-    if (!info.fitness)
-        info.fitness = title_value(d.title, "fitness", fitness, sizeof fitness);
-    info.source = in;
-
-    if (!out)
-        return dmm_emit_c(stdout, &d, &info) == 0 && fflush(stdout) == 0 ? 0 : 2;
-    /* OUT appears whole or not at all */
-    char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) >= sizeof tmp) {
-        fprintf(stderr, "dmm codegen: output name too long\n");
-        return 1;
-    }
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "dmm codegen: %s: %s\n", out, strerror(errno));
-        return 2;
-    }
-    int bad = dmm_emit_c(f, &d, &info) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, out) != 0) {
-        fprintf(stderr, "dmm codegen: %s: cannot write: %s\n", out, strerror(errno));
-        unlink(tmp);
-        return 2;
-    }
-    return 0;
 }

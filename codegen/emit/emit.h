@@ -14,8 +14,8 @@
  * back end (preload/shim/backend_evolved.c) calls it.
  * The ops structs of the classes are constant, so with -flto the calls
  * through dmm_class_X.malloc become direct calls. */
-#ifndef DMM_EMIT_H
-#define DMM_EMIT_H
+#ifndef DMM_EMIT_EMIT_H
+#define DMM_EMIT_EMIT_H
 
 #include <stdio.h>
 
@@ -32,8 +32,5 @@ typedef struct dmm_emit_info {
 
 /* Write the C source for d to f.  0, or -1 on a write error. */
 int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info);
-
-/* The paper's class name for a class ("BuddySystemBinary", ...). */
-const char *dmm_emit_paper_class(dmm_class_t c);
 
 #endif

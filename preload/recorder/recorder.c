@@ -27,11 +27,6 @@
  *                 default) flushes with try-locks, then re-raises.
  */
 #include "preload/recorder/recorder.h"
-#include "preload/common/options.h"
-#include "tracer/format/trcfmt.h"
-#include "tracer/format/trace.h"
-#include "tracer/format/crc32.h"
-#include "tracer/base/spinlock.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -54,6 +49,13 @@
 #include <cpuid.h>
 #include <x86intrin.h>
 #endif
+
+#include "preload/common/options.h"
+#include "tracer/base/io.h"
+#include "tracer/base/spinlock.h"
+#include "tracer/format/crc32.h"
+#include "tracer/format/trace.h"   /* DMM_FMT_TRC, the header's source format */
+#include "tracer/format/trcfmt.h"
 
 extern char **environ;
 extern char __libc_single_threaded;
@@ -269,21 +271,6 @@ static void make_path(char *out, size_t cap)
     out[n] = 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Create the trace file: O_EXCL and O_NOFOLLOW, mode 0600, never over an
  * existing file; if the name is taken, add .1, .2, ... */
 static int open_trace(int forked)
@@ -332,8 +319,8 @@ static int open_trace(int forked)
     h.stack_depth = g_depth;
     h.source_format = DMM_FMT_TRC;
     static const char zeros[8];
-    if (write_all(fd, &h, sizeof h) || write_all(fd, g_cmdline, g_cmdline_len) ||
-        write_all(fd, zeros, (8 - g_cmdline_len % 8) % 8)) {
+    if (dmm_write_all(fd, &h, sizeof h) || dmm_write_all(fd, g_cmdline, g_cmdline_len) ||
+        dmm_write_all(fd, zeros, (8 - g_cmdline_len % 8) % 8)) {
         say("cannot write trace file ", g_path, ": tracing is off");
         close(fd);
         return -1;

@@ -1,6 +1,7 @@
 /* load.c - trace -> operation stream in a child -> memfd -> a mapping
  * here (see load.h). */
 #include "tracer/replay/load.h"
+#include "tracer/base/io.h"
 
 #include "tracer/format/load.h"
 #include "tracer/format/trace.h"
@@ -15,21 +16,6 @@
 #include <unistd.h>
 
 #define OPS_MAGIC 0x73706f2d6d6d64ull   /* "dmm-ops" */
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 /* The child: trace -> op stream -> fd.  Returns the exit status. */
 static int load_child(const char *path, int fd)
@@ -60,7 +46,7 @@ static int load_child(const char *path, int fd)
         .free_null = s.free_null, .unknown_free = s.unknown_free,
         .failed = s.failed, .reused_live = s.reused_live
     };
-    int rc = write_all(fd, &h, sizeof h) || write_all(fd, s.ops, s.nops * sizeof *s.ops);
+    int rc = dmm_write_all(fd, &h, sizeof h) || dmm_write_all(fd, s.ops, s.nops * sizeof *s.ops);
     dmm_opstream_free(&s);
     if (rc) {
         fprintf(stderr, "dmm replay: cannot hand over the operation stream: %s\n",

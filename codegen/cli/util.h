@@ -1,0 +1,27 @@
+/* util.h - what several commands of codegen/cli share: number options read
+ * with range checks and one message for a bad value, and Ctrl-C turned into
+ * a stop request for a search (a second Ctrl-C kills). */
+#ifndef DMM_CLI_UTIL_H
+#define DMM_CLI_UTIL_H
+
+#include <signal.h>
+#include <stdint.h>
+
+/* s as an integer in lo..hi (option opt of `dmm cmd`): 0, or -1 after
+ * "dmm CMD: OPT needs an integer in LO..HI, not 'S'" on stderr. */
+int dmm_cli_long(const char *cmd, const char *opt, const char *s, long lo, long hi, long *v);
+/* s as a number in [lo, hi]: 0, or -1 after "... needs a number in [LO, HI],
+ * not 'S'". */
+int dmm_cli_real(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                 double *v);
+/* --seed: a non-negative integer.  0, or -1 with the message said. */
+int dmm_cli_seed(const char *cmd, const char *s, uint64_t *v);
+
+/* Set by the first Ctrl-C after dmm_cli_catch_sigint: the search's stop
+ * request (dmm_ge_config_t.stop). */
+extern volatile sig_atomic_t dmm_cli_interrupted;
+/* Catch Ctrl-C until dmm_cli_release_sigint(old). */
+void dmm_cli_catch_sigint(struct sigaction *old);
+void dmm_cli_release_sigint(const struct sigaction *old);
+
+#endif
