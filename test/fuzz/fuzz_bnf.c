@@ -1,4 +1,4 @@
-/* fuzz_bnf.c - libFuzzer harness for grammars (codegen/grammar.h): any
+/* fuzz_bnf.c - libFuzzer harness for grammars (codegen/grammar/grammar.h): any
  * input parses or fails with a message naming the line and column; what
  * parses maps fixed and input-derived genomes without crashing, the same way
  * twice, a wrapped genome as the genome repeated, and every phenotype that

@@ -28,7 +28,7 @@
  *     of those must be in the file (the flush at exit);
  *   - EXPECT receives the child's pid and the straggler's count.
  * The checking process then reads both traces with the trace reader
- * (tracer/trace.c, trc_read.c) and checks that every record is there
+ * (tracer/format/load.c, trc_read.c) and checks that every record is there
  * exactly once, with its thread, in an order consistent with causality,
  * and that every call stack is defined once.  Any fault makes the exit
  * status non-zero; a data race makes TSan stop the run. */

@@ -1,4 +1,4 @@
-/* test_buddy.c - the buddy systems (allocators/buddy.c), binary and
+/* test_buddy.c - the buddy systems (allocators/classes/buddy.c), binary and
  * Fibonacci, in all 2x2x3x2 combinations of split x coalesce x list x order:
  * every size 1..4096 and the powers of two up to 1 MiB (alignment, usable
  * size, owner, payload writes), a 200k-operation random stress with payload

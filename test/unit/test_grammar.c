@@ -1,4 +1,4 @@
-/* test_grammar.c - grammars, GE mapping and phenotypes (codegen/grammar.h):
+/* test_grammar.c - grammars, GE mapping and phenotypes (codegen/grammar/grammar.h):
  * the paper's worked example (Figure 3 grammar, Figure 4 genome -> Table 1),
  * wrapping and invalid individuals, an error with line and column for each
  * kind of bad grammar, the grammar of a trace, phenotypes as descriptions,

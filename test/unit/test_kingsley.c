@@ -1,4 +1,4 @@
-/* test_kingsley.c - the Kingsley allocator (allocators/kingsley.c): every
+/* test_kingsley.c - the Kingsley allocator (allocators/classes/kingsley.c): every
  * size 1..4096 and the powers of two up to 1 MiB (alignment, usable =
  * power of two - 16, owner, payload writes) in both page-source modes; a
  * 200k-operation random stress with payload patterns and check() after every

@@ -1,4 +1,4 @@
-/* test_textfmt.c - the text trace formats (tracer/format/textfmt.c): every record
+/* test_textfmt.c - the text trace formats (tracer/format/textfmt.h): every record
  * the readers make from small inline examples, the variants they tolerate,
  * the line numbers of their errors, and read -> write -> read round trips
  * that must keep the operation stream. */

@@ -4,7 +4,7 @@
  * memory, so it groups each thread's records into blocks of at most
  * DMM_TRC_WRITE_BLOCK_RECS, keeping every record's seq, and puts the stack
  * and module tables in blocks of their own ahead of the records.  The
- * recording writer in the traced process is tracer/trace_writer.c.
+ * recording writer in the traced process is preload/recorder/recorder.c.
  */
 #include "tracer/format/trc_write.h"
 

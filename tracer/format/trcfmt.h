@@ -5,7 +5,7 @@
  * short (a killed process, a full disk) reads up to its last whole block and
  * the reader can say where and why it stopped.  All integers are
  * little-endian.  Writers: preload/recorder/recorder.c (the preload library) and
- * tracer/format/trc_write.c (dmm convert).  Reader: tracer/trc_read.c.
+ * tracer/format/trc_write.c (dmm convert).  Reader: tracer/format/trc_read.c.
  *
  *   file   := header block*
  *   header := dmm_trc_header_t, then cmdline_len bytes of the command line
