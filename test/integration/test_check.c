@@ -13,24 +13,9 @@
 #include <unistd.h>
 
 #include "test/lib/progrun.h"
+#include "test/lib/libs.h"
 
-#define LIBDMM  DMM_BUILD_DIR "/libdmm.so"
-#define EVOLVED DMM_BUILD_DIR "/libdmm_evolved.so"
 #define MISUSE  DMM_BUILD_DIR "/test/progs/misuse"
-
-/* Where every check runs: libdmm.so with each preset, and
- * libdmm_evolved.so with the chain it was built with. */
-static const struct target {
-    const char *preload, *config, *name;
-} targets[] = {
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=kng", "libdmm.so kng" },
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=lea", "libdmm.so lea" },
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=fib", "libdmm.so fib" },
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=s10", "libdmm.so s10" },
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=exa", "libdmm.so exa" },
-    { "LD_PRELOAD=" EVOLVED, NULL, "libdmm_evolved.so" },
-};
-#define NTARGETS (sizeof targets / sizeof targets[0])
 
 static void need_builds(void)
 {

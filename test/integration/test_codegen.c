@@ -18,10 +18,9 @@
 #include "allocators/sim/sim.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/load.h"
+#include "test/lib/libs.h"
 
 #define DMM      DMM_BUILD_DIR "/dmm"
-#define EVOLVED  DMM_BUILD_DIR "/libdmm_evolved.so"
-#define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
 #define MEDIA    DMM_BUILD_DIR "/bench/work_media"
 /* The .dmm the library was generated from (the Makefile copies it there). */

@@ -18,9 +18,8 @@
 #include "allocators/sim/sim.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/load.h"
+#include "test/lib/libs.h"
 
-#define LIBDMM   DMM_BUILD_DIR "/libdmm.so"
-#define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
 #define MEDIA    DMM_BUILD_DIR "/bench/work_media"
 

@@ -15,25 +15,12 @@
 #include <unistd.h>
 
 #include "test/lib/progrun.h"
+#include "test/lib/libs.h"
 
-#define LIBDMM  DMM_BUILD_DIR "/libdmm.so"
-#define EVOLVED DMM_BUILD_DIR "/libdmm_evolved.so"
 #define OFFLOAD DMM_BUILD_DIR "/test/progs/offload"
 #define TRACEE  DMM_BUILD_DIR "/test/progs/tracee"
 #define PYTHON  "/usr/bin/python3"
 #define LIMIT_S 20
-
-static const struct target {
-    const char *preload, *config, *name;
-} targets[] = {
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=kng", "libdmm.so kng" },
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=lea", "libdmm.so lea" },
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=fib", "libdmm.so fib" },
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=s10", "libdmm.so s10" },
-    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=exa", "libdmm.so exa" },
-    { "LD_PRELOAD=" EVOLVED, NULL, "libdmm_evolved.so" },
-};
-#define NTARGETS (sizeof targets / sizeof targets[0])
 
 static void need(const char *path)
 {

@@ -29,21 +29,7 @@
 #include "test/lib/rundmm.h"
 #include "tracer/format/trace.h"
 #include "test/lib/traces.h"
-
-#define LIBDMM  DMM_BUILD_DIR "/libdmm.so"
-#define EVOLVED DMM_BUILD_DIR "/libdmm_evolved.so"
-#define TRACER  DMM_BUILD_DIR "/libdmmtrace.so"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#include "test/lib/libs.h"
 
 #define LIMIT_S 120   /* seconds before a run counts as hung */
 

@@ -17,25 +17,15 @@
 
 #include "tracer/replay/replay.h"
 #include "test/lib/progrun.h"
+#include "test/lib/libs.h"
 
 /* progrun.h's helper this file does not need */
 static void (*const unused_helper)(const char *, int) __attribute__((unused)) = write_input_file;
 
 #define DMM    DMM_BUILD_DIR "/dmm"
-#define LIBDMM DMM_BUILD_DIR "/libdmm.so"
 
 /* ASan's runtime must come first in the library list: the sanitized dmm
  * cannot run under another allocator's LD_PRELOAD. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 /* ------------------------------------------------------------------ */
 /* a small JSON syntax check                                          */

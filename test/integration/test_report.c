@@ -13,19 +13,10 @@
 
 #include "test/lib/progrun.h"
 #include "test/lib/rundmm.h"
+#include "test/lib/libs.h"
 
-#define TRACER DMM_BUILD_DIR "/libdmmtrace.so"
-#define LIBDMM DMM_BUILD_DIR "/libdmm.so"
 #define MEDIA  DMM_BUILD_DIR "/bench/work_media"
 
-/* A sanitized dmm cannot run under another allocator's LD_PRELOAD (ASan's
- * runtime must come first): there the second allocator's replay is a
- * second plain one; the report's work is the same. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#else
-#define SANITIZED 0
-#endif
 
 static char trc[400];
 

@@ -20,8 +20,8 @@
 #include "test/lib/progrun.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/load.h"
+#include "test/lib/libs.h"
 
-#define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
 #define MTRACEON DMM_BUILD_DIR "/test/progs/libmtrace_on.so"
 #define MALLOC_DEBUG "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"

@@ -26,25 +26,12 @@
 #include "test/lib/rundmm.h"
 #include "tracer/format/trace.h"
 #include "test/lib/traces.h"
+#include "test/lib/libs.h"
 
-#define LIBDMM   DMM_BUILD_DIR "/libdmm.so"
-#define EVOLVED  DMM_BUILD_DIR "/libdmm_evolved.so"
-#define TRACER   DMM_BUILD_DIR "/libdmmtrace.so"
 #define STRESS   DMM_BUILD_DIR "/test/progs/stress"
 #define TRACEE_C DMM_SRC_DIR "/test/progs/tracee.c"
 
 #define LIMIT_S  30   /* seconds before a run counts as a deadlock */
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 /* The workouts are unsanitized programs: the sanitizer pass, which only
  * rebuilds this file, runs the cheap tests and skips the long ones. */
