@@ -8,25 +8,23 @@ same chain, generic dispatch, cost counters on), and on libdmm_evolved.so
 drift hits all three alike.  Reports the median wall time of each and the
 ratios; writes build/bench/evolved_speed.md and .json.  Timing only: the
 tests check correctness, never speed."""
-import argparse
-import json
 import os
 import statistics
-import subprocess
-import time
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "7")))
+    ap = benchlib.parser(__doc__, 7)
     ap.add_argument("--frames", type=int, default=3000)
     a = ap.parse_args()
     b = os.path.abspath(a.build)
     prog = [os.path.join(b, "bench", "work_media"), "-f", str(a.frames)]
     src = os.path.join(b, "evolved", "source.dmm")
     title = open(src).readline().lstrip("# ").strip()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("DMM_") and k != "LD_PRELOAD"}
+    base = benchlib.clean_env()
     setups = [
         ("glibc", dict(base)),
         ("libdmm.so", dict(base, LD_PRELOAD=os.path.join(b, "libdmm.so"), DMM_CONFIG=src)),
@@ -38,17 +36,14 @@ def main():
     outputs = {}
     for _ in range(a.reps):
         for n, env in setups:
-            t0 = time.perf_counter()
-            p = subprocess.Popen(prog, env=env, stdout=subprocess.PIPE, text=True)
-            out = p.stdout.read()
-            _, status, ru = os.wait4(p.pid, 0)
-            times[n].append(time.perf_counter() - t0)
-            p.returncode = os.waitstatus_to_exitcode(status)
-            if p.returncode != 0:
-                raise SystemExit("%s: %s exited %d" % (n, prog[0], p.returncode))
-            user[n].append(ru.ru_utime)
-            sys_[n].append(ru.ru_stime)
-            outputs.setdefault(n, out)
+            r = benchlib.run(prog, env)
+            times[n].append(r["wall_s"])
+            if r["exit"] != 0:
+                raise SystemExit("%s: %s exited %d: %s" % (n, prog[0], r["exit"],
+                                                          "\n".join(benchlib.tail(r["err"], 5))))
+            user[n].append(r["user_s"])
+            sys_[n].append(r["sys_s"])
+            outputs.setdefault(n, r["out"])
     same = len(set(outputs.values())) == 1
     med = {n: statistics.median(v) for n, v in times.items()}
     lines = ["# libdmm_evolved.so speed", "",
@@ -66,12 +61,9 @@ def main():
     lines += ["", "Output identical on all three: %s." % ("yes" if same else "NO")]
     text = "\n".join(lines) + "\n"
     print(text)
-    os.makedirs(os.path.join(b, "bench"), exist_ok=True)
-    with open(os.path.join(b, "bench", "evolved_speed.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(b, "bench", "evolved_speed.json"), "w") as f:
-        json.dump(dict(frames=a.frames, reps=a.reps, chain=title, wall=times, user=user,
-                       sys=sys_, median_wall=med, same_output=same), f, indent=1)
+    benchlib.write_results(b, "evolved_speed", text, dict(
+        frames=a.frames, reps=a.reps, chain=title, wall=times, user=user, sys=sys_,
+        median_wall=med, same_output=same))
 
 
 if __name__ == "__main__":

@@ -23,86 +23,44 @@ medians (and the best of the repetitions for the cycles per call, which
 noise from other processes only increases), and on/off ratios.  Writes
 build/bench/offload.md and offload.json.  Timing only: the tests check
 correctness."""
-import argparse
 import json
 import os
 import re
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 OFFLOAD_RE = re.compile(r"DMM_OFFLOAD on: (\d+) frees offloaded, (\d+) synchronous "
                         r"\((\d+) with no helper, (\d+) with the queue full\)")
 
-PY_SCRIPT = r"""
-import json
-d = {}
-for i in range(15000):
-    d["k%d" % i] = {"id": i, "name": "item%d" % i,
-                   "tags": [i % 7, i % 11, "t%d" % (i % 13)], "v": i * 0.5}
-s = json.dumps(d, sort_keys=True)
-e = json.loads(s)
-del d
-l = sorted(e.values(), key=lambda v: (v["tags"][2], -v["id"]))
-print(len(s), sum(v["id"] for v in e.values()), l[0]["name"], l[-1]["name"])
-"""
-
-SQL = """CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT, v INTEGER);
-CREATE INDEX t_k ON t(k);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<40000)
-  INSERT INTO t(k,v) SELECT printf('key%08d',(x*7919)%100003), x FROM c;
-DELETE FROM t WHERE v % 3 = 0;
-SELECT count(*), sum(v), min(k), max(k) FROM t;"""
-
-PERL = r"""
-my %h; my $n = 50000;
-for my $i (1..$n) { $h{"key$i"} = [$i, "v" x ($i % 17)] }
-my $t = 0; $t += $h{$_}[0] for keys %h;
-delete $h{"key$_"} for grep { $_ % 2 } 1..$n;
-print scalar(keys %h), " $t\n"
-"""
+# benchlib's real-program workloads, at sizes of their own (a whole process's
+# run, not a replay), with more frees: a third of sqlite3's rows deleted,
+# python3's values sorted
+PROGRAMS = [("python3", 15000, dict(sort=True)), ("sqlite3", 40000, dict(delete_thirds=True)),
+            ("perl", 50000, {}), ("sort", 100000, {})]
 
 
-def run_measured(argv, env, infile=None):
-    """Run argv and take its rusage with wait4 (communicate() would reap it)."""
-    fin = open(infile, "rb") if infile else subprocess.DEVNULL
-    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(argv, env=env, stdin=fin, stdout=fo, stderr=fe)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        fo.seek(0)
-        fe.seek(0)
-        out, err = fo.read(), fe.read().decode(errors="replace")
-    if infile:
-        fin.close()
-    if p.returncode != 0:
-        raise SystemExit("offload.py: %s exited %d: %s" % (" ".join(argv[:3]), p.returncode,
-                                                           err[-500:]))
-    return dict(out=out, err=err, wall=wall, cpu=ru.ru_utime + ru.ru_stime,
-                user=ru.ru_utime, sys=ru.ru_stime, rss_kib=ru.ru_maxrss)
+def run_measured(argv, env):
+    """benchlib.run, and the end of the benchmark when the program fails."""
+    r = benchlib.run(argv, env)
+    if r["exit"] != 0:
+        raise SystemExit("offload.py: %s exited %d: %s" % (
+            " ".join(argv[:3]), r["exit"], r["err"].decode(errors="replace")[-500:]))
+    return r
 
 
 def offload_counts(err):
-    m = OFFLOAD_RE.search(err)
+    m = OFFLOAD_RE.search(err.decode(errors="replace"))
     if not m:
         return None
     return dict(offloaded=int(m.group(1)), synchronous=int(m.group(2)),
                 no_helper=int(m.group(3)), queue_full=int(m.group(4)))
 
 
-def med(v):
-    return statistics.median(v) if v else float("nan")
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "5")))
+    ap = benchlib.parser(__doc__, 5)
     ap.add_argument("--libs", default="lea,evolved",
                     help="comma-separated: presets of libdmm.so and/or 'evolved'")
     ap.add_argument("--only", choices=["replay", "programs"], help="one half only")
@@ -113,9 +71,7 @@ def main():
     outdir = os.path.join(b, "bench")
     work = os.path.join(outdir, "offload")
     os.makedirs(work, exist_ok=True)
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith("DMM_") and k not in ("LD_PRELOAD", "PYTHONMALLOC")}
-    base["LC_ALL"] = "C"
+    base = dict(benchlib.clean_env(), LC_ALL="C")
     libs = []
     for l in a.libs.split(","):
         if l == "evolved":
@@ -135,30 +91,19 @@ def main():
         if os.path.exists(p):
             traces.append((name, p))
         else:
-            print("offload.py: %s missing (scripts/record_traces.sh); skipped" % p,
+            print("offload.py: %s missing (bench/record_traces.py); skipped" % p,
                   file=sys.stderr)
     wm_trc = os.path.join(work, "work_media_t2.trc")
     if not os.path.exists(wm_trc):
-        env = dict(base, LD_PRELOAD=os.path.join(b, "libdmmtrace.so"), DMM_TRACE_FILE=wm_trc,
-                   DMM_TRACE_STACK="0")
-        subprocess.run([media, "-t", "2", "-f", "500"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        r = benchlib.record(b, wm_trc, [media, "-t", "2", "-f", "500"], dict(LC_ALL="C"))
+        if r["exit"] != 0:
+            raise SystemExit("offload.py: recording %s exited %d" % (wm_trc, r["exit"]))
     traces.append(("work_media -t 2", wm_trc))
 
-    sort_in = os.path.join(work, "sort_input.txt")
-    if not os.path.exists(sort_in):
-        with open(sort_in, "w") as f:
-            x = 12345
-            for i in range(100000):
-                x = (x * 1103515245 + 12345) % 2 ** 32
-                f.write("%u line %d %x\n" % (x % 100000, i, x))
-    progs = [("python3", ["/usr/bin/python3", "-s", "-c", PY_SCRIPT], {"PYTHONMALLOC": "malloc"},
-              None),
-             ("sqlite3", ["/usr/bin/sqlite3", ":memory:", SQL], {}, None),
-             ("perl", ["/usr/bin/perl", "-e", PERL], {}, None),
-             ("sort", ["/usr/bin/sort", "--parallel=1", sort_in], {}, None),
-             ("work_media -t 2", [media, "-t", "2", "-f", "1000"], {}, None)]
-    progs = [p for p in progs if os.path.exists(p[1][0])]
+    progs = [(name,) + benchlib.command(name, size, work, **opts)
+             for name, size, opts in PROGRAMS]
+    progs.append(("work_media -t 2", [media, "-t", "2", "-f", "1000"], {}))
+    progs = [p for p in progs if benchlib.installed(p[1][0])]
 
     # ---- runs ----------------------------------------------------------
     res = {"replay": {}, "programs": {}}
@@ -183,19 +128,19 @@ def main():
                                       realloc=lat["realloc"]["mean_cycles"],
                                       p50_free=lat["free"]["p50_cycles"],
                                       p50_alloc=lat["alloc"]["p50_cycles"],
-                                      ops=j["ops"], cpu=r["cpu"], proc_wall=r["wall"],
-                                      rss_kib=r["rss_kib"],
+                                      ops=j["ops"], cpu=r["cpu_s"], proc_wall=r["wall_s"],
+                                      rss_kib=r["maxrss_kib"],
                                       counts=offload_counts(r["err"])))
         if a.only != "replay":
-            for pname, argv, extra, infile in progs:
+            for pname, argv, extra in progs:
                 for lname, lenv in libs:
                     for of in order:
                         env = dict(base, **extra, **lenv, DMM_OFFLOAD=str(of))
-                        r = run_measured(argv, env, infile)
+                        r = run_measured(argv, env)
                         e = res["programs"].setdefault(pname, {}).setdefault(
                             lname, {}).setdefault(str(of), [])
-                        e.append(dict(wall=r["wall"], cpu=r["cpu"], user=r["user"],
-                                      sys=r["sys"], rss_kib=r["rss_kib"],
+                        e.append(dict(wall=r["wall_s"], cpu=r["cpu_s"], user=r["user_s"],
+                                      sys=r["sys_s"], rss_kib=r["maxrss_kib"],
                                       out=r["out"].decode(errors="replace")))
     elapsed = time.perf_counter() - t_start
 
@@ -227,7 +172,7 @@ def main():
                 row = {}
                 for of in ("0", "1"):
                     rs = byo[of]
-                    m = {k: med([x[k] for x in rs]) for k in
+                    m = {k: benchlib.median([x[k] for x in rs]) for k in
                          ("cycles_per_op", "alloc", "free", "realloc", "op_s", "wall_s", "cpu",
                           "rss_kib", "p50_alloc", "p50_free")}
                     best = {k: min(x[k] for x in rs) for k in ("cycles_per_op", "alloc", "free",
@@ -277,8 +222,8 @@ def main():
                 for of in ("0", "1"):
                     rs = byo[of]
                     outs |= {x["out"] for x in rs}
-                    m = {k: med([x[k] for x in rs]) for k in ("wall", "cpu", "user", "sys",
-                                                              "rss_kib")}
+                    m = {k: benchlib.median([x[k] for x in rs])
+                         for k in ("wall", "cpu", "user", "sys", "rss_kib")}
                     row[of] = m
                     L.append("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.1f |" % (
                         pname, lname, "on" if of == "1" else "off", m["wall"], m["cpu"],
@@ -302,25 +247,19 @@ def main():
     if summary:
         L += ["## Summary (geometric means of the on/off ratios above)", ""]
         for k, v in summary.items():
-            g = 1.0
-            for x in v:
-                g *= x
-            g **= 1.0 / len(v)
-            summary[k] = g
+            g = summary[k] = benchlib.geomean(v)
             L.append("- %s: %.2f× (%d pairs)" % (k.replace("_", " "), g, len(v)))
         L.append("")
     text = "\n".join(L)
     print(text)
-    with open(os.path.join(outdir, "offload.md"), "w") as f:
-        f.write(text)
     for kind in res["programs"].values():
         for byo in kind.values():
             for rs in byo.values():
                 for x in rs:
                     x.pop("out", None)
-    with open(os.path.join(outdir, "offload.json"), "w") as f:
-        json.dump(dict(reps=a.reps, cpus=os.cpu_count(), elapsed_s=elapsed, results=res,
-                       summary=summary, same_output=same), f, indent=1)
+    benchlib.write_results(b, "offload", text, dict(
+        reps=a.reps, cpus=os.cpu_count(), elapsed_s=elapsed, results=res, summary=summary,
+        same_output=same))
     if not same:
         raise SystemExit("offload.py: a program's output changed with DMM_OFFLOAD=1")
 

@@ -2,10 +2,10 @@
 """peers.py - the allocators side by side on real traces, and the simulator's fidelity.
 
 For each trace (the bundled workload recorded by libdmmtrace.so, the traces
-of real programs that scripts/record_traces.sh records, and ../shared/traces
+of real programs that bench/record_traces.py records, and ../shared/traces
 when present) this replays the trace with `dmm replay --json` under every
 allocator: glibc, jemalloc (the baseline), mimalloc and tcmalloc when
-installed, libdmm.so with each preset (kng lea fib s10 exa), and
+installed, libdmm.so with each preset (those of `dmm sim --all`), and
 libdmm_evolved.so evolved for that trace (`dmm evolve --time S`, then built
 with `make EVOLVED_DMM=...`).  Repetitions are interleaved (rep 1: every
 allocator, in an order rotated per rep; rep 2: ...) so that a slow spell of
@@ -17,7 +17,8 @@ Simulator fidelity: every DMM is also simulated (`dmm sim --json`); its T and
 M stand next to the measured time and footprint, with M's error (goal <= 1 %)
 and per trace the Spearman rank correlation of T against measured time across
 the DMMs (goal >= 0.9).  A least-squares fit of the measured times on the cost
-counters (one intercept per trace) says which cost weights look off.
+counters (one intercept per trace) says which of the cost model's weights (its
+`cost_model` in dmm sim's JSON) look off.
 
     python3 bench/peers.py [--reps N] [--quick] [--only NAME[,NAME]]
                            [--evolve-time S] [--build DIR]
@@ -38,7 +39,6 @@ import glob
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -47,35 +47,28 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+import record_traces  # noqa: E402
+from benchlib import fmt, geomean, mib  # noqa: E402
+
+ROOT = benchlib.ROOT
 SHARED_TRACES = os.path.join(os.path.dirname(ROOT), "shared", "traces")
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
-PRESETS = ["kng", "lea", "fib", "s10", "exa"]
 RUN_TIMEOUT_S = 120
 WM_FRAMES = 300
 WEE = ["dogfood", "gcc-hello", "ffmpeg", "source-map"]
 ANDROID = ["systemui"]
-REAL = ["sqlite3", "python3", "perl", "sort"]
+REAL = list(benchlib.PROGRAMS)
 FOOTPRINT_RE = re.compile(r"footprint (\d+) bytes now, (\d+) at peak")
-# The cost model's weights (allocators/core/cost.c, README "Cost model"), per counter
-# of dmm sim --json: a unit is about a nanosecond; copies count 1 per 5 bytes.
-COST_WEIGHTS = [("operations", "call", 20.0), ("free_list_nodes_visited", "node visited", 1.0),
-                ("header_reads", "header read", 3.0), ("header_writes", "header write", 3.0),
-                ("splits", "split", 10.0), ("coalesces", "coalesce", 10.0),
-                ("size_class_lookup_steps", "size-class lookup step", 5.0),
-                ("page_source_calls", "page-source call", 50.0),
-                ("page_source_system_calls", "page-source system call", 1000.0),
-                ("fresh_pages", "fresh page", 2100.0),
-                ("bytes_copied_by_realloc", "byte copied", 1.0 / 5)]
+# The counters of the cost model (dmm sim --json's cost_model) fitted as one:
+# they move together.  "operations" is the same for every DMM of a trace, the
+# intercept's; a counter named nowhere here is fitted on its own.
+FIT_GROUPS = [["header_reads", "header_writes"], ["splits", "coalesces"]]
 
 
 def log(msg):
     print("peers: " + msg, file=sys.stderr, flush=True)
-
-
-def clean_env():
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith("DMM_") and k not in ("LD_PRELOAD", "MALLOC_CONF")}
 
 
 # --------------------------------------------------------------------------
@@ -99,13 +92,10 @@ def prepare_traces(build, work, tmp, wanted, quick):
             continue
         path = os.path.join(work, "traces", name + ".trc")
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        if os.path.exists(path):
-            os.unlink(path)
-        r = subprocess.run([wm] + args, env=dict(clean_env(), LD_PRELOAD=tracer,
-                                                 DMM_TRACE_FILE=path),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0 or not os.path.exists(path):
-            skipped.append((name, "recording failed: " + r.stderr.strip()[-200:]))
+        r = benchlib.record(build, path, [wm] + args, stack=None)
+        if r["exit"] != 0 or not os.path.exists(path):
+            skipped.append((name, "recording failed: " +
+                            r["err"].decode(errors="replace").strip()[-200:]))
             continue
         traces.append((name, path, "build/bench/work_media %s under libdmmtrace.so" % " ".join(args)))
 
@@ -116,17 +106,13 @@ def prepare_traces(build, work, tmp, wanted, quick):
             p = os.path.join(tdir, n + ".trc")
             if os.path.exists(p):
                 os.unlink(p)
-        r = subprocess.run([os.path.join(ROOT, "scripts", "record_traces.sh"), build, tdir],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        msgs = r.stderr.strip()
+        # all four, as make bench's traces (bench/offload.py replays them too)
+        got = {r["name"]: r for r in record_traces.record_all(build, tdir)}
         for n in real:
-            p = os.path.join(tdir, n + ".trc")
-            if os.path.exists(p):
-                traces.append((n, p, "%s, recorded by scripts/record_traces.sh" % n))
+            if got[n]["trace"]:
+                traces.append((n, got[n]["trace"], "%s, recorded by bench/record_traces.py" % n))
             else:
-                why = [l for l in msgs.splitlines() if (" %s " % n) in l or l.endswith(" " + n)]
-                skipped.append((n, (why[0] if why else "scripts/record_traces.sh left no trace")
-                                .replace("record_traces: ", "")))
+                skipped.append((n, got[n]["message"].splitlines()[0]))
 
     for n in WEE:
         if not want(n):
@@ -214,7 +200,7 @@ def evolve(build, name, trace, outdir, seconds):
 # one replay
 
 def replay(build, trace, lib, extra_env, stats, csv=None):
-    env = clean_env()
+    env = benchlib.clean_env()
     if lib:
         env["LD_PRELOAD"] = lib
     env.update(extra_env)
@@ -326,11 +312,6 @@ def spearman(x, y):
     return sxy / math.sqrt(sxx * syy)
 
 
-def geomean(v):
-    v = [x for x in v if x and x > 0]
-    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else None
-
-
 def lstsq(rows, ys):
     """Least squares by the normal equations (Gauss-Jordan, partial pivoting),
     columns scaled to unit norm first; None if singular."""
@@ -353,14 +334,6 @@ def lstsq(rows, ys):
 
 # --------------------------------------------------------------------------
 # report
-
-def fmt(x, f="%.3f"):
-    return "–" if x is None else f % x
-
-
-def mib(b):
-    return None if b is None else b / 1048576.0
-
 
 def trace_table(name, allocs, summ):
     g = summ.get("glibc")
@@ -419,25 +392,39 @@ def fidelity(name, dmms, sims, summ):
     return lines, out, spearman(xs, ys), spearman(xs, zs)
 
 
-def weight_fit(points):
+def fit_groups(cost_model):
+    """The counters fitted, as groups of indexes into cost_model: FIT_GROUPS,
+    and every other counter but operations alone, in the model's order."""
+    keys = [c["counter"] for c in cost_model]
+    groups = []
+    for k in keys:
+        if k == "operations" or any(k in g for g in groups):
+            continue
+        groups.append([x for x in next((g for g in FIT_GROUPS if k in g), [k]) if x in keys])
+    return [[keys.index(k) for k in g] for g in groups]
+
+
+def weight_fit(points, cost_model):
     """The measured replay time against the cost counters over every (trace,
     DMM), by least squares with one intercept per trace (the replay's own work
     and the calls themselves, the same for every DMM of a trace): what one
     unit of each counter costs in ns, next to the model's weight (a unit of T
     is meant to be about 1 ns).  Counters that move together are fitted as
     groups; a group fitted negative is dropped and the fit redone.
-    points: [(trace, seconds, sim dict)]"""
-    groups = [[1], [2, 3], [4, 5], [6], [7], [8], [9], [10]]
+    points: [(trace, seconds, sim dict)]; cost_model: dmm sim's."""
+    weight = [float(c["weight"]) for c in cost_model]
+    step = [c["step"] for c in cost_model]
+    groups = fit_groups(cost_model)
     traces = sorted({p[0] for p in points})
     ys = [secs * 1e9 for _, secs, _ in points]
-    raw = [[float(sim.get(k, 0) or 0) for k, _, _ in COST_WEIGHTS] for _, _, sim in points]
-    live = [g for g in groups if any(sum(r[k] * COST_WEIGHTS[k][2] for k in g) for r in raw)]
+    raw = [[float(sim.get(c["counter"], 0) or 0) for c in cost_model] for _, _, sim in points]
+    live = [g for g in groups if any(sum(r[k] * weight[k] for k in g) for r in raw)]
     if len(points) < len(live) + len(traces) + 2:
         return None
     dropped = []
     while live:
         rows = [[1.0 if tr == t else 0.0 for t in traces] +
-                [sum(r[k] * COST_WEIGHTS[k][2] for k in g) for g in live]
+                [sum(r[k] * weight[k] for k in g) for g in live]
                 for (tr, _, _), r in zip(points, raw)]
         w = lstsq(rows, ys)
         if w is None:
@@ -449,23 +436,22 @@ def weight_fit(points):
         dropped.append(live.pop(neg))
     if not live:
         return None
-    res = [dict(counters=[COST_WEIGHTS[k][0] for k in g],
-                label=" + ".join(COST_WEIGHTS[k][1] for k in g),
-                model_weight=COST_WEIGHTS[g[0]][2], ns_per_model_unit=c,
-                ns_per_count=c * COST_WEIGHTS[g[0]][2]) for g, c in zip(live, coef)]
+    res = [dict(counters=[cost_model[k]["counter"] for k in g],
+                label=" + ".join(step[k] for k in g),
+                model_weight=weight[g[0]], ns_per_model_unit=c,
+                ns_per_count=c * weight[g[0]]) for g, c in zip(live, coef)]
     pred = [sum(a * b for a, b in zip(r, w)) for r in rows]
     mean = {t: statistics.fmean([y for (tr, _, _), y in zip(points, ys) if tr == t]) for t in traces}
     ss_res = sum((y - q) ** 2 for y, q in zip(ys, pred))
     ss_tot = sum((y - mean[tr]) ** 2 for (tr, _, _), y in zip(points, ys))
-    tm = [sum(r[k] * COST_WEIGHTS[k][2] for k in range(len(COST_WEIGHTS))) for r in raw]
     per_trace = {}
-    for (tr, _, _), y, t, q in zip(points, ys, tm, pred):
+    for (tr, _, sim), y, q in zip(points, ys, pred):
         per_trace.setdefault(tr, ([], [], []))
-        for lst, v in zip(per_trace[tr], (y, t, q)):
+        for lst, v in zip(per_trace[tr], (y, sim["t"], q)):
             lst.append(v)
     per_trace = {tr: dict(model=spearman(v[1], v[0]), fitted=spearman(v[2], v[0]))
                  for tr, v in per_trace.items()}
-    return dict(groups=res, dropped=[" + ".join(COST_WEIGHTS[k][1] for k in g) for g in dropped],
+    return dict(groups=res, dropped=[" + ".join(step[k] for k in g) for g in dropped],
                 r2_within=1 - ss_res / ss_tot if ss_tot else None, points=len(ys), traces=traces,
                 per_trace=per_trace)
 
@@ -483,19 +469,6 @@ def repeatability(runs, dmms, key="wall_s"):
     return statistics.fmean(rs) if rs else None
 
 
-def machine():
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for l in f:
-                if l.startswith("model name"):
-                    cpu = l.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return "%s, %d CPUs, %s %s" % (cpu, os.cpu_count() or 0, platform.system(), platform.release())
-
-
 # --------------------------------------------------------------------------
 
 def main():
@@ -508,7 +481,7 @@ def main():
     ap.add_argument("--evolve-time", type=int, default=None,
                     help="dmm evolve --time per trace (default 20 s, 10 with --quick)")
     a = ap.parse_args()
-    reps = a.reps if a.reps else (1 if a.quick else int(os.environ.get("BENCH_REPS", "5")))
+    reps = a.reps if a.reps else (1 if a.quick else benchlib.reps_default(5))
     etime = a.evolve_time if a.evolve_time else (10 if a.quick else 20)
     build = os.path.abspath(a.build)
     dmm = os.path.join(build, "dmm")
@@ -558,31 +531,32 @@ def main():
             make_evolved(build, before)
 
         results = dict(started=datetime.datetime.now().isoformat(timespec="seconds"),
-                       machine=machine(), reps=reps, evolve_time_s=etime, traces={},
+                       machine=benchlib.machine_line(), reps=reps, evolve_time_s=etime, traces={},
                        skipped_traces=tskipped, skipped_allocators=askipped)
         md_traces, md_fid, f_all, fid_points = [], [], {}, []
         rho_all, rho_op_all, rep_all, merr_all = {}, {}, {}, []
+        presets, cost_model = [], None
         for name, path, desc in traces:
-            allocs = [(n, lib, {}, False) for n, lib in peers]
-            allocs += [("dmm-" + p, os.path.join(build, "libdmm.so"), {"DMM_CONFIG": p}, True)
-                       for p in PRESETS]
-            dmms = ["dmm-" + p for p in PRESETS]
-            simspecs = list(PRESETS)
-            if name in evolved:
-                best, lib, _ = evolved[name]
-                allocs.append(("evolved", lib, {}, True))
-                dmms.append("evolved")
-                simspecs.append(best)
-
-            # 2. simulate
+            # 2. simulate: dmm's presets (--all), then the evolved DMM; the
+            # presets replayed are those simulated
             sims = {}
-            rs = subprocess.run([dmm, "sim", "--json"] + sum([["--dmm", s] for s in simspecs], [])
-                                + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            best = ["--dmm", evolved[name][0]] if name in evolved else []
+            rs = subprocess.run([dmm, "sim", "--all", "--json"] + best + [path],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             if rs.returncode == 0:
-                for d, sj in zip(dmms, json.loads(rs.stdout)["dmms"]):
-                    sims[d] = sj
+                sj = json.loads(rs.stdout)
+                cost_model, ds = sj["cost_model"], sj["dmms"]
+                presets = [d["name"] for d in (ds[:-1] if best else ds)]
+                sims = dict(zip(["dmm-" + p for p in presets] + ["evolved"], ds))
             else:
                 failures.append("%s: dmm sim failed: %s" % (name, rs.stderr.strip()[-200:]))
+            allocs = [(n, lib, {}, False) for n, lib in peers]
+            allocs += [("dmm-" + p, os.path.join(build, "libdmm.so"), {"DMM_CONFIG": p}, True)
+                       for p in presets]
+            dmms = ["dmm-" + p for p in presets]
+            if name in evolved:
+                allocs.append(("evolved", evolved[name][1], {}, True))
+                dmms.append("evolved")
 
             # what the program asks for, for the report's size distribution
             tdir = os.path.join(work, name)
@@ -618,8 +592,8 @@ def main():
             g = summ.get("glibc")
             head = ["### %s" % name, "", "%s; %s operations%s." % (
                 desc, fmt(g and g["ops"], "%d"),
-                "" if name not in evolved else "; evolved: `%s`" % open(evolved[name][0])
-                .readline().lstrip("# ").strip())]
+                "" if name not in evolved else "; evolved: `%s`" % (
+                    sims.get("evolved") or {}).get("title", "?"))]
             fails = sorted({n: s["failed"] for n, s in summ.items() if s["failed"]}.items())
             if fails:
                 head.append("Failed allocations reported by the replay: " +
@@ -665,7 +639,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     # summary across traces
-    order = [n for n, _ in peers] + ["dmm-" + p for p in PRESETS] + ["evolved"]
+    order = [n for n, _ in peers] + ["dmm-" + p for p in presets] + ["evolved"]
     tnames = [t[0] for t in traces]
     summ_lines = ["| allocator | geomean F_real | geomean time / glibc | geomean RSS / glibc | traces |"
                   + "".join(" %s |" % t for t in tnames),
@@ -683,7 +657,7 @@ def main():
                           + "".join(" %s |" % fmt((v.get(t) or {}).get("f_real"), "%.2f") for t in tnames))
     results["summary"] = summary
 
-    fit = weight_fit(fid_points)
+    fit = weight_fit(fid_points, cost_model) if cost_model else None
     results["weight_fit"] = fit
     results["spearman"] = rho_all
     results["spearman_calls"] = rho_op_all

@@ -6,7 +6,6 @@ allocator operations) with libdmmtrace.so, then runs `dmm sim --all --time
 --json` REPS times and reports the median and the range of simulated
 operations per second for each of the five presets, with T and M (which do
 not vary).  Writes build/bench/sim_speed.md and .json."""
-import argparse
 import json
 import os
 import statistics
@@ -14,19 +13,21 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "5")))
+    ap = benchlib.parser(__doc__, 5)
     ap.add_argument("--frames", type=int, default=1300)
     a = ap.parse_args()
     b = os.path.abspath(a.build)
     with tempfile.TemporaryDirectory() as tmp:
         trc = os.path.join(tmp, "media.trc")
-        env = dict(os.environ, LD_PRELOAD=os.path.join(b, "libdmmtrace.so"), DMM_TRACE_FILE=trc)
-        subprocess.run([os.path.join(b, "bench", "work_media"), "-f", str(a.frames)], env=env,
-                       check=True, stdout=subprocess.DEVNULL)
+        r = benchlib.record(b, trc, [os.path.join(b, "bench", "work_media"), "-f", str(a.frames)],
+                            stack=None)
+        if r["exit"] != 0:
+            raise SystemExit("sim_speed.py: recording work_media exited %d" % r["exit"])
         runs = []
         for _ in range(a.reps):
             out = subprocess.run([os.path.join(b, "dmm"), "sim", "--all", "--time", "--json", trc],
@@ -48,11 +49,7 @@ def main():
                      min(speeds), max(speeds), d["t"], d["m"]))
     text = "\n".join(lines) + "\n"
     print(text)
-    os.makedirs(os.path.join(b, "bench"), exist_ok=True)
-    with open(os.path.join(b, "bench", "sim_speed.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(b, "bench", "sim_speed.json"), "w") as f:
-        json.dump(dict(operations=ops, presets=result), f, indent=1)
+    benchlib.write_results(b, "sim_speed", text, dict(operations=ops, presets=result))
     return 0
 
 

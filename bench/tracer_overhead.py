@@ -23,66 +23,25 @@ Standard library only.
 import argparse
 import datetime
 import hashlib
-import json
 import os
-import platform
-import random
-import re
-import select
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+from benchlib import fmt, mib  # noqa: E402
+
+ROOT = benchlib.ROOT
+PYTHON = benchlib.PYTHON
 RUN_TIMEOUT_S = 180
 MALLOC_DEBUG = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
-PYTHON = "/usr/bin/python3"
 
 # --------------------------------------------------------------------------
-# workloads
-
-PY_SNIPPET = r"""
-import json
-N = %d
-d = {}
-for i in range(N):
-    d["k%%d" %% i] = {"id": i, "name": "item%%d" %% i,
-                     "tags": [i %% 7, i %% 11, "t%%d" %% (i %% 13)], "v": i * 0.5}
-s = json.dumps(d, sort_keys=True)
-e = json.loads(s)
-del d
-print(len(s), sum(v["id"] for v in e.values()), len(e))
-"""
-
-SQL = (
-    "CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT, v INTEGER);"
-    "CREATE INDEX t_k ON t(k);"
-    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<%d)"
-    " INSERT INTO t(k,v) SELECT printf('key%%08d',(x*7919)%%100003), x FROM c;"
-    "SELECT count(*), sum(v), min(k), max(k) FROM t;"
-)
-
-PERL = (
-    'my %%h; my $n=%d; for my $i (1..$n) { $h{"key$i"} = [$i, "v" x ($i %% 17)] }'
-    ' my $t=0; $t += $h{$_}[0] for keys %%h;'
-    ' delete $h{"key$_"} for grep { $_ %% 2 } 1..$n;'
-    ' print scalar(keys %%h), " $t\\n"'
-)
-
-
-def gen_sort_input(path, lines):
-    rnd = random.Random(20240601)
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
-             "hotel", "india", "juliet", "kilo", "lima", "mike", "november"]
-    with open(path, "w") as f:
-        for i in range(lines):
-            f.write("%s %08d %s %d\n" % (rnd.choice(words), rnd.randrange(10**8),
-                                         rnd.choice(words), i))
-
+# workloads: benchlib's texts and input; python3 as it comes (-I: pymalloc,
+# no PYTHONMALLOC) and sort with as many threads as it likes, as a user runs them
 
 def workloads(build, tmp, quick):
     """[(name, description, argv, extra_env, missing_reason_or_None, setup)]"""
@@ -100,14 +59,14 @@ def workloads(build, tmp, quick):
          [wm, "-f", str(f2), "-t", "2"], {}, wm, None),
         ("sort", "sort of a generated %dk-line file (LC_ALL=C)" % (nsort // 1000),
          [shutil.which("sort") or "/usr/bin/sort", sort_in], {"LC_ALL": "C"},
-         shutil.which("sort"), lambda: gen_sort_input(sort_in, nsort)),
+         shutil.which("sort"), lambda: benchlib.sort_input(sort_in, nsort)),
         ("python3", "/usr/bin/python3 -I: json/dict of %dk entries" % (npy // 1000),
-         [PYTHON, "-I", "-c", PY_SNIPPET % npy], {}, PYTHON, None),
+         [PYTHON, "-I", "-c", benchlib.python3_script(npy)], {}, PYTHON, None),
         ("sqlite3", "sqlite3 :memory:: %dk rows into an indexed table" % (nsql // 1000),
-         [shutil.which("sqlite3") or "sqlite3", ":memory:", SQL % nsql], {},
+         [shutil.which("sqlite3") or "sqlite3", ":memory:", benchlib.sqlite3_sql(nsql)], {},
          shutil.which("sqlite3"), None),
         ("perl", "perl -e: hash of %dk keys" % (npl // 1000),
-         [shutil.which("perl") or "perl", "-e", PERL % npl], {},
+         [shutil.which("perl") or "perl", "-e", benchlib.perl_script(npl)], {},
          shutil.which("perl"), None),
     ]
     res = []
@@ -173,77 +132,8 @@ def heaptrack_stdout(data):
 # --------------------------------------------------------------------------
 # one run
 
-def find_gnu_time():
-    """GNU time, used as the spawner so that the peak RSS measured is the
-    program's: a child forked from this (big) Python process keeps Python's
-    peak RSS in its ru_maxrss across exec; one forked from time does not."""
-    for t in ("/usr/bin/time", shutil.which("time")):
-        if t and os.access(t, os.X_OK):
-            try:
-                r = subprocess.run([t, "--version"], capture_output=True, text=True, timeout=20)
-                if "GNU" in r.stdout + r.stderr:
-                    return t
-            except (OSError, subprocess.SubprocessError):
-                pass
-    return None
-
-
-def run_one(argv, env, stdout_path, stderr_path, timeout, gnu_time=None, rusage_path=None):
-    """Spawns argv (under GNU time when given) in a process group of its own;
-    returns dict(exit= status or -signal, wall_s, user_s, sys_s, maxrss_kib,
-    timed_out)."""
-    if gnu_time:
-        argv = [gnu_time, "-f", "maxrss=%M", "-o", rusage_path, "--"] + argv
-    fa = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-        (os.POSIX_SPAWN_OPEN, 2, stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-    ]
-    timed_out = False
-    t0 = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=fa, setpgroup=0)
-    pidfd = None
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pass
-    if pidfd is not None:
-        p = select.poll()
-        p.register(pidfd, select.POLLIN)
-        if not p.poll(timeout * 1000):
-            timed_out = True
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
-    _, status, ru = os.wait4(pid, 0)
-    t1 = time.perf_counter()
-    if pidfd is not None:
-        os.close(pidfd)
-    if timed_out:
-        # the process group may hold other members still (heaptrack's interpreter)
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    code = os.waitstatus_to_exitcode(status)
-    maxrss = ru.ru_maxrss
-    if gnu_time:
-        maxrss = None
-        try:
-            with open(rusage_path) as f:
-                text = f.read()
-            m = re.search(r"^maxrss=([0-9]+)$", text, re.M)
-            if m:
-                maxrss = int(m.group(1))
-            m = re.search(r"Command terminated by signal ([0-9]+)", text)
-            if m:
-                code = -int(m.group(1))
-        except OSError:
-            pass
-    # CPU: time's own few ms are included; it waits for the program.
-    return dict(exit=code, wall_s=t1 - t0, user_s=ru.ru_utime, sys_s=ru.ru_stime,
-                maxrss_kib=maxrss, timed_out=timed_out)
+def tail(err):
+    return "\n".join("    | " + l for l in benchlib.tail(err))
 
 
 def dir_bytes(d):
@@ -255,61 +145,6 @@ def dir_bytes(d):
             except OSError:
                 pass
     return n
-
-
-def tail(path, n=15):
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().decode("utf-8", "replace").splitlines()
-        return "\n".join("    | " + l for l in lines[-n:])
-    except OSError:
-        return ""
-
-
-# --------------------------------------------------------------------------
-# report helpers
-
-def machine_info():
-    model = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        glibc = os.confstr("CS_GNU_LIBC_VERSION")
-    except (ValueError, OSError):
-        glibc = " ".join(platform.libc_ver())
-    return dict(nproc=os.cpu_count(), model=model, glibc=glibc,
-                kernel=platform.release())
-
-
-def tool_version(argv):
-    try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=20)
-        return (r.stdout or r.stderr).strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError):
-        return None
-
-
-def git_rev():
-    try:
-        r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
-                           capture_output=True, text=True, timeout=20)
-        return r.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def fmt(x, digits=3):
-    return "-" if x is None else ("%.*f" % (digits, x))
-
-
-def mib(b):
-    return None if b is None else b / (1024.0 * 1024.0)
 
 
 # --------------------------------------------------------------------------
@@ -327,24 +162,18 @@ def main():
 
     reps = args.reps
     if reps is None:
-        if os.environ.get("BENCH_REPS"):
-            reps = int(os.environ["BENCH_REPS"])
-        else:
-            reps = 2 if args.quick else 5
+        reps = benchlib.reps_default(2 if args.quick else 5)
     if reps < 1:
         ap.error("--reps must be at least 1")
     build = os.path.abspath(args.build)
-    outdir = os.path.join(build, "bench")
-    os.makedirs(outdir, exist_ok=True)
-
     tmp = tempfile.mkdtemp(prefix="dmm-bench-")
     try:
-        return bench(args, reps, build, outdir, tmp)
+        return bench(args, reps, build, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench(args, reps, build, outdir, tmp):
+def bench(args, reps, build, tmp):
     started = datetime.datetime.now().astimezone()
     t_start = time.perf_counter()
     notes = []
@@ -369,15 +198,12 @@ def bench(args, reps, build, outdir, tmp):
     vs = [v for v in vs if not v["missing"]]
     for n in notes:
         print("tracer_overhead: " + n, file=sys.stderr)
-    base_env = {k: v for k, v in os.environ.items()
-                if k != "LD_PRELOAD" and not k.startswith("DMM_")
-                and not k.startswith("MALLOC_") and not k.startswith("GLIBC_TUNABLES")}
+    base_env = benchlib.clean_env()
 
-    gnu_time = find_gnu_time()
+    gnu_time = benchlib.find_gnu_time()
     if not gnu_time:
         notes.append("GNU time not found: peak RSS is wait4's ru_maxrss, which includes "
                      "this Python harness's own peak (a floor of tens of MiB)")
-    rusage = os.path.join(tmp, "rusage")
 
     # setup and one untimed plain run each: warms caches, gives the reference stdout
     ref = {}
@@ -385,16 +211,13 @@ def bench(args, reps, build, outdir, tmp):
     for w in wls:
         if w["setup"]:
             w["setup"]()
-        so, se = os.path.join(tmp, "warm.out"), os.path.join(tmp, "warm.err")
-        res = run_one(w["argv"], dict(base_env, **w["env"]), so, se, RUN_TIMEOUT_S,
-                      gnu_time, rusage)
-        rc, wall = res["exit"], res["wall_s"]
-        with open(so, "rb") as f:
-            data = f.read()
+        res = benchlib.run(w["argv"], dict(base_env, **w["env"]), timeout=RUN_TIMEOUT_S,
+                           gnu_time=gnu_time)
+        rc, wall, data = res["exit"], res["wall_s"], res["out"]
         if rc != 0:
             failures.append("%s: warm-up plain run exited %d" % (w["name"], rc))
             print("tracer_overhead: %s: plain run exited %d\n%s"
-                  % (w["name"], rc, tail(se)), file=sys.stderr)
+                  % (w["name"], rc, tail(res["err"])), file=sys.stderr)
         ref[w["name"]] = data
         print("tracer_overhead: warm-up %-14s %.3f s  %s"
               % (w["name"], wall, data.decode("utf-8", "replace").splitlines()[0][:60]
@@ -408,21 +231,18 @@ def bench(args, reps, build, outdir, tmp):
             for pos, v in enumerate(order):
                 rundir = os.path.join(tmp, "run")
                 os.mkdir(rundir)
-                so, se = os.path.join(tmp, "out"), os.path.join(tmp, "err")
                 argv, env = v["make"](w["argv"], dict(base_env, **w["env"]), rundir)
-                res = run_one(argv, env, so, se, RUN_TIMEOUT_S, gnu_time, rusage)
-                rc, to = res["exit"], res["timed_out"]
+                res = benchlib.run(argv, env, timeout=RUN_TIMEOUT_S, gnu_time=gnu_time)
+                rc, to, data = res["exit"], res["timed_out"], res["out"]
                 tbytes = dir_bytes(rundir)
                 nfiles = sum(len(f) for _, _, f in os.walk(rundir))
                 shutil.rmtree(rundir)
-                with open(so, "rb") as f:
-                    data = f.read()
                 if v["name"] == "heaptrack":
                     data = heaptrack_stdout(data)
                 same = data == ref[w["name"]]
                 r = dict(workload=w["name"], variant=v["name"], rep=rep + 1, position=pos,
                          wall_s=res["wall_s"], user_s=res["user_s"], sys_s=res["sys_s"],
-                         cpu_s=res["user_s"] + res["sys_s"],
+                         cpu_s=res["cpu_s"],
                          maxrss_kib=res["maxrss_kib"], trace_bytes=tbytes, trace_files=nfiles,
                          exit=rc, timed_out=to, stdout_ok=same,
                          stdout_sha1=hashlib.sha1(data or b"").hexdigest())
@@ -434,7 +254,8 @@ def bench(args, reps, build, outdir, tmp):
                            else "STDOUT DIFFERS from the plain run's")
                     msg = "%s / %s / rep %d: %s" % (w["name"], v["name"], rep + 1, why)
                     failures.append(msg)
-                    print("tracer_overhead: FAIL " + msg + "\n" + tail(se), file=sys.stderr)
+                    print("tracer_overhead: FAIL " + msg + "\n" + tail(res["err"]),
+                          file=sys.stderr)
                     if not same and data is not None:
                         print("    got:      %r\n    expected: %r"
                               % (data[:200], ref[w["name"]][:200]), file=sys.stderr)
@@ -442,11 +263,14 @@ def bench(args, reps, build, outdir, tmp):
               % (rep + 1, reps, time.perf_counter() - t_start), file=sys.stderr)
 
     elapsed = time.perf_counter() - t_start
-    info = machine_info()
-    tools = dict(heaptrack=tool_version(["heaptrack", "--version"]) if shutil.which("heaptrack") else None,
-                 sqlite3=tool_version(["sqlite3", "-version"]) if shutil.which("sqlite3") else None,
-                 python3=tool_version([PYTHON, "--version"]) if os.path.exists(PYTHON) else None,
-                 git=git_rev())
+    info = benchlib.machine()
+    tools = dict(heaptrack=benchlib.tool_version(["heaptrack", "--version"])
+                 if shutil.which("heaptrack") else None,
+                 sqlite3=benchlib.tool_version(["sqlite3", "-version"])
+                 if shutil.which("sqlite3") else None,
+                 python3=benchlib.tool_version([PYTHON, "--version"])
+                 if os.path.exists(PYTHON) else None,
+                 git=benchlib.git_rev())
 
     # ---- summarise
     summary = {}
@@ -503,9 +327,10 @@ def bench(args, reps, build, outdir, tmp):
                 if any(not r["stdout_ok"] for r in bad):
                     label += " **OUTPUT MISMATCH**"
             lines.append("| %s | %s | %s–%s | %s | %s | %s | %s | %s |" % (
-                label, fmt(med), fmt(min(walls)), fmt(max(walls)),
-                fmt(ratio, 2), (fmt(min(per), 2) + "–" + fmt(max(per), 2)) if per else "-",
-                fmt(rss, 1), fmt(mib(tb), 1) if v["name"] != "plain" else "-", fmt(cpu)))
+                label, fmt(med), fmt(min(walls)), fmt(max(walls)), fmt(ratio, "%.2f"),
+                (fmt(min(per), "%.2f") + "–" + fmt(max(per), "%.2f")) if per else "-",
+                fmt(rss, "%.1f"), fmt(mib(tb), "%.1f") if v["name"] != "plain" else "-",
+                fmt(cpu)))
             wsum[v["name"]] = dict(median_wall_s=med, min_wall_s=min(walls), max_wall_s=max(walls),
                                    ratio=ratio, min_ratio=min(per) if per else None,
                                    max_ratio=max(per) if per else None,
@@ -535,18 +360,12 @@ def bench(args, reps, build, outdir, tmp):
         lines.append("All %d runs exited 0 and printed what the plain run printed." % len(runs))
     report = "\n".join(lines) + "\n"
 
-    md = os.path.join(outdir, "tracer_overhead.md")
-    js = os.path.join(outdir, "tracer_overhead.json")
-    with open(md, "w") as f:
-        f.write(report)
-    with open(js, "w") as f:
-        json.dump(dict(date=started.isoformat(), machine=info, tools=tools, reps=reps,
-                       quick=args.quick, elapsed_s=elapsed, notes=notes,
-                       workloads=[dict(name=w["name"], desc=w["desc"], argv=w["argv"],
-                                       env=w["env"]) for w in wls],
-                       variants=[v["name"] for v in vs],
-                       runs=runs, summary=summary, failures=failures), f, indent=1)
-        f.write("\n")
+    md, js = benchlib.write_results(build, "tracer_overhead", report, dict(
+        date=started.isoformat(), machine=info, tools=tools, reps=reps, quick=args.quick,
+        elapsed_s=elapsed, notes=notes,
+        workloads=[dict(name=w["name"], desc=w["desc"], argv=w["argv"], env=w["env"])
+                   for w in wls],
+        variants=[v["name"] for v in vs], runs=runs, summary=summary, failures=failures))
     sys.stdout.write(report)
     print("tracer_overhead: wrote %s and %s" % (os.path.relpath(md), os.path.relpath(js)),
           file=sys.stderr)

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """evolve_report.py - the report of one `make evolve` run (build/evolve/NAME/report.md).
 
-Reads, from --dir: stats.json (dmm stats --json), best.dmm, references.csv
-(name,T,M,F of kng lea fib s10 exa), sim.json (dmm sim --json of best.dmm),
-and, when present, search.json and log.csv.  Writes report.md there with
+Reads, from --dir, what dmm wrote: stats.json (dmm stats --json), search.json
+(dmm evolve: the search, and F, T and M of the best DMM), references.csv (F, T
+and M of the presets), sim.json (dmm sim --json of best.dmm: T, M, its title,
+each allocator's fields and share), best.dmm (shown as it is) and, when
+present, log.csv.  Every number is dmm's; none is computed again here.
+Writes report.md there with
 
   - the paper's Table 2 row for the trace;
   - the Table 3/4-style comparison: GEA (best.dmm) against KNG, LEA, FIB,
@@ -31,35 +34,8 @@ import types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plots  # noqa: E402
 
-PAPER_CLASS = {
-    "buddy-binary": "BuddySystemBinary", "buddy-fib": "BuddySystemFibonacci",
-    "segregated": "SegregatedFreeList", "sss": "SimpleSegregatedStorage",
-    "exact": "ExactSegregatedFit", "kingsley": "Kingsley", "lea": "Lea",
-}
-REFS = ["kng", "lea", "fib", "s10", "exa"]
-
-
-def read_dmm(path):
-    """The title and the allocator lines of a .dmm file, each a dict."""
-    title, allocs = "", []
-    with open(path) as f:
-        for i, line in enumerate(f):
-            text = line.split("#", 1)
-            if i == 0 and len(text) > 1 and not text[0].strip():
-                title = text[1].strip()
-            words = text[0].split()
-            if not words:
-                continue
-            a = {"class": words[0], "split": "no", "coalesce": "no", "list": "sll",
-                 "fit": "first", "order": "lifo", "line": " ".join(words)}
-            for w in words[1:]:
-                k, _, v = w.partition("=")
-                a[k] = v
-            allocs.append(a)
-    return title, allocs
-
-
 def read_refs(path):
+    """references.csv: {name: dict(T, M, F)}, in dmm's order."""
     refs = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
@@ -67,13 +43,6 @@ def read_refs(path):
             refs[row["name"].lower()] = dict(T=float(row["t"]), M=float(row["m"]),
                                              F=float(row["f"]))
     return refs
-
-
-def human(n):
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div:
-            return "%.2f %s" % (n / div, unit)
-    return "%d B" % n
 
 
 def pct(ref, gea):
@@ -87,19 +56,6 @@ def last_log_row(path):
         return rows[-1] if rows else None
     except OSError:
         return None
-
-
-def picture(d, fn, name, *args):
-    """Markdown for one picture drawn into d/plots, and an error or None."""
-    os.makedirs(os.path.join(d, "plots"), exist_ok=True)
-    try:
-        got = fn(os.path.join(d, "plots"), name, *args)
-    except plots.PlotError as e:
-        return ["", "*(picture %s not drawn: %s)*" % (name, e), ""], str(e)
-    if not got:
-        return [], None
-    return ["", "![%s](plots/%s.svg)" % (args[0], got),
-            "([PNG](plots/%s.png); data and gnuplot script: `plots/%s.*`)" % (got, got), ""], None
 
 
 def regenerate(d):
@@ -139,16 +95,13 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
                        bench_report=bench_report), f, indent=1)
 
     stats = json.load(open(os.path.join(d, "stats.json")))
-    title, allocs = read_dmm(os.path.join(d, "best.dmm"))
     refs = read_refs(os.path.join(d, "references.csv"))
     sim = json.load(open(os.path.join(d, "sim.json")))["dmms"][0]
-    search = {}
-    if os.path.exists(os.path.join(d, "search.json")):
-        search = json.load(open(os.path.join(d, "search.json")))
+    search = json.load(open(os.path.join(d, "search.json")))
     log = last_log_row(os.path.join(d, "log.csv"))
 
-    T, M = float(sim["t"]), float(sim["m"])
-    F = 0.5 * T / refs["kng"]["T"] + 0.5 * M / refs["lea"]["M"]
+    title = sim.get("title", "")
+    T, M, F = float(sim["t"]), float(sim["m"]), float(search["best"]["F"])
     out = []
     w = out.append
     w("# dmm evolve: %s" % a.name)
@@ -188,12 +141,12 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
                                             t2["memory_ops"]))
     w("")
     errors = []
-    md, err = picture(d, plots.size_distribution, "sizes",
-                      "%s: requested sizes (%d distinct)" % (
-                          a.name, stats.get("sizes", {}).get("distinct", 0)),
-                      stats.get("histogram", []))
+    md, err = plots.picture(os.path.join(d, "plots"), plots.size_distribution, "sizes",
+                            "%s: requested sizes (%d distinct)" % (
+                                a.name, stats.get("sizes", {}).get("distinct", 0)),
+                            stats.get("histogram", []))
     out.extend(md)
-    errors += [err] if err else []
+    errors += [str(err)] if err else []
 
     w("## GEA against the general-purpose DMMs (the paper's Tables 3 and 4)")
     w("")
@@ -202,47 +155,41 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
     w("")
     w("| DMM | F | T (cost units) | M (bytes) | F impr. | T impr. | M impr. |")
     w("|---|---:|---:|---:|---:|---:|---:|")
-    w("| **GEA** | **%.4f** | **%d** | **%d** (%s) | | | |" % (F, T, M, human(M)))
+    w("| **GEA** | **%.4f** | **%d** | **%d** (%s) | | | |" % (F, T, M, plots.human(M)))
     gains = {"F": [], "T": [], "M": []}
-    for r in REFS:
-        if r not in refs:
-            continue
-        x = refs[r]
+    for r, x in refs.items():
         for k, g in (("F", F), ("T", T), ("M", M)):
             if x[k]:
                 gains[k].append(100.0 * (x[k] - g) / x[k])
         w("| %s | %.4f | %d | %d (%s) | %s | %s | %s |" % (
-            r.upper(), x["F"], x["T"], x["M"], human(x["M"]), pct(x["F"], F), pct(x["T"], T),
-            pct(x["M"], M)))
+            r.upper(), x["F"], x["T"], x["M"], plots.human(x["M"]), pct(x["F"], F),
+            pct(x["T"], T), pct(x["M"], M)))
     if gains["F"]:
         w("| average | | | | %.2f%% | %.2f%% | %.2f%% |" % tuple(
             sum(gains[k]) / len(gains[k]) for k in "FTM"))
     w("")
 
-    md, err = picture(d, plots.convergence, "convergence",
-                      "%s: best and mean F per generation" % a.name, os.path.join(d, "log.csv"))
+    md, err = plots.picture(os.path.join(d, "plots"), plots.convergence, "convergence",
+                            "%s: best and mean F per generation" % a.name,
+                            os.path.join(d, "log.csv"))
     out.extend(md)
-    errors += [err] if err else []
+    errors += [str(err)] if err else []
 
-    served = [x["served"] for x in sim["allocators"]]
     fallback = sim.get("fallback_served", 0)
-    total = sum(served) + fallback
+    total = sum(al["served"] for al in sim["allocators"]) + fallback
     w("## The DMM map (the paper's Table 1 layout)")
     w("")
     w("```")
-    for i, al in enumerate(allocs):
+    for al in sim["allocators"]:
         extra = ", lists=%s" % al["lists"] if "lists" in al else ""
-        share = served[i] if i < len(served) else 0
         w("%s, split=%s, coalesce=%s%s    serves %d requests (%.2f%%)" % (
-            PAPER_CLASS.get(al["class"], al["class"]),
-            "true" if al["split"] == "yes" else "false",
-            "true" if al["coalesce"] == "yes" else "false", extra, share,
-            100.0 * share / total if total else 0.0))
+            al["paper_class"], "true" if al["split"] else "false",
+            "true" if al["coalesce"] else "false", extra, al["served"],
+            100.0 * al["served"] / total if total else 0.0))
         w("  %-16s%-20s%s" % ("Data Structure", "Mechanism(Policy)", "Range (bytes)"))
-        rng = al.get("range", "(0,inf]").strip("(]").split(",")
         w("  %-16s%-20s(%s, %s]" % (al["list"].upper(),
                                      "%s(%s)" % (al["fit"].upper(), al["order"].upper()),
-                                     rng[0], rng[1]))
+                                     al["lo"], "inf" if al["hi"] is None else al["hi"]))
     w("fallback path (outside every range, aligned > 16)    serves %d requests (%.2f%%)" % (
         fallback, 100.0 * fallback / total if total else 0.0))
     w("```")

@@ -1,10 +1,13 @@
-"""plots.py - the report's pictures, drawn by gnuplot as PNG and SVG.
+"""plots.py - the report's pictures, drawn by gnuplot as PNG and SVG, and
+what both reports (report.py, evolve_report.py) write alike.
 
-Each function writes its data as plain text files next to the pictures
-(NAME.dat or NAME.ALLOC.dat), a gnuplot script NAME.gp, and draws NAME.png and
-NAME.svg from it, so a picture can be redrawn or restyled by hand.  Each
-returns NAME (the file names without the extension) or None when there was
-nothing to draw.  PlotError says why gnuplot failed or is missing.
+Each picture function writes its data as plain text files next to the
+pictures (NAME.dat or NAME.ALLOC.dat), a gnuplot script NAME.gp, and draws
+NAME.png and NAME.svg from it, so a picture can be redrawn or restyled by
+hand.  Each returns NAME (the file names without the extension) or None when
+there was nothing to draw.  PlotError says why gnuplot failed or is missing.
+picture() draws one and gives the Markdown that shows it; human() writes a
+number of bytes for people.
 
 Standard library only."""
 import csv
@@ -200,3 +203,34 @@ def time_memory_plane(outdir, name, title, points, xlabel="time / glibc",
         "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2",
         "plot %s using 1:2 with points pt 7 ps 1.5 lc rgb '#c03030', \\\n"
         "     %s using 1:2:3 with labels offset 1,0.6 left" % (d, d)]))
+
+
+# --------------------------------------------------------------------------
+# what both reports write
+
+def picture(plotdir, fn, name, *args):
+    """Draws one picture, fn(plotdir, name, *args), into plotdir (the
+    report's plots/).  Returns the Markdown lines that show it (or say why it
+    was not drawn; none when there was nothing to draw) and the PlotError, or
+    None."""
+    os.makedirs(plotdir, exist_ok=True)
+    try:
+        got = fn(plotdir, name, *args)
+    except PlotError as e:
+        return ["", "*(picture %s not drawn: %s)*" % (name, e), ""], e
+    if not got:
+        return [], None
+    return ["", "![%s](plots/%s.svg)" % (args[0] if args else name, got),
+            "([PNG](plots/%s.png); data and gnuplot script: `plots/%s.*`)" % (got, got), ""], None
+
+
+def human(n):
+    """A number of bytes in B, KiB, MiB or GiB; '-' for None."""
+    if n is None:
+        return "-"
+    neg = "-" if n < 0 else ""
+    n = abs(n)
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return "%s%.2f %s" % (neg, n / div, unit)
+    return "%s%d B" % (neg, n)

@@ -37,8 +37,6 @@ import plots  # noqa: E402
 # further benchmarks of make bench, included as they are when present
 EXTRA = [("tune_glibc.md", "Tuning glibc's malloc instead: dmm tune-glibc"),
          ("offload.md", "Frees offloaded to a helper thread: DMM_OFFLOAD")]
-ORDER = ["glibc", "jemalloc", "mimalloc", "tcmalloc",
-         "dmm-kng", "dmm-lea", "dmm-fib", "dmm-s10", "dmm-exa", "evolved"]
 
 
 def die(msg):
@@ -130,34 +128,26 @@ def med(v):
     return statistics.median(v) if v else None
 
 
-def human(n):
-    if n is None:
-        return "-"
-    neg = "-" if n < 0 else ""
-    n = abs(n)
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div:
-            return "%s%.2f %s" % (neg, n / div, unit)
-    return "%s%d B" % (neg, n)
-
-
 def realtime_table(t):
     """The real-time view (realtime-smartphone-allocator paper): best and
     worst call, calls over 100x the best, peak requested, peak held and
-    wastage, medians over the repetitions (best: the minimum)."""
+    wastage, medians over the repetitions (best: the minimum); the allocators
+    in bench/peers.py's order."""
     lines = ["| allocator | best call ns | worst call ns | calls > 100× best | p99.9 ns | "
              "peak requested | peak held | wastage (held − requested) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for a in [x for x in ORDER if x in t["runs"]] + [x for x in t["runs"] if x not in ORDER]:
+    order = t.get("allocators", [])
+    for a in [x for x in order if x in t["runs"]] + [x for x in t["runs"] if x not in order]:
         rs = t["runs"][a]
         if not rs:
             continue
         best = min(r["best_ns"] for r in rs)
         lines.append("| %s | %.1f | %.0f | %d | %.0f | %s | %s | %s |" % (
             a, best, med([r["worst_ns"] for r in rs]), med([r["over_100x_best"] for r in rs]),
-            med([r["latency"]["all"]["p999_ns"] for r in rs]), human(rs[0]["peak_requested_bytes"]),
-            human(med([r["peak_held_bytes"] for r in rs])),
-            human(med([r["wastage_bytes"] for r in rs]))))
+            med([r["latency"]["all"]["p999_ns"] for r in rs]),
+            plots.human(rs[0]["peak_requested_bytes"]),
+            plots.human(med([r["peak_held_bytes"] for r in rs])),
+            plots.human(med([r["wastage_bytes"] for r in rs]))))
     return lines
 
 
@@ -166,20 +156,16 @@ class Report:
         self.dir = d
         self.plotdir = os.path.join(d, "plots")
         self.failed = []
-        self.drawn = []
+        self.drawn = 0
 
     def picture(self, fn, name, *args):
         """Draw one picture; the Markdown that shows it (or says why not)."""
-        try:
-            got = fn(self.plotdir, name, *args)
-        except plots.PlotError as e:
-            self.failed.append("%s: %s" % (name, e))
-            return ["", "*(picture %s not drawn: %s)*" % (name, e), ""]
-        if not got:
-            return []
-        self.drawn.append(got)
-        return ["", "![%s](plots/%s.svg)" % (args[0] if args else name, got),
-                "([PNG](plots/%s.png), data and gnuplot script: `plots/%s.*`)" % (got, got), ""]
+        lines, err = plots.picture(self.plotdir, fn, name, *args)
+        if err:
+            self.failed.append("%s: %s" % (name, err))
+        elif lines:
+            self.drawn += 1
+        return lines
 
 
 def bench_report(d):
@@ -292,7 +278,7 @@ def bench_report(d):
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
     print("dmm report: wrote %s (%d pictures in %s%s)" % (
-        path, len(R.drawn), R.plotdir, "; %d not drawn" % len(R.failed) if R.failed else ""))
+        path, R.drawn, R.plotdir, "; %d not drawn" % len(R.failed) if R.failed else ""))
     return 1 if R.failed else 0
 
 
