@@ -62,7 +62,7 @@ ANDROID = ["systemui"]
 REAL = list(benchlib.PROGRAMS)
 FOOTPRINT_RE = re.compile(r"footprint (\d+) bytes now, (\d+) at peak")
 # The counters of the cost model (dmm sim --json's cost_model) fitted as one:
-# they move together.  "operations" is the same for every DMM of a trace, the
+# they move together.  "calls" is the same for every DMM of a trace, the
 # intercept's; a counter named nowhere here is fitted on its own.
 FIT_GROUPS = [["header_reads", "header_writes"], ["splits", "coalesces"]]
 
@@ -394,11 +394,11 @@ def fidelity(name, dmms, sims, summ):
 
 def fit_groups(cost_model):
     """The counters fitted, as groups of indexes into cost_model: FIT_GROUPS,
-    and every other counter but operations alone, in the model's order."""
+    and every other counter but calls alone, in the model's order."""
     keys = [c["counter"] for c in cost_model]
     groups = []
     for k in keys:
-        if k == "operations" or any(k in g for g in groups):
+        if k == "calls" or any(k in g for g in groups):
             continue
         groups.append([x for x in next((g for g in FIT_GROUPS if k in g), [k]) if x in keys])
     return [[keys.index(k) for k in g] for g in groups]

@@ -28,7 +28,7 @@ enum {
 
 #define W(key, step, field, weight) { key, step, offsetof(dmm_cost_t, field), weight }
 const dmm_cost_weight_t dmm_cost_weights[DMM_COST_NWEIGHTS] = {
-    W("operations", "call", ops, W_OP),
+    W("calls", "call", ops, W_OP),
     W("free_list_nodes_visited", "node visited", nodes, W_NODE),
     W("header_reads", "header read", hdr_reads, W_HDR_READ),
     W("header_writes", "header write", hdr_writes, W_HDR_WRITE),

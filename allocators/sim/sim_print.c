@@ -215,6 +215,8 @@ void dmm_sim_print_json(FILE *f, const dmm_sim_result_t *res, int n, const dmm_d
             json_key(rows[k].label, key, sizeof key);
             json_cell(&j, key, &res[i], &rows[k]);
         }
+        /* the calls the chain served, as T counts them (cost_model's "calls") */
+        dmm_json_u64(&j, "calls", res[i].cost.ops);
         if (timed)
             json_cell(&j, "simulated_ops_per_s", &res[i], &speed_row);
         dmm_json_arr(&j, "allocators");
