@@ -2,7 +2,7 @@
 """tune_glibc.py - dmm tune-glibc shown on real programs, run for real.
 
 For each program (sqlite3 and python3 with the workloads of
-scripts/record_traces.sh; python3-batches, a plain python3 that fills a list
+bench/record_traces.py; python3-batches, a plain python3 that fills a list
 with 4 KB objects and drops it, 100 times; perl's workload with --all):
 
  1. record its allocation trace under libdmmtrace.so;
@@ -28,35 +28,19 @@ without a cost).
     python3 bench/tune_glibc.py [--build build] [--reps 15] [--pop 10]
                                 [--gens 6] [--only sqlite3,python3] [--all] [--quick]
 """
-import argparse
 import json
 import os
-import platform
-import shutil
 import subprocess
 import sys
 import time
 
-# The programs: name, argv, extra environment.  The workloads are those of
-# scripts/record_traces.sh (make bench's traces); the command line here is
-# both the one recorded and the one run for real.
-SQL = """CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT, v INTEGER);
-     CREATE INDEX t_k ON t(k);
-     WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<20000)
-       INSERT INTO t(k,v) SELECT printf('key%08d',(x*7919)%100003), x FROM c;
-     SELECT count(*), sum(v), min(k), max(k) FROM t;"""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
-PY = '''
-import json
-d = {}
-for i in range(4000):
-    d["k%d" % i] = {"id": i, "name": "item%d" % i,
-                   "tags": [i % 7, i % 11, "t%d" % (i % 13)], "v": i * 0.5}
-s = json.dumps(d, sort_keys=True)
-e = json.loads(s)
-del d
-print(len(s), sum(v["id"] for v in e.values()), len(e))'''
-
+# The programs: name, (argv, extra environment).  sqlite3, python3 and perl
+# run the workloads make bench records (benchlib, at its recorded sizes); the
+# command line is both the one recorded and the one run for real.
+#
 # Batches: a list of 600 objects of 4000 bytes built and dropped, 100 times.
 # Objects over 512 bytes go past pymalloc to malloc, so this is python3 as
 # it comes (no PYTHONMALLOC); each drop frees ~2.3 MiB at the top of the
@@ -67,54 +51,23 @@ for r in range(100):
     del batch
 print("done")'''
 
-PERL = '''
-my %h; my $n = 30000;
-for my $i (1..$n) { $h{"key$i"} = [$i, "v" x ($i % 17)] }
-my $t = 0; $t += $h{$_}[0] for keys %h;
-delete $h{"key$_"} for grep { $_ % 2 } 1..$n;
-print scalar(keys %h), " $t\\n"'''
 
-PROGRAMS = [
-    ("sqlite3", ["sqlite3", ":memory:", SQL], {}),
-    # PYTHONMALLOC=malloc: every object through malloc, as recorded (with
-    # pymalloc most small objects never reach glibc).
-    ("python3", ["/usr/bin/python3", "-s", "-c", PY], {"PYTHONMALLOC": "malloc"}),
-    ("python3-batches", ["/usr/bin/python3", "-s", "-c", BATCHES], {}),
-    ("perl", ["perl", "-e", PERL], {}),
-]
+def programs(tmp):
+    cmd = lambda n: benchlib.command(n, benchlib.RECORDED[n], tmp)
+    return [("sqlite3", cmd("sqlite3")), ("python3", cmd("python3")),
+            ("python3-batches", ([benchlib.PYTHON, "-s", "-c", BATCHES], {})),
+            ("perl", cmd("perl"))]
+
+
 DEFAULT = ("sqlite3", "python3", "python3-batches")
-
-OURS = ("LD_PRELOAD", "GLIBC_TUNABLES", "MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_",
-        "MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX")
-TUNABLES = [("top_pad", "glibc.malloc.top_pad"),
-            ("trim_threshold", "glibc.malloc.trim_threshold"),
-            ("mmap_threshold", "glibc.malloc.mmap_threshold"),
-            ("arena_max", "glibc.malloc.arena_max")]
-
-
-def base_env():
-    return {k: v for k, v in os.environ.items() if k not in OURS and not k.startswith("DMM_")}
-
-
-def glibc_string(settings):
-    return ":".join("%s=%d" % (full, settings[short]) for short, full in TUNABLES
-                    if settings.get(short, "default") != "default")
 
 
 def record(build, outdir, name, argv, extra):
     trace = os.path.join(outdir, name + ".trc")
-    if os.path.exists(trace):
-        os.unlink(trace)
-    env = base_env()
-    env.update(extra)
-    env["LD_PRELOAD"] = os.path.join(build, "libdmmtrace.so")
-    env["DMM_TRACE_FILE"] = trace
-    env["DMM_TRACE_STACK"] = "0"
-    r = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE)
-    if r.returncode != 0 or not os.path.exists(trace):
+    r = benchlib.record(build, trace, argv, extra)
+    if r["exit"] != 0 or not os.path.exists(trace):
         raise RuntimeError("%s: recording failed (status %d): %s"
-                           % (name, r.returncode, r.stderr.decode(errors="replace")[-300:]))
+                           % (name, r["exit"], "".join(benchlib.tail(r["err"], 5))[-300:]))
     return trace
 
 
@@ -132,8 +85,7 @@ def tune(build, trace, args):
 def real_runs(build, argv, extra, tunables, reps):
     """dmm tune-glibc --verify: defaults and tuned alternating (ABBA), reps
     each, after one warm-up; its JSON."""
-    env = base_env()
-    env.update(extra)
+    env = dict(benchlib.clean_env(), **extra)
     cmd = [os.path.join(build, "dmm"), "tune-glibc", "--verify", tunables, "--reps", str(reps),
            "--json", "-q", "--"] + argv
     r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -158,11 +110,9 @@ def cell(s, key):
 
 def replay_comp(final, key):
     """A measure of dmm tune-glibc's final run in the shape of --verify's
-    "compare": its medians, change and p-value as dmm wrote them; the range
-    is the smallest and largest replay it lists."""
+    "compare": its medians, ranges, change and p-value as dmm wrote them."""
     def side(s):
-        v = final[s][key]
-        return {"median": final[s]["median_" + key], "min": min(v), "max": max(v)}
+        return {k: final[s][k + "_" + key] for k in ("median", "min", "max")}
     return {"defaults": side("defaults"), "tuned": side("tuned"),
             "change_pct": final["change_pct"][key], "p": final["p_value"][key]}
 
@@ -214,7 +164,7 @@ def write_report(path, res, meta):
         L.append("`%s` — %d operations; search: %d candidates measured, %.1f s, best `%s` "
                  "(F %.3f)%s; dmm tune-glibc %s.\n"
                  % (r["command"], r["ops"], r["candidates"], r["search_seconds"],
-                    glibc_string(r["tune"]["search_best"]), r["search_F"],
+                    r["tune"]["search_best_glibc"], r["search_F"],
                     "; put back to default as not paying for itself: " + ", ".join(pruned)
                     if pruned else "",
                     "recommends `%s`" % r["compared"] if r["recommended"]
@@ -255,9 +205,7 @@ def write_report(path, res, meta):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "15")))
+    ap = benchlib.parser(__doc__.split("\n")[0], 15)
     ap.add_argument("--pop", type=int, default=10)
     ap.add_argument("--gens", type=int, default=6)
     ap.add_argument("--seed", type=int, default=1)
@@ -278,14 +226,14 @@ def main():
             None if args.all else set(DEFAULT))
     t0 = time.time()
     meta = {"pop": args.pop, "gens": args.gens, "seed": args.seed, "reps": args.reps,
-            "final_reps": args.final_reps, "glibc": platform.libc_ver()[1] or "?",
+            "final_reps": args.final_reps, "glibc": benchlib.machine()["glibc"],
             "cpus": os.cpu_count(), "load": os.getloadavg()[0],
             "rss_source": "ru_maxrss from wait4 in `dmm tune-glibc --verify`"}
     res = []
-    for name, argv, extra in PROGRAMS:
+    for name, (argv, extra) in programs(outdir):
         if only and name not in only:
             continue
-        if not shutil.which(argv[0]):
+        if not benchlib.installed(argv[0]):
             print("tune_glibc: %s skipped: not installed" % name, file=sys.stderr)
             continue
         r = {"name": name, "command": " ".join(
@@ -300,8 +248,7 @@ def main():
                      recommended=d["recommended"],
                      candidates=d["search"]["candidates_measured"],
                      search_seconds=d["search"]["seconds"], tune=d)
-            settings = d["best"] if d["tuned"] else d["search_best"]
-            compared = glibc_string(settings)
+            compared = d["GLIBC_TUNABLES"] if d["tuned"] else d["search_best_glibc"]
             if not compared:
                 r["compared"] = None
                 res.append(r)

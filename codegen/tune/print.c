@@ -281,12 +281,18 @@ static void json_final_side(dmm_json_t *j, const dmm_tune_final_t *fr, int tuned
     for (int i = 0; i < fr->n; i++)
         dmm_json_u64(j, NULL, m[i].held);
     dmm_json_close_arr(j);
-    static const char *const med[DMM_TUNE_NQ] = { "median_wall_s", "median_op_s",
-                                                  "median_peak_rss_bytes",
-                                                  "median_peak_held_bytes" };
+    static const char *const name[DMM_TUNE_NQ] = { "wall_s", "op_s", "peak_rss_bytes",
+                                                   "peak_held_bytes" };
     for (int q = 0; q < DMM_TUNE_NQ; q++) {
         const dmm_tune_stat3_t *s = tuned ? &fr->q[q].tun : &fr->q[q].def;
-        dmm_json_num(j, med[q], q <= DMM_TUNE_Q_OP ? "%.6f" : "%.0f", s->med);
+        const char *fmt = q <= DMM_TUNE_Q_OP ? "%.6f" : "%.0f";
+        char key[64];
+        snprintf(key, sizeof key, "median_%s", name[q]);
+        dmm_json_num(j, key, fmt, s->med);
+        snprintf(key, sizeof key, "min_%s", name[q]);
+        dmm_json_num(j, key, fmt, s->min);
+        snprintf(key, sizeof key, "max_%s", name[q]);
+        dmm_json_num(j, key, fmt, s->max);
     }
     dmm_json_close_obj(j);
 }
@@ -350,6 +356,9 @@ void dmm_tune_print_json(const dmm_tune_outcome_t *o, FILE *f)
     json_fitness(&j, &o->tu);
     json_search(&j, o);
     json_tunables(&j, "search_best", &o->r.best);
+    char gl[1024];
+    dmm_tunables_glibc(&o->r.best, gl, sizeof gl);
+    dmm_json_string(&j, "search_best_glibc", gl);   /* GLIBC_TUNABLES of search_best alone */
     dmm_json_num(&j, "search_F", "%.6f", o->r.F);
     dmm_json_num(&j, "prune_tolerance", "%g", o->prune_tol);
     json_winner(&j, o);
