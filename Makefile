@@ -49,8 +49,10 @@ CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
 TRACE_SO_SRC := preload/recorder/trace_shim.c preload/common/options.c preload/recorder/recorder.c tracer/format/crc32.c
 TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
-# libdmm.so: the allocator classes and the chain, without the simulator.
-ALLOC_SRC    := $(wildcard allocators/core/*.c allocators/classes/*.c allocators/chain/*.c)
+# libdmm.so: the allocator classes and the chain, without the simulator (and
+# the error type they report with).
+ALLOC_SRC    := tracer/base/err.c \
+                $(wildcard allocators/core/*.c allocators/classes/*.c allocators/chain/*.c)
 # The malloc family both DMM libraries share; each adds its back end.
 SHIM_SRC     := preload/shim/shim.c preload/shim/check.c preload/shim/offload.c
 DMM_SO_SRC   := $(SHIM_SRC) preload/shim/backend_chain.c preload/common/options.c $(ALLOC_SRC)

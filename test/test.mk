@@ -15,7 +15,7 @@ INTEG_BIN  := $(patsubst test/%.c,$(O)/test/%,$(wildcard test/integration/test_*
 STRESS_BIN := $(patsubst test/%.c,$(O)/test/%,$(wildcard test/stress/test_*.c))
 TEST_BIN   := $(UNIT_BIN) $(INTEG_BIN) $(STRESS_BIN)
 TEST_HELPERS := $(patsubst test/progs/%.c,$(O)/test/progs/%,$(filter-out test/progs/lib%.c,$(wildcard test/progs/*.c))) \
-                $(patsubst test/progs/%.c,$(O)/test/progs/%.so,$(wildcard test/progs/lib%.c))
+                $(patsubst test/progs/%.c,$(O)/test/progs/%.so,$(wildcard test/progs/lib*.c))
 
 .PHONY: test check check-layout check-sanitize unit integration stress
 

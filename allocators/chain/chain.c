@@ -18,17 +18,17 @@ typedef struct large_hdr {
 } large_hdr_t;
 _Static_assert(sizeof(large_hdr_t) == 16, "the fallback header is 16 bytes");
 
-dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, char *err, size_t errlen)
+dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err)
 {
     void *m = mmap(NULL, sizeof(dmm_chain_t), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
-        snprintf(err, errlen, "no memory for the chain: %s", strerror(errno));
+        dmm_err_set(err, "no memory for the chain: %s", strerror(errno));
         return NULL;
     }
     dmm_chain_t *c = m;
     if (dmm_pagesrc_init(&c->ps, mode) != 0) {
-        snprintf(err, errlen, "page source: %s", strerror(errno));
+        dmm_err_set(err, "page source: %s", strerror(errno));
         munmap(m, sizeof *c);
         return NULL;
     }
@@ -44,14 +44,14 @@ dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, char *err, size_t errl
         a->cost = &c->cost;
         a->state = a->state_area;
         if (!a->ops) {
-            snprintf(err, errlen, "allocator %d (%s): this class is not built into dmm yet",
+            dmm_err_set(err, "allocator %d (%s): this class is not built into dmm yet",
                      i + 1, dmm_class_name(d->a[i].cls) ? dmm_class_name(d->a[i].cls) : "?");
             c->n = i;
             dmm_chain_delete(c);
             return NULL;
         }
         if (a->ops->init(a) != 0) {
-            snprintf(err, errlen, "allocator %d (%s): cannot be set up with these options: %s",
+            dmm_err_set(err, "allocator %d (%s): cannot be set up with these options: %s",
                      i + 1, a->ops->name, strerror(errno));
             c->n = i;
             dmm_chain_delete(c);

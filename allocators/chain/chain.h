@@ -18,6 +18,7 @@
 
 #include "allocators/core/alloc.h"
 #include "allocators/chain/desc.h"
+#include "tracer/base/err.h"
 #include "allocators/core/pagesrc.h"
 
 typedef struct dmm_chain {
@@ -33,7 +34,7 @@ typedef struct dmm_chain {
 
 /* A chain for description d (mapped from the OS, never malloc).  NULL with
  * err set ("allocator N (class): why") when a class cannot be set up. */
-dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, char *err, size_t errlen);
+dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err);
 /* Give everything back. */
 void dmm_chain_delete(dmm_chain_t *c);
 

@@ -58,15 +58,15 @@ const char *dmm_desc_order_name(unsigned order)
     return order < 2 ? orders[order] : NULL;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* The message into err, errno EINVAL; -1. */
+static int fail(dmm_err_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static int fail(dmm_err_t *err, const char *fmt, ...)
 {
-    if (err && errlen) {
+    if (err) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
     }
     errno = EINVAL;
@@ -113,8 +113,7 @@ static int parse_size(const char *s, size_t n, int allow_inf, size_t *out)
 typedef struct where {
     const char *name;
     int         line;
-    char       *err;
-    size_t      errlen;
+    dmm_err_t  *err;
 } where_t;
 
 #define CUT(n) ((int)((n) > 40 ? 40 : (n)))   /* how much of a bad word a message shows */
@@ -145,14 +144,14 @@ static int parse_range(const where_t *w, const char *v, size_t vl, dmm_alloc_des
 {
     const char *comma = memchr(v, ',', vl);
     if (vl < 5 || v[0] != '(' || v[vl - 1] != ']' || !comma)
-        return fail(w->err, w->errlen, "%s: line %d: field 'range': expected (lo,hi], got '%.*s'",
+        return fail(w->err, "%s: line %d: field 'range': expected (lo,hi], got '%.*s'",
                     w->name, w->line, CUT(vl), v);
     if (parse_size(v + 1, (size_t)(comma - v - 1), 0, &a->lo) != 0 ||
         parse_size(comma + 1, (size_t)(v + vl - 1 - comma - 1), 1, &a->hi) != 0)
-        return fail(w->err, w->errlen, "%s: line %d: field 'range': bad number in '%.*s'",
+        return fail(w->err, "%s: line %d: field 'range': bad number in '%.*s'",
                     w->name, w->line, CUT(vl), v);
     if (a->lo >= a->hi)
-        return fail(w->err, w->errlen, "%s: line %d: field 'range': empty range (%zu,%.*s]",
+        return fail(w->err, "%s: line %d: field 'range': empty range (%zu,%.*s]",
                     w->name, w->line, a->lo, (int)(v + vl - 1 - comma - 1), comma + 1);
     return 0;
 }
@@ -167,7 +166,7 @@ static int parse_field(const where_t *w, const char *key, size_t kl, const char 
     if (word_is(key, kl, "split") || word_is(key, kl, "coalesce")) {
         int yes = word_is(v, vl, "yes"), no = word_is(v, vl, "no");
         if (!yes && !no)
-            return fail(w->err, w->errlen,
+            return fail(w->err,
                         "%s: line %d: field '%.*s': expected yes or no, got '%.*s'", w->name,
                         w->line, (int)kl, key, CUT(vl), v);
         if (key[0] == 's')
@@ -176,31 +175,31 @@ static int parse_field(const where_t *w, const char *key, size_t kl, const char 
             a->coalesce = (uint8_t)yes;
     } else if (word_is(key, kl, "list")) {
         if ((k = pick(v, vl, lists, 3)) < 0)
-            return fail(w->err, w->errlen,
+            return fail(w->err,
                         "%s: line %d: field 'list': expected sll, dll or btree, got '%.*s'",
                         w->name, w->line, CUT(vl), v);
         a->list = (uint8_t)k;
     } else if (word_is(key, kl, "fit")) {
         if ((k = pick(v, vl, fits, 3)) < 0)
-            return fail(w->err, w->errlen,
+            return fail(w->err,
                         "%s: line %d: field 'fit': expected first, best or exact, got '%.*s'",
                         w->name, w->line, CUT(vl), v);
         a->fit = (uint8_t)k;
     } else if (word_is(key, kl, "order")) {
         if ((k = pick(v, vl, orders, 2)) < 0)
-            return fail(w->err, w->errlen,
+            return fail(w->err,
                         "%s: line %d: field 'order': expected fifo or lifo, got '%.*s'",
                         w->name, w->line, CUT(vl), v);
         a->order = (uint8_t)k;
     } else if (word_is(key, kl, "lists")) {
         size_t nl;
         if (parse_size(v, vl, 0, &nl) != 0 || nl < 1 || nl > 64)
-            return fail(w->err, w->errlen,
+            return fail(w->err,
                         "%s: line %d: field 'lists': expected 1 to 64, got '%.*s'", w->name,
                         w->line, CUT(vl), v);
         a->lists = (uint32_t)nl;
     } else {
-        return fail(w->err, w->errlen, "%s: line %d: field '%.*s': unknown field "
+        return fail(w->err, "%s: line %d: field '%.*s': unknown field "
                     "(range, split, coalesce, list, fit, order, lists)",
                     w->name, w->line, CUT(kl), key);
     }
@@ -217,7 +216,7 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
     const char *cls = text + ws;
     size_t cl = i - ws;
     if (d->n == DMM_DESC_MAX)
-        return fail(w->err, w->errlen, "%s: line %d: more than %d allocators in one chain",
+        return fail(w->err, "%s: line %d: more than %d allocators in one chain",
                     w->name, w->line, DMM_DESC_MAX);
     dmm_alloc_desc_t *a = &d->a[d->n];
     memset(a, 0, sizeof *a);
@@ -227,7 +226,7 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
         if (dmm_class_name((dmm_class_t)c) && word_is(cls, cl, dmm_class_name((dmm_class_t)c)))
             a->cls = (dmm_class_t)c;
     if (!a->cls)
-        return fail(w->err, w->errlen, "%s: line %d: field 'class': unknown allocator class "
+        return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
                     "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea)",
                     w->name, w->line, CUT(cl), cls);
     int have_range = 0;
@@ -242,7 +241,7 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
         const char *key = text + ks;
         size_t kl = i - ks;
         if (i == ce || text[i] != '=')
-            return fail(w->err, w->errlen, "%s: line %d: field '%.*s': expected key=value",
+            return fail(w->err, "%s: line %d: field '%.*s': expected key=value",
                         w->name, w->line, CUT(kl), key);
         i++;
         size_t vs = i;
@@ -253,9 +252,9 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
         have_range |= word_is(key, kl, "range");
     }
     if (!have_range)
-        return fail(w->err, w->errlen, "%s: line %d: field 'range': missing", w->name, w->line);
+        return fail(w->err, "%s: line %d: field 'range': missing", w->name, w->line);
     if (d->n > 0 && a->lo < d->a[d->n - 1].hi)
-        return fail(w->err, w->errlen, "%s: line %d: field 'range': (%zu,...] overlaps or "
+        return fail(w->err, "%s: line %d: field 'range': (%zu,...] overlaps or "
                     "precedes the previous allocator's range, which ends at %zu: ranges must be "
                     "sorted and must not overlap", w->name, w->line, a->lo, d->a[d->n - 1].hi);
     d->n++;
@@ -263,10 +262,10 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
 }
 
 int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d,
-                   char *err, size_t errlen)
+                   dmm_err_t *err)
 {
     memset(d, 0, sizeof *d);
-    where_t w = { .name = name, .err = err, .errlen = errlen };
+    where_t w = { .name = name, .err = err };
     size_t pos = 0;
     while (pos < len) {
         w.line++;
@@ -278,7 +277,7 @@ int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d
             pos++;
         for (size_t i = s; i < e; i++)
             if (text[i] == '\0' || (unsigned char)text[i] >= 0x80)
-                return fail(err, errlen, "%s: line %d: not text (byte 0x%02x)", name, w.line,
+                return fail(err, "%s: line %d: not text (byte 0x%02x)", name, w.line,
                             (unsigned char)text[i]);
         /* a comment: the first one is the title */
         const char *hash = memchr(text + s, '#', e - s);
@@ -292,20 +291,20 @@ int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d
             return -1;
     }
     if (d->n == 0)
-        return fail(err, errlen, "%s: line %d: no allocator: a chain needs at least one", name,
+        return fail(err, "%s: line %d: no allocator: a chain needs at least one", name,
                     w.line ? w.line : 1);
     return 0;
 }
 
-int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, char *err, size_t errlen)
+int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, dmm_err_t *err)
 {
     const char *pre = dmm_desc_preset(name_or_path);
     if (pre)
-        return dmm_desc_parse(name_or_path, pre, strlen(pre), d, err, errlen);
+        return dmm_desc_parse(name_or_path, pre, strlen(pre), d, err);
     char buf[16384];
     int fd = open(name_or_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(err, errlen, "%s: not a preset (kng, lea, fib, s10, exa) and cannot open: %s",
+        return fail(err, "%s: not a preset (kng, lea, fib, s10, exa) and cannot open: %s",
                     name_or_path, strerror(errno));
     size_t len = 0;
     for (;;) {
@@ -315,19 +314,19 @@ int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, char *err, size_t err
         if (r < 0) {
             int e = errno;
             close(fd);
-            return fail(err, errlen, "%s: read error: %s", name_or_path, strerror(e));
+            return fail(err, "%s: read error: %s", name_or_path, strerror(e));
         }
         if (r == 0)
             break;
         len += (size_t)r;
         if (len == sizeof buf) {
             close(fd);
-            return fail(err, errlen, "%s: longer than %zu bytes: not a .dmm description",
+            return fail(err, "%s: longer than %zu bytes: not a .dmm description",
                         name_or_path, sizeof buf);
         }
     }
     close(fd);
-    return dmm_desc_parse(name_or_path, buf, len, d, err, errlen);
+    return dmm_desc_parse(name_or_path, buf, len, d, err);
 }
 
 size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap)

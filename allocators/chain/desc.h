@@ -24,6 +24,7 @@
 
 #include "allocators/classes/registry.h"
 #include "allocators/core/alloc.h"
+#include "tracer/base/err.h"
 
 #define DMM_DESC_MAX 32   /* allocators in one chain */
 
@@ -36,7 +37,7 @@ typedef struct dmm_desc {
 /* Parse text (len bytes, named name in messages).  0, or -1 with err set to
  * "NAME: line N: field 'F': fault". */
 int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d,
-                   char *err, size_t errlen);
+                   dmm_err_t *err);
 /* A preset's text by name ("kng", "lea", "fib", "s10", "exa"), or NULL. */
 const char *dmm_desc_preset(const char *name);
 /* The presets' names, in the paper's order (i from 0 to
@@ -45,7 +46,7 @@ const char *dmm_desc_preset(const char *name);
 #define DMM_DESC_NPRESETS 5
 const char *dmm_desc_preset_name(int i);
 /* Load a preset name or a .dmm file.  0, or -1 with err set. */
-int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, char *err, size_t errlen);
+int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, dmm_err_t *err);
 /* Canonical text into buf (always NUL-terminated); returns the length it
  * needed (as snprintf). */
 size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap);

@@ -36,11 +36,11 @@ static size_t usable_uncounted(dmm_chain_t *c, void *p)
 }
 
 int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
-                uint64_t check_every, dmm_sim_result_t *r, char *err, size_t errlen)
+                uint64_t check_every, dmm_sim_result_t *r, dmm_err_t *err)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);
-    dmm_chain_t *c = dmm_chain_new(d, DMM_PS_SIM, err, errlen);
+    dmm_chain_t *c = dmm_chain_new(d, DMM_PS_SIM, err);
     if (!c)
         return -1;
     void **ptr = calloc(s->nids ? s->nids : 1, sizeof *ptr);
@@ -51,7 +51,7 @@ int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
         free(req);
         free(use);
         dmm_chain_delete(c);
-        snprintf(err, errlen, "out of memory for %u block slots", s->nids);
+        dmm_err_set(err, "out of memory for %u block slots", s->nids);
         return -1;
     }
     double t0 = now();
@@ -132,7 +132,7 @@ int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
         if (check_every && (r->ops % check_every) == 0) {
             size_t v = dmm_chain_check(c);
             if (v && !r->violations)
-                snprintf(err, errlen, "%s: %zu violations after operation %zu", name, v, i);
+                dmm_err_set(err, "%s: %zu violations after operation %zu", name, v, i);
             r->violations += v;
         }
     }

@@ -41,7 +41,7 @@ typedef struct dmm_sim_result {
 /* Replay s through d.  check_every > 0 runs every allocator's check() every
  * that many operations (and at the end).  0, or -1 with err set. */
 int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
-                uint64_t check_every, dmm_sim_result_t *r, char *err, size_t errlen);
+                uint64_t check_every, dmm_sim_result_t *r, dmm_err_t *err);
 
 /* The results of n simulations (descs[i] gave res[i]) side by side
  * (sim_print.c): a table for people, or one JSON object for programs (the

@@ -60,9 +60,9 @@ int dmm_codegen_main(int argc, char **argv)
         return 1;
     }
     static dmm_desc_t d;
-    char err[512];
-    if (dmm_desc_load(in, &d, err, sizeof err) != 0) {
-        fprintf(stderr, "dmm codegen: %s\n", err);
+    dmm_err_t err;
+    if (dmm_desc_load(in, &d, &err) != 0) {
+        fprintf(stderr, "dmm codegen: %s\n", err.msg);
         return 2;
     }
     char trace[256], seed[64], fitness[64];

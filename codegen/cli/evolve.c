@@ -213,7 +213,7 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
 
 /* The search with its progress line; Ctrl-C ends it after the current
  * generation (a second one kills). */
-static int search(dmm_evolve_t *ev, int quiet, char *err, size_t errlen)
+static int search(dmm_evolve_t *ev, int quiet, dmm_err_t *err)
 {
     progress_t prog = { isatty(2), quiet };
     ev->cfg.progress = on_generation;
@@ -221,7 +221,7 @@ static int search(dmm_evolve_t *ev, int quiet, char *err, size_t errlen)
     ev->cfg.stop = &dmm_cli_interrupted;
     struct sigaction old;
     dmm_cli_catch_sigint(&old);
-    int rc = dmm_evolve_search(ev, err, errlen);
+    int rc = dmm_evolve_search(ev, err);
     dmm_cli_release_sigint(&old);
     if (prog.tty && !quiet)
         fputc('\n', stderr);
@@ -271,18 +271,18 @@ int dmm_evolve_main(int argc, char **argv)
     int rc = parse_options(argc, argv, &ev, &quiet, &done);
     if (done)
         return rc;
-    char err[1024];
-    int loaded = dmm_evolve_load(&ev, err, sizeof err) == 0;
+    dmm_err_t err;
+    int loaded = dmm_evolve_load(&ev, &err) == 0;
     if (ev.warning[0])
         fprintf(stderr, "dmm evolve: warning: %s\n", ev.warning);
     if (!loaded) {
-        fprintf(stderr, "dmm evolve: %s\n", err);
+        fprintf(stderr, "dmm evolve: %s\n", err.msg);
         dmm_evolve_free(&ev);
         return 2;
     }
-    if (dmm_evolve_references(&ev, err, sizeof err) != 0 ||
-        search(&ev, quiet, err, sizeof err) != 0 || dmm_evolve_write(&ev, err, sizeof err) != 0) {
-        fprintf(stderr, "dmm evolve: %s\n", err);
+    if (dmm_evolve_references(&ev, &err) != 0 ||
+        search(&ev, quiet, &err) != 0 || dmm_evolve_write(&ev, &err) != 0) {
+        fprintf(stderr, "dmm evolve: %s\n", err.msg);
         dmm_evolve_free(&ev);
         return 2;
     }

@@ -81,11 +81,10 @@ int dmm_grammar_main(int argc, char **argv)
     }
     if (t.truncated)
         fprintf(stderr, "dmm grammar: warning: %s\n", t.note[0] ? t.note : "trace is truncated");
-    char msg[1024];
-    char *text = dmm_grammar_for_trace(&t, paper, path, msg, sizeof msg);
+    char *text = dmm_grammar_for_trace(&t, paper, path, &err);
     dmm_trace_free(&t);
     if (!text) {
-        fprintf(stderr, "dmm grammar: %s\n", msg);
+        fprintf(stderr, "dmm grammar: %s\n", err.msg);
         return 2;
     }
     size_t len = strlen(text);

@@ -80,10 +80,10 @@ int dmm_sim_main(int argc, char **argv)
 
     dmm_desc_t *descs = calloc((size_t)n, sizeof *descs);
     dmm_sim_result_t *res = calloc((size_t)n, sizeof *res);
-    char err[1024];
+    dmm_err_t err;
     for (int i = 0; i < n; i++)
-        if (dmm_desc_load(list[i], &descs[i], err, sizeof err) != 0) {
-            fprintf(stderr, "dmm sim: %s\n", err);
+        if (dmm_desc_load(list[i], &descs[i], &err) != 0) {
+            fprintf(stderr, "dmm sim: %s\n", err.msg);
             free(descs);
             free(res);
             return 2;
@@ -116,13 +116,13 @@ int dmm_sim_main(int argc, char **argv)
     }
     int rc = 0;
     for (int i = 0; i < n; i++) {
-        if (dmm_sim_run(&s, &descs[i], list[i], check, &res[i], err, sizeof err) != 0) {
-            fprintf(stderr, "dmm sim: %s: %s\n", list[i], err);
+        if (dmm_sim_run(&s, &descs[i], list[i], check, &res[i], &err) != 0) {
+            fprintf(stderr, "dmm sim: %s: %s\n", list[i], err.msg);
             rc = 2;
             break;
         }
         if (res[i].violations) {
-            fprintf(stderr, "dmm sim: %s\n", err);
+            fprintf(stderr, "dmm sim: %s\n", err.msg);
             rc = 3;
         }
     }

@@ -183,14 +183,14 @@ static int check_verify(cmd_t *c)
         return 1;
     }
     dmm_tunables_t t;
-    char err[256];
+    dmm_err_t err;
     if (!c->verify[0]) {
         fprintf(stderr, "dmm tune-glibc: --verify needs settings (a GLIBC_TUNABLES value such "
                         "as glibc.malloc.top_pad=8388608)\n");
         return 1;
     }
-    if (dmm_tunables_from_glibc(c->verify, &t, err, sizeof err) != 0) {
-        fprintf(stderr, "dmm tune-glibc: --verify: %s\n", err);
+    if (dmm_tunables_from_glibc(c->verify, &t, &err) != 0) {
+        fprintf(stderr, "dmm tune-glibc: --verify: %s\n", err.msg);
         return 1;
     }
     return 0;
@@ -317,12 +317,12 @@ static int load_inputs(cmd_t *c, dmm_grammar_t **g)
         return 2;
     }
     close(fd);
-    char err[1024];
+    dmm_err_t err;
     const char *gt = dmm_tune_grammar_text();
-    *g = c->o.grammar_path ? dmm_grammar_load(c->o.grammar_path, err, sizeof err)
-                           : dmm_grammar_parse("tune-glibc.bnf", gt, strlen(gt), err, sizeof err);
+    *g = c->o.grammar_path ? dmm_grammar_load(c->o.grammar_path, &err)
+                           : dmm_grammar_parse("tune-glibc.bnf", gt, strlen(gt), &err);
     if (!*g) {
-        fprintf(stderr, "dmm tune-glibc: %s\n", err);
+        fprintf(stderr, "dmm tune-glibc: %s\n", err.msg);
         return 2;
     }
     return 0;
@@ -333,18 +333,18 @@ static int load_inputs(cmd_t *c, dmm_grammar_t **g)
 static int search(cmd_t *c, const dmm_grammar_t *g, double t_start)
 {
     dmm_tune_outcome_t *o = &c->o;
-    char err[1024];
+    dmm_err_t err;
     o->cfg.progress = on_generation;
     o->cfg.progress_arg = c;
     o->cfg.stop = &dmm_cli_interrupted;
     struct sigaction old;
     dmm_cli_catch_sigint(&old);
-    int grc = dmm_tune_search(&o->cfg, g, 1, dmm_tuner_fitness, &o->tu, &o->r, err, sizeof err);
+    int grc = dmm_tune_search(&o->cfg, g, 1, dmm_tuner_fitness, &o->tu, &o->r, &err);
     dmm_cli_release_sigint(&old);
     if (c->tty && !c->quiet)
         fputc('\n', stderr);
     if (grc != 0) {
-        fprintf(stderr, "dmm tune-glibc: %s\n", err);
+        fprintf(stderr, "dmm tune-glibc: %s\n", err.msg);
         return 1;
     }
     o->t_search = now_s() - t_start;

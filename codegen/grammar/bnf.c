@@ -13,16 +13,6 @@
 
 #include "tracer/base/file.h"
 
-void dmm_grammar_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- interned strings ------------------------------------------------ */
 
 
@@ -150,8 +140,7 @@ typedef struct parser {
     const char *name, *s;
     size_t      len, pos, line_start;
     uint32_t    line;
-    char       *err;
-    size_t      errlen;
+    dmm_err_t  *err;
     /* the token just read */
     int         tok;
     const char *text;           /* name (without <>) or word */
@@ -164,12 +153,14 @@ static int perr(parser_t *p, uint32_t line, uint32_t col, const char *fmt, ...)
 
 static int perr(parser_t *p, uint32_t line, uint32_t col, const char *fmt, ...)
 {
-    if (p->err && p->errlen) {
-        int n = snprintf(p->err, p->errlen, "%s: line %u, column %u: ", p->name, line, col);
-        if (n >= 0 && (size_t)n < p->errlen) {
+    if (p->err) {
+        char *m = p->err->msg;
+        size_t cap = sizeof p->err->msg;
+        int n = snprintf(m, cap, "%s: line %u, column %u: ", p->name, line, col);
+        if (n >= 0 && (size_t)n < cap) {
             va_list ap;
             va_start(ap, fmt);
-            vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+            vsnprintf(m + n, cap - (size_t)n, fmt, ap);
             va_end(ap);
         }
     }
@@ -558,12 +549,12 @@ static int check_rules(parser_t *p, dmm_grammar_t *g)
 }
 
 dmm_grammar_t *dmm_grammar_parse(const char *name, const char *text, size_t len,
-                                 char *err, size_t errlen)
+                                 dmm_err_t *err)
 {
-    if (err && errlen)
-        err[0] = 0;
+    if (err)
+        err->msg[0] = 0;
     parser_t p = { .name = name ? name : "grammar", .s = text ? text : "",
-                   .len = text ? len : 0, .line = 1, .err = err, .errlen = errlen };
+                   .len = text ? len : 0, .line = 1, .err = err };
     dmm_grammar_t *g = calloc(1, sizeof *g);
     if (!g) {
         perr(&p, 1, 1, "out of memory");
@@ -576,17 +567,13 @@ dmm_grammar_t *dmm_grammar_parse(const char *name, const char *text, size_t len,
     return g;
 }
 
-dmm_grammar_t *dmm_grammar_load(const char *path, char *err, size_t errlen)
+dmm_grammar_t *dmm_grammar_load(const char *path, dmm_err_t *err)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    dmm_err_t e = { { 0 } };
-    if (dmm_read_file(path, &buf, &len, &e) != 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s", e.msg);
+    if (dmm_read_file(path, &buf, &len, err) != 0)
         return NULL;
-    }
-    dmm_grammar_t *g = dmm_grammar_parse(path, (const char *)buf, len, err, errlen);
+    dmm_grammar_t *g = dmm_grammar_parse(path, (const char *)buf, len, err);
     free(buf);
     return g;
 }

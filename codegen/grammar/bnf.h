@@ -49,8 +49,4 @@ struct dmm_grammar {
     uint32_t  start;
 };
 
-/* err (if not NULL and errlen > 0) as printf formats it. */
-void dmm_grammar_seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 #endif

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "allocators/chain/desc.h"
+#include "tracer/base/err.h"
 #include "tracer/format/trace.h"
 
 typedef struct dmm_grammar dmm_grammar_t;   /* opaque */
@@ -51,8 +52,8 @@ typedef struct dmm_grammar dmm_grammar_t;   /* opaque */
  * or unreachable non-terminal, or a non-terminal that can never derive a
  * string of terminals. */
 dmm_grammar_t *dmm_grammar_parse(const char *name, const char *text, size_t len,
-                                 char *err, size_t errlen);
-dmm_grammar_t *dmm_grammar_load(const char *path, char *err, size_t errlen);
+                                 dmm_err_t *err);
+dmm_grammar_t *dmm_grammar_load(const char *path, dmm_err_t *err);
 void           dmm_grammar_free(dmm_grammar_t *g);
 
 /* The grammar for a trace: the paper's Figure 3 with <Size> holding every
@@ -60,7 +61,7 @@ void           dmm_grammar_free(dmm_grammar_t *g);
  * paper = 0 adds Kingsley and Lea to <AllocatorClass>.  Returns malloc'd
  * text, or NULL with err (e.g. a trace with no allocation). */
 char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_name,
-                            char *err, size_t errlen);
+                            dmm_err_t *err);
 
 /* Map a genome.  On success returns the number of codons read (wraps
  * included) and writes the phenotype's terminals separated by single spaces
@@ -72,6 +73,6 @@ long dmm_ge_map(const dmm_grammar_t *g, const uint32_t *genome, size_t n, int ma
 /* A phenotype as a DMM description (title left empty).  0, or -1 with err
  * when the terminals do not form allocators (wrong count, unknown word,
  * no allocator with a non-empty range). */
-int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, char *err, size_t errlen);
+int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err);
 
 #endif

@@ -101,22 +101,22 @@ static int next_word(const char **p, word_t *w)
     return 1;
 }
 
-int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, char *err, size_t errlen)
+int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
 {
     static const char *const lists[] = { "SLL", "DLL", "BTREE" };
     static const char *const fits[] = { "FIRST", "BEST", "EXACT" };
     static const char *const orders[] = { "FIFO", "LIFO" };
     static const char *const field[] = { "class", "splitting", "coalescing", "size",
                                          "data structure", "mechanism", "policy" };
-    if (err && errlen)
-        err[0] = 0;
+    if (err)
+        err->msg[0] = 0;
     if (!d) {
-        dmm_grammar_seterr(err, errlen, "phenotype: no description to fill");
+        dmm_err_set(err, "phenotype: no description to fill");
         return -1;
     }
     memset(d, 0, sizeof *d);
     if (!phenotype) {
-        dmm_grammar_seterr(err, errlen, "phenotype: empty");
+        dmm_err_set(err, "phenotype: empty");
         return -1;
     }
     /* count first: the error for a wrong count names it */
@@ -125,7 +125,7 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, char *err, size_
     for (const char *p = phenotype; next_word(&p, &w);)
         nw++;
     if (nw == 0 || nw % 7 != 0) {
-        dmm_grammar_seterr(err, errlen,
+        dmm_err_set(err,
                 "phenotype: %zu terminals; an allocator is 7 (class, splitting, coalescing, "
                 "size, data structure, mechanism, policy)", nw);
         return -1;
@@ -149,7 +149,7 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, char *err, size_
             default: v = word_index(w, orders, 2); a.order = (uint8_t)(v > 0 ? v : 0); break;
             }
             if (v < 0) {
-                dmm_grammar_seterr(err, errlen, "phenotype: allocator %zu, terminal %zu: '%.*s' is not a %s",
+                dmm_err_set(err, "phenotype: allocator %zu, terminal %zu: '%.*s' is not a %s",
                         k + 1, k * 7 + (size_t)f + 1, (int)(w.n > 64 ? 64 : w.n), w.s,
                         f == 3 ? "size below 2^64 - 1" : field[f]);
                 memset(d, 0, sizeof *d);
@@ -160,7 +160,7 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, char *err, size_
         if (size <= prev)
             continue;
         if (d->n == DMM_DESC_MAX) {
-            dmm_grammar_seterr(err, errlen, "phenotype: more than %d allocators with a range", DMM_DESC_MAX);
+            dmm_err_set(err, "phenotype: more than %d allocators with a range", DMM_DESC_MAX);
             memset(d, 0, sizeof *d);
             return -1;
         }
@@ -170,7 +170,7 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, char *err, size_
         prev = size;
     }
     if (d->n == 0) {
-        dmm_grammar_seterr(err, errlen, "phenotype: no allocator serves any size (every size is 0)");
+        dmm_err_set(err, "phenotype: no allocator serves any size (every size is 0)");
         return -1;
     }
     return 0;

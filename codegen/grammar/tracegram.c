@@ -56,27 +56,27 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_name,
-                            char *err, size_t errlen)
+                            dmm_err_t *err)
 {
     const char *tn = trace_name ? trace_name : (t && t->path ? t->path : "trace");
-    if (err && errlen)
-        err[0] = 0;
+    if (err)
+        err->msg[0] = 0;
     if (!t) {
-        dmm_grammar_seterr(err, errlen, "%s: no trace", tn);
+        dmm_err_set(err, "%s: no trace", tn);
         return NULL;
     }
     dmm_opstream_t os;
     dmm_err_t e = { { 0 } };
     memset(&os, 0, sizeof os);
     if (dmm_opstream_build(t, &os, &e) != 0) {
-        dmm_grammar_seterr(err, errlen, "%s", e.msg[0] ? e.msg : "cannot build the operation stream");
+        dmm_err_set(err, "%s", e.msg[0] ? e.msg : "cannot build the operation stream");
         return NULL;
     }
     size_t nsz = 0, nalloc = 0;
     uint64_t *sz = malloc((os.nops ? os.nops : 1) * sizeof *sz);
     if (!sz) {
         dmm_opstream_free(&os);
-        dmm_grammar_seterr(err, errlen, "%s: out of memory", tn);
+        dmm_err_set(err, "%s: out of memory", tn);
         return NULL;
     }
     for (size_t i = 0; i < os.nops; i++) {
@@ -93,10 +93,10 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
     if (nalloc == 0 || nsz == 0) {
         free(sz);
         if (nalloc == 0)
-            dmm_grammar_seterr(err, errlen, "%s: no allocation operations: nothing to build a grammar from",
+            dmm_err_set(err, "%s: no allocation operations: nothing to build a grammar from",
                     tn);
         else
-            dmm_grammar_seterr(err, errlen,
+            dmm_err_set(err,
                     "%s: every allocation asks for 0 bytes: nothing to build a grammar from", tn);
         return NULL;
     }
@@ -165,7 +165,7 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
     free(sz);
     if (b.oom) {
         free(b.s);
-        dmm_grammar_seterr(err, errlen, "%s: out of memory", tn);
+        dmm_err_set(err, "%s: out of memory", tn);
         return NULL;
     }
     return b.s;

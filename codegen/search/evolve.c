@@ -45,22 +45,22 @@ static void trace_name(const char *path, char *buf, size_t cap)
 }
 
 /* DIR exists (or is made) and takes a file. */
-static int check_dir(const char *dir, char *err, size_t errlen)
+static int check_dir(const char *dir, dmm_err_t *err)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+        dmm_err_set(err, "%s: cannot create: %s", dir, strerror(errno));
         return -1;
     }
     struct stat sb;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "%s: not a directory", dir);
+        dmm_err_set(err, "%s: not a directory", dir);
         return -1;
     }
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/.evolve.XXXXXX", dir);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", dir, strerror(errno));
+        dmm_err_set(err, "%s: cannot write: %s", dir, strerror(errno));
         return -1;
     }
     close(fd);
@@ -68,53 +68,47 @@ static int check_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-int dmm_evolve_load(dmm_evolve_t *ev, char *err, size_t errlen)
+int dmm_evolve_load(dmm_evolve_t *ev, dmm_err_t *err)
 {
     dmm_trace_t t;
-    dmm_err_t terr;
-    if (dmm_trace_load(ev->trace, &t, &terr) != 0) {
-        snprintf(err, errlen, "%s", terr.msg);
+    if (dmm_trace_load(ev->trace, &t, err) != 0)
         return -1;
-    }
     if (t.truncated)
         snprintf(ev->warning, sizeof ev->warning, "%s", t.note);
     trace_name(ev->trace, ev->name, sizeof ev->name);
     if (ev->grammar_path) {
-        ev->g = dmm_grammar_load(ev->grammar_path, err, errlen);
+        ev->g = dmm_grammar_load(ev->grammar_path, err);
     } else {
-        ev->gtext = dmm_grammar_for_trace(&t, 0, ev->name, err, errlen);
-        ev->g = ev->gtext ? dmm_grammar_parse("grammar.bnf", ev->gtext, strlen(ev->gtext), err,
-                                              errlen)
+        ev->gtext = dmm_grammar_for_trace(&t, 0, ev->name, err);
+        ev->g = ev->gtext ? dmm_grammar_parse("grammar.bnf", ev->gtext, strlen(ev->gtext), err)
                           : NULL;
     }
     if (!ev->g) {
         dmm_trace_free(&t);
         return -1;
     }
-    int rc = dmm_opstream_build(&t, &ev->s, &terr);
+    int rc = dmm_opstream_build(&t, &ev->s, err);
     dmm_trace_free(&t);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s", terr.msg);
+    if (rc != 0)
         return -1;
-    }
     if (ev->s.nops == 0) {
-        snprintf(err, errlen, "%s: no allocation operations to replay", ev->trace);
+        dmm_err_set(err, "%s: no allocation operations to replay", ev->trace);
         return -1;
     }
-    return check_dir(ev->out, err, errlen);
+    return check_dir(ev->out, err);
 }
 
 /* ---- references and search ------------------------------------------------ */
 
-int dmm_evolve_references(dmm_evolve_t *ev, char *err, size_t errlen)
+int dmm_evolve_references(dmm_evolve_t *ev, dmm_err_t *err)
 {
     for (int i = 0; i < DMM_DESC_NPRESETS; i++)
         ev->refs[i] = (dmm_ge_ref_t){ .name = dmm_desc_preset_name(i) };
-    if (dmm_ge_references(&ev->s, ev->refs, DMM_DESC_NPRESETS, err, errlen) != 0)
+    if (dmm_ge_references(&ev->s, ev->refs, DMM_DESC_NPRESETS, err) != 0)
         return -1;
     const dmm_ge_ref_t *kng = &ev->refs[0], *lea = &ev->refs[1];
     if (!kng->T || !lea->M) {
-        snprintf(err, errlen, "%s: KNG costs nothing or LEA holds no memory on this trace",
+        dmm_err_set(err, "%s: KNG costs nothing or LEA holds no memory on this trace",
                  ev->trace);
         return -1;
     }
@@ -124,9 +118,9 @@ int dmm_evolve_references(dmm_evolve_t *ev, char *err, size_t errlen)
     return 0;
 }
 
-int dmm_evolve_search(dmm_evolve_t *ev, char *err, size_t errlen)
+int dmm_evolve_search(dmm_evolve_t *ev, dmm_err_t *err)
 {
-    if (dmm_ge_run(&ev->cfg, ev->g, &ev->s, &ev->r, err, errlen) != 0)
+    if (dmm_ge_run(&ev->cfg, ev->g, &ev->s, &ev->r, err) != 0)
         return -1;
     ev->jobs = ev->cfg.jobs;
     if (ev->jobs <= 0) {
@@ -140,22 +134,15 @@ int dmm_evolve_search(dmm_evolve_t *ev, char *err, size_t errlen)
 
 /* DIR/name, written by put() through a file that appears only when whole. */
 static int output(const dmm_evolve_t *ev, const char *name,
-                  void (*put)(FILE *f, const dmm_evolve_t *ev), char *err, size_t errlen)
+                  void (*put)(FILE *f, const dmm_evolve_t *ev), dmm_err_t *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", ev->out, name);
     dmm_outfile_t o;
-    dmm_err_t e;
-    if (dmm_out_open(&o, path, 1, &e) != 0) {
-        snprintf(err, errlen, "%s", e.msg);
+    if (dmm_out_open(&o, path, 1, err) != 0)
         return -1;
-    }
     put(o.fp, ev);
-    if (dmm_out_commit(&o, &e) != 0) {
-        snprintf(err, errlen, "%s", e.msg);
-        return -1;
-    }
-    return 0;
+    return dmm_out_commit(&o, err);
 }
 
 static void put_grammar(FILE *f, const dmm_evolve_t *ev)
@@ -264,12 +251,12 @@ size_t dmm_evolve_best_text(dmm_evolve_t *ev, char *buf, size_t cap)
     return n < cap ? n : 0;
 }
 
-int dmm_evolve_write(dmm_evolve_t *ev, char *err, size_t errlen)
+int dmm_evolve_write(dmm_evolve_t *ev, dmm_err_t *err)
 {
-    if ((ev->gtext && output(ev, "grammar.bnf", put_grammar, err, errlen) != 0) ||
-        output(ev, "references.csv", put_references, err, errlen) != 0 ||
-        output(ev, "log.csv", put_log, err, errlen) != 0 ||
-        output(ev, "search.json", put_search, err, errlen) != 0)
+    if ((ev->gtext && output(ev, "grammar.bnf", put_grammar, err) != 0) ||
+        output(ev, "references.csv", put_references, err) != 0 ||
+        output(ev, "log.csv", put_log, err) != 0 ||
+        output(ev, "search.json", put_search, err) != 0)
         return -1;
     char path[4096];
     snprintf(path, sizeof path, "%s/best.dmm", ev->out);
@@ -279,15 +266,8 @@ int dmm_evolve_write(dmm_evolve_t *ev, char *err, size_t errlen)
     }
     char text[DMM_DESC_MAX * 160 + 400];
     size_t tl = dmm_evolve_best_text(ev, text, sizeof text);
-    dmm_err_t e;
-    if (!tl) {
-        snprintf(err, errlen, "%s: the description does not fit in %zu bytes", path,
-                 sizeof text);
-        return -1;
-    }
-    if (dmm_write_file(path, text, tl, &e) != 0) {
-        snprintf(err, errlen, "%s", e.msg);
-        return -1;
-    }
-    return 0;
+    if (!tl)
+        return dmm_err_set(err, "%s: the description does not fit in %zu bytes", path,
+                           sizeof text);
+    return dmm_write_file(path, text, tl, err);
 }

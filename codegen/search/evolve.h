@@ -47,12 +47,12 @@ typedef struct dmm_evolve {
 /* A run with the paper's parameters (dmm_ge_config_default). */
 void dmm_evolve_init(dmm_evolve_t *ev, const char *trace, const char *out);
 
-int  dmm_evolve_load(dmm_evolve_t *ev, char *err, size_t errlen);
-int  dmm_evolve_references(dmm_evolve_t *ev, char *err, size_t errlen);
+int  dmm_evolve_load(dmm_evolve_t *ev, dmm_err_t *err);
+int  dmm_evolve_references(dmm_evolve_t *ev, dmm_err_t *err);
 /* The search; ev->r.stopped says whether it ran to the end. */
-int  dmm_evolve_search(dmm_evolve_t *ev, char *err, size_t errlen);
+int  dmm_evolve_search(dmm_evolve_t *ev, dmm_err_t *err);
 /* Every output; best.dmm only when ev->r.found. */
-int  dmm_evolve_write(dmm_evolve_t *ev, char *err, size_t errlen);
+int  dmm_evolve_write(dmm_evolve_t *ev, dmm_err_t *err);
 
 /* The best's canonical .dmm text with its title ("dmm 1  trace=NAME
  * seed=S fitness=F T=T M=M"); the length, or 0 when it did not fit. */

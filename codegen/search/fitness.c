@@ -12,20 +12,19 @@ double dmm_ge_fitness(uint64_t T, size_t M, uint64_t T_KNG, size_t M_LEA)
     return 0.5 * (double)T / (double)T_KNG + 0.5 * (double)M / (double)M_LEA;
 }
 
-int dmm_ge_references(const dmm_opstream_t *s, dmm_ge_ref_t *refs, int n, char *err,
-                      size_t errlen)
+int dmm_ge_references(const dmm_opstream_t *s, dmm_ge_ref_t *refs, int n, dmm_err_t *err)
 {
     dmm_sim_result_t *r = malloc(sizeof *r);
     if (!r) {
-        snprintf(err, errlen, "out of memory");
+        dmm_err_set(err, "out of memory");
         return -1;
     }
     for (int i = 0; i < n; i++) {
         dmm_desc_t d;
-        char e[512];
-        if (dmm_desc_load(refs[i].name, &d, e, sizeof e) != 0 ||
-            dmm_sim_run(s, &d, refs[i].name, 0, r, e, sizeof e) != 0) {
-            snprintf(err, errlen, "reference %s: %s", refs[i].name, e);
+        dmm_err_t e;
+        if (dmm_desc_load(refs[i].name, &d, &e) != 0 ||
+            dmm_sim_run(s, &d, refs[i].name, 0, r, &e) != 0) {
+            dmm_err_set(err, "reference %s: %s", refs[i].name, e.msg);
             free(r);
             return -1;
         }

@@ -29,7 +29,6 @@ typedef struct dmm_ge_ref {
 
 /* Simulate refs[0..n) (their names set) on s.  0, or -1 with err
  * "reference NAME: why". */
-int dmm_ge_references(const dmm_opstream_t *s, dmm_ge_ref_t *refs, int n, char *err,
-                      size_t errlen);
+int dmm_ge_references(const dmm_opstream_t *s, dmm_ge_ref_t *refs, int n, dmm_err_t *err);
 
 #endif

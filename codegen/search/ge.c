@@ -276,13 +276,13 @@ static void simulate(state_t *st, indiv_t *x)
         return;
     }
     dmm_sim_result_t *r = malloc(sizeof *r);
-    char err[512];
+    dmm_err_t err;
     if (!r) {
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);   /* read after the join */
         set_invalid(x);
         return;
     }
-    if (dmm_sim_run(st->s, &x->desc, "ge", 0, r, err, sizeof err) != 0 ||
+    if (dmm_sim_run(st->s, &x->desc, "ge", 0, r, &err) != 0 ||
         r->failed > st->fail_limit || r->M == 0) {
         set_invalid(x);
     } else {
@@ -368,7 +368,7 @@ static int evaluate(state_t *st, int from)
 {
     const dmm_ge_config_t *cfg = st->cfg;
     const dmm_ge_custom_t *custom = cfg->custom;
-    char err[256];
+    dmm_err_t err;
     st->nwork = 0;
     for (int i = from; i < cfg->pop; i++) {
         indiv_t *x = &st->pop[i];
@@ -378,7 +378,7 @@ static int evaluate(state_t *st, int from)
         if (dmm_ge_map(st->g, x->genome, (size_t)cfg->length, cfg->wraps, st->pheno,
                        st->pheno_cap) < 0 ||
             (custom ? custom->canon(st->pheno, text, sizeof text, custom->arg) != 0
-                    : dmm_phenotype_to_desc(st->pheno, &x->desc, err, sizeof err) != 0)) {
+                    : dmm_phenotype_to_desc(st->pheno, &x->desc, &err) != 0)) {
             set_invalid(x);
             st->invalid++;
             continue;
@@ -578,7 +578,7 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
 
 /* ---- the run -------------------------------------------------------------- */
 
-static int references(state_t *st, char *err, size_t errlen)
+static int references(state_t *st, dmm_err_t *err)
 {
     if (st->cfg->T_KNG && st->cfg->M_LEA) {
         st->T_KNG = st->cfg->T_KNG;
@@ -587,12 +587,12 @@ static int references(state_t *st, char *err, size_t errlen)
         return 0;
     }
     dmm_ge_ref_t refs[2] = { { .name = "kng" }, { .name = "lea" } };
-    if (dmm_ge_references(st->s, refs, 2, err, errlen) != 0)
+    if (dmm_ge_references(st->s, refs, 2, err) != 0)
         return -1;
     uint64_t T_KNG = st->cfg->T_KNG ? st->cfg->T_KNG : refs[0].T;
     size_t M_LEA = st->cfg->M_LEA ? st->cfg->M_LEA : refs[1].M;
     if (!T_KNG || !M_LEA) {
-        snprintf(err, errlen, "the references cost nothing on this trace (T_KNG=%llu, M_LEA=%zu)",
+        dmm_err_set(err, "the references cost nothing on this trace (T_KNG=%llu, M_LEA=%zu)",
                  (unsigned long long)T_KNG, M_LEA);
         return -1;
     }
@@ -602,7 +602,7 @@ static int references(state_t *st, char *err, size_t errlen)
     return 0;
 }
 
-static int check_config(const dmm_ge_config_t *c, char *err, size_t errlen)
+static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
 {
     const char *bad = NULL;
     if (c->pop < 2 || c->pop > 1000000)
@@ -630,7 +630,7 @@ static int check_config(const dmm_ge_config_t *c, char *err, size_t errlen)
     else if (c->custom && (!c->custom->canon || !c->custom->fitness))
         bad = "a custom fitness needs canon() and fitness()";
     if (bad)
-        snprintf(err, errlen, "%s", bad);
+        dmm_err_set(err, "%s", bad);
     return bad ? -1 : 0;
 }
 
@@ -645,10 +645,10 @@ void dmm_ge_result_free(dmm_ge_result_t *r)
 }
 
 int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_opstream_t *s,
-               dmm_ge_result_t *r, char *err, size_t errlen)
+               dmm_ge_result_t *r, dmm_err_t *err)
 {
     memset(r, 0, sizeof *r);
-    if (check_config(cfg, err, errlen) != 0)
+    if (check_config(cfg, err) != 0)
         return -1;
     double t0 = now();
     state_t st;
@@ -664,7 +664,7 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     if (st.jobs > 256)
         st.jobs = 256;
     rng_seed(&st.rng, cfg->seed);
-    if (!cfg->custom && references(&st, err, errlen) != 0)
+    if (!cfg->custom && references(&st, err) != 0)
         return -1;
     r->T_KNG = st.T_KNG;
     r->M_LEA = st.M_LEA;
@@ -684,7 +684,7 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     pthread_mutex_init(&st.wlock, NULL);
     if (!st.pheno || !st.pop || !st.next || !st.work || !st.spare || !genomes || !r->genome || !r->log ||
         cache_init(&st.cache) != 0) {
-        snprintf(err, errlen, "out of memory for a population of %d", cfg->pop);
+        dmm_err_set(err, "out of memory for a population of %d", cfg->pop);
         goto out;
     }
     for (int i = 0; i < cfg->pop; i++) {
@@ -725,7 +725,7 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     rc = 0;
     goto out;
 oom:
-    snprintf(err, errlen, "out of memory during the search");
+    dmm_err_set(err, "out of memory during the search");
 out:
     r->evaluations = st.evaluations;
     r->cache_hits = st.cache_hits;

@@ -146,7 +146,7 @@ void dmm_ge_config_default(dmm_ge_config_t *cfg);
  * or -1 with err (bad configuration, references that cannot be simulated,
  * out of memory).  Free r with dmm_ge_result_free either way. */
 int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_opstream_t *s,
-               dmm_ge_result_t *r, char *err, size_t errlen);
+               dmm_ge_result_t *r, dmm_err_t *err);
 void dmm_ge_result_free(dmm_ge_result_t *r);
 
 #endif

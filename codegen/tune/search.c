@@ -15,8 +15,8 @@ static int canon_cb(const char *ph, char *key, size_t cap, void *arg)
 {
     const search_ctx_t *c = arg;
     dmm_tunables_t t;
-    char err[256];
-    if (dmm_tunables_parse(ph, &t, err, sizeof err) != 0)
+    dmm_err_t err;
+    if (dmm_tunables_parse(ph, &t, &err) != 0)
         return -1;
     if (c->fold_arena)
         t.v[DMM_TUNE_ARENA_MAX] = DMM_TUNE_DEFAULT;
@@ -27,8 +27,8 @@ static double fitness_cb(const char *key, uint64_t *T, size_t *M, void *arg)
 {
     const search_ctx_t *c = arg;
     dmm_tunables_t t;
-    char err[256];
-    if (dmm_tunables_parse(key, &t, err, sizeof err) != 0)
+    dmm_err_t err;
+    if (dmm_tunables_parse(key, &t, &err) != 0)
         return DMM_GE_WORST;
     return c->fitness(&t, T, M, c->arg);
 }
@@ -46,18 +46,17 @@ void dmm_tune_config_default(dmm_ge_config_t *cfg)
 }
 
 int dmm_tune_search(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, int fold_arena,
-                    dmm_tune_fitness_fn fitness, void *arg, dmm_tune_result_t *r, char *err,
-                    size_t errlen)
+                    dmm_tune_fitness_fn fitness, void *arg, dmm_tune_result_t *r, dmm_err_t *err)
 {
     memset(r, 0, sizeof *r);
     search_ctx_t ctx = { fold_arena, fitness, arg };
     dmm_ge_custom_t custom = { canon_cb, fitness_cb, &ctx };
     dmm_ge_config_t c = *cfg;
     c.custom = &custom;
-    if (dmm_ge_run(&c, g, NULL, &r->ge, err, errlen) != 0)
+    if (dmm_ge_run(&c, g, NULL, &r->ge, err) != 0)
         return -1;
     if (r->ge.found && r->ge.best_key &&
-        dmm_tunables_parse(r->ge.best_key, &r->best, err, errlen) == 0) {
+        dmm_tunables_parse(r->ge.best_key, &r->best, err) == 0) {
         r->found = 1;
         r->F = r->ge.F;
     }

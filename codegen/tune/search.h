@@ -36,8 +36,7 @@ void dmm_tune_config_default(dmm_ge_config_t *cfg);
  * measure.h).  0 (r filled), or -1 with err.  Free r with
  * dmm_tune_result_free. */
 int dmm_tune_search(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, int fold_arena,
-                    dmm_tune_fitness_fn fitness, void *arg, dmm_tune_result_t *r, char *err,
-                    size_t errlen);
+                    dmm_tune_fitness_fn fitness, void *arg, dmm_tune_result_t *r, dmm_err_t *err);
 void dmm_tune_result_free(dmm_tune_result_t *r);
 
 /* Parsimony: for each tunable t sets, in table order, score t with and

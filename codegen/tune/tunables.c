@@ -85,7 +85,7 @@ static int parse_value(int i, const char *s, size_t len, int suffix, long long *
     return 0;
 }
 
-int dmm_tunables_parse(const char *ph, dmm_tunables_t *t, char *err, size_t errlen)
+int dmm_tunables_parse(const char *ph, dmm_tunables_t *t, dmm_err_t *err)
 {
     dmm_tunables_default(t);
     int seen[DMM_TUNE_N] = { 0 };
@@ -102,16 +102,16 @@ int dmm_tunables_parse(const char *ph, dmm_tunables_t *t, char *err, size_t errl
         const char *eq = memchr(w, '=', wl);
         int i = eq ? tunable_index(w, (size_t)(eq - w)) : -1;
         if (i < 0) {
-            snprintf(err, errlen, "'%.*s' is not top_pad=, trim_threshold=, mmap_threshold= or "
+            dmm_err_set(err, "'%.*s' is not top_pad=, trim_threshold=, mmap_threshold= or "
                                   "arena_max=VALUE", (int)(wl > 80 ? 80 : wl), w);
             return -1;
         }
         if (seen[i]++) {
-            snprintf(err, errlen, "%s is given twice", dmm_tunables_info[i].name);
+            dmm_err_set(err, "%s is given twice", dmm_tunables_info[i].name);
             return -1;
         }
         if (parse_value(i, eq + 1, wl - (size_t)(eq + 1 - w), 1, &t->v[i]) != 0) {
-            snprintf(err, errlen, "'%.*s': %s takes \"default\" or a number in %lld..%lld "
+            dmm_err_set(err, "'%.*s': %s takes \"default\" or a number in %lld..%lld "
                                   "(k, m, g: binary multiples)", (int)(wl > 80 ? 80 : wl), w,
                      dmm_tunables_info[i].name, dmm_tunables_info[i].lo, dmm_tunables_info[i].hi);
             return -1;
@@ -154,7 +154,7 @@ size_t dmm_tunables_glibc(const dmm_tunables_t *t, char *buf, size_t cap)
     return n;
 }
 
-int dmm_tunables_from_glibc(const char *value, dmm_tunables_t *t, char *err, size_t errlen)
+int dmm_tunables_from_glibc(const char *value, dmm_tunables_t *t, dmm_err_t *err)
 {
     dmm_tunables_default(t);
     const char *p = value;
@@ -169,7 +169,7 @@ int dmm_tunables_from_glibc(const char *value, dmm_tunables_t *t, char *err, siz
                     long long v;
                     size_t vl = len - (size_t)(eq + 1 - p);
                     if (parse_value(i, eq + 1, vl, 0, &v) != 0 || v == DMM_TUNE_DEFAULT) {
-                        snprintf(err, errlen, "GLIBC_TUNABLES: bad value '%.*s' for %s",
+                        dmm_err_set(err, "GLIBC_TUNABLES: bad value '%.*s' for %s",
                                  (int)(vl > 40 ? 40 : vl), eq + 1, name);
                         return -1;
                     }

@@ -19,6 +19,7 @@
 #define DMM_TUNE_TUNABLES_H
 
 #include <stddef.h>
+#include "tracer/base/err.h"
 
 enum {
     DMM_TUNE_TOP_PAD,
@@ -57,7 +58,7 @@ const char *dmm_tune_grammar_text(void);
  * once (missing ones stay default); value "default", or a decimal number of
  * bytes with an optional k, m or g suffix (binary: 1k = 1024).  0, or -1
  * with err naming the word. */
-int dmm_tunables_parse(const char *phenotype, dmm_tunables_t *t, char *err, size_t errlen);
+int dmm_tunables_parse(const char *phenotype, dmm_tunables_t *t, dmm_err_t *err);
 
 /* The canonical text: all four `name=value` in table order, values in
  * bytes or "default".  Returns the length (snprintf's rule). */
@@ -69,7 +70,7 @@ size_t dmm_tunables_glibc(const dmm_tunables_t *t, char *buf, size_t cap);
 
 /* Read our four from a GLIBC_TUNABLES value (other entries ignored); 0, or
  * -1 with err for a bad value of one of ours. */
-int dmm_tunables_from_glibc(const char *value, dmm_tunables_t *t, char *err, size_t errlen);
+int dmm_tunables_from_glibc(const char *value, dmm_tunables_t *t, dmm_err_t *err);
 
 /* Is the entry of GLIBC_TUNABLES at p (len bytes, "name=value") one of our
  * four? */

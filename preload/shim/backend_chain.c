@@ -16,9 +16,9 @@ const dmm_desc_t *dmm_backend_desc(int check)
     if (!cfg || !*cfg)
         cfg = "lea";
     static dmm_desc_t d;
-    char err[512];
-    if (dmm_desc_load(cfg, &d, err, sizeof err) != 0) {
-        dmm_shim_say(err, "; DMM_CONFIG ignored, using glibc malloc");
+    dmm_err_t err;
+    if (dmm_desc_load(cfg, &d, &err) != 0) {
+        dmm_shim_say(err.msg, "; DMM_CONFIG ignored, using glibc malloc");
         if (check)
             dmm_shim_say("DMM_CHECK ignored: ", "it checks libdmm.so's chain, not glibc's malloc");
         return NULL;

@@ -154,10 +154,10 @@ static void init(void)
         __atomic_store_n(&dmm_shim_state, DMM_SHIM_GLIBC, __ATOMIC_RELEASE);
         return;
     }
-    char err[512];
-    dmm_chain_t *c = dmm_chain_new(d, DMM_PS_REAL, err, sizeof err);
+    dmm_err_t err;
+    dmm_chain_t *c = dmm_chain_new(d, DMM_PS_REAL, &err);
     if (!c) {
-        dmm_shim_say(err, "; using glibc malloc");
+        dmm_shim_say(err.msg, "; using glibc malloc");
         __atomic_store_n(&dmm_shim_state, DMM_SHIM_GLIBC, __ATOMIC_RELEASE);
         return;
     }

@@ -17,9 +17,9 @@ static char out[16384], out2[16384];
 static void check_phenotype(const char *ph)
 {
     dmm_desc_t d, d2;
-    char err[512];
-    if (dmm_phenotype_to_desc(ph, &d, err, sizeof err) != 0) {
-        if (strncmp(err, "phenotype: ", 11) != 0 || d.n != 0)
+    dmm_err_t err;
+    if (dmm_phenotype_to_desc(ph, &d, &err) != 0) {
+        if (strncmp(err.msg, "phenotype: ", 11) != 0 || d.n != 0)
             abort();
         return;
     }
@@ -38,7 +38,7 @@ static void check_phenotype(const char *ph)
     size_t n = dmm_desc_print(&d, text, sizeof text);
     if (n >= sizeof text)
         abort();
-    if (dmm_desc_parse("pheno.dmm", text, n, &d2, err, sizeof err) != 0)
+    if (dmm_desc_parse("pheno.dmm", text, n, &d2, &err) != 0)
         abort();
     if (d2.n != d.n || memcmp(d2.a, d.a, sizeof d.a[0] * (size_t)d.n) != 0)
         abort();
@@ -76,10 +76,10 @@ static void map_and_check(const dmm_grammar_t *g, const uint32_t *gen, size_t n,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char err[512];
-    dmm_grammar_t *g = dmm_grammar_parse("fuzz.bnf", (const char *)data, size, err, sizeof err);
+    dmm_err_t err;
+    dmm_grammar_t *g = dmm_grammar_parse("fuzz.bnf", (const char *)data, size, &err);
     if (!g) {
-        if (strncmp(err, "fuzz.bnf: line ", 15) != 0 || !strstr(err, ", column "))
+        if (strncmp(err.msg, "fuzz.bnf: line ", 15) != 0 || !strstr(err.msg, ", column "))
             abort();
         return 0;
     }

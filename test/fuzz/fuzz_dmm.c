@@ -11,9 +11,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     dmm_desc_t d, d2;
-    char err[512];
-    if (dmm_desc_parse("fuzz.dmm", (const char *)data, size, &d, err, sizeof err) != 0) {
-        if (strncmp(err, "fuzz.dmm: line ", 15) != 0)
+    dmm_err_t err;
+    if (dmm_desc_parse("fuzz.dmm", (const char *)data, size, &d, &err) != 0) {
+        if (strncmp(err.msg, "fuzz.dmm: line ", 15) != 0)
             abort();
         return 0;
     }
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = dmm_desc_print(&d, out, sizeof out);
     if (n >= sizeof out)
         abort();
-    if (dmm_desc_parse("fuzz.dmm", out, n, &d2, err, sizeof err) != 0)
+    if (dmm_desc_parse("fuzz.dmm", out, n, &d2, &err) != 0)
         abort();
     if (d2.n != d.n || memcmp(d2.a, d.a, sizeof d.a[0] * (size_t)d.n) != 0)
         abort();

@@ -254,10 +254,10 @@ Test(evolved, footprint_equals_simulated_M)
     dmm_opstream_t s;
     cr_assert_eq(dmm_opstream_build(&t, &s, &terr), 0);
     dmm_desc_t d;
-    char e[512];
-    cr_assert_eq(dmm_desc_load(SOURCE_DMM, &d, e, sizeof e), 0, "%s", e);
+    dmm_err_t e = { { 0 } };
+    cr_assert_eq(dmm_desc_load(SOURCE_DMM, &d, &e), 0, "%s", e.msg);
     dmm_sim_result_t r;
-    cr_assert_eq(dmm_sim_run(&s, &d, "evolved", 0, &r, e, sizeof e), 0, "%s", e);
+    cr_assert_eq(dmm_sim_run(&s, &d, "evolved", 0, &r, &e), 0, "%s", e.msg);
     const char *env[] = { "LD_PRELOAD=" EVOLVED, "DMM_STATS=1", NULL };
     cr_assert_eq(run(argv, env, tmpdir, NULL, NULL, err), 0);
     char *txt = slurp(err, NULL);

@@ -96,10 +96,10 @@ Test(libdmm, real_footprint_equals_simulated_M)
     cr_assert_eq(dmm_opstream_build(&t, &s, &terr), 0);
     for (size_t i = 0; i < NPRESETS; i++) {
         dmm_desc_t d;
-        char e[512];
-        cr_assert_eq(dmm_desc_load(presets[i], &d, e, sizeof e), 0);
+        dmm_err_t e = { { 0 } };
+        cr_assert_eq(dmm_desc_load(presets[i], &d, &e), 0);
         dmm_sim_result_t r;
-        cr_assert_eq(dmm_sim_run(&s, &d, presets[i], 0, &r, e, sizeof e), 0, "%s", e);
+        cr_assert_eq(dmm_sim_run(&s, &d, presets[i], 0, &r, &e), 0, "%s", e.msg);
         char cfg[64];
         snprintf(cfg, sizeof cfg, "DMM_CONFIG=%s", presets[i]);
         const char *env[] = { "LD_PRELOAD=" LIBDMM, cfg, "DMM_STATS=1", NULL };

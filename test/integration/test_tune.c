@@ -31,10 +31,10 @@
 
 static dmm_grammar_t *builtin(void)
 {
-    char err[512];
+    dmm_err_t err = { { 0 } };
     const char *text = dmm_tune_grammar_text();
-    dmm_grammar_t *g = dmm_grammar_parse("tune.bnf", text, strlen(text), err, sizeof err);
-    cr_assert_not_null(g, "%s", err);
+    dmm_grammar_t *g = dmm_grammar_parse("tune.bnf", text, strlen(text), &err);
+    cr_assert_not_null(g, "%s", err.msg);
     return g;
 }
 
@@ -47,6 +47,7 @@ static int is_pow2(long long v)
 
 Test(tune, every_alternative_of_the_grammar_decodes_to_valid_settings)
 {
+    dmm_err_t te;   /* what the tunables' parsers say */
     dmm_grammar_t *g = builtin();
     /* One codon per non-terminal, the start rule first: codon k picks the
      * k-th alternative of each tunable's rule. */
@@ -56,10 +57,10 @@ Test(tune, every_alternative_of_the_grammar_decodes_to_valid_settings)
         for (int k = 0; k < nalt[i]; k++) {
             uint32_t genome[5] = { 0, 0, 0, 0, 0 };
             genome[1 + i] = (uint32_t)k;
-            char ph[512], err[256];
+            char ph[512];
             cr_assert_geq(dmm_ge_map(g, genome, 5, 0, ph, sizeof ph), 0);
             dmm_tunables_t t;
-            cr_assert_eq(dmm_tunables_parse(ph, &t, err, sizeof err), 0, "%s: %s", ph, err);
+            cr_assert_eq(dmm_tunables_parse(ph, &t, &te), 0, "%s: %s", ph, te.msg);
             for (int j = 0; j < DMM_TUNE_N; j++)
                 if (j != i)
                     cr_expect_eq(t.v[j], DMM_TUNE_DEFAULT, "%s", ph);
@@ -88,20 +89,21 @@ Test(tune, every_alternative_of_the_grammar_decodes_to_valid_settings)
             x = x * 6364136223846793005ull + 1442695040888963407ull;
             genome[k] = (uint32_t)(x >> 33);
         }
-        char ph[512], err[256];
+        char ph[512];
         cr_assert_geq(dmm_ge_map(g, genome, 8, 2, ph, sizeof ph), 0);
         dmm_tunables_t t;
-        cr_assert_eq(dmm_tunables_parse(ph, &t, err, sizeof err), 0, "%s: %s", ph, err);
+        cr_assert_eq(dmm_tunables_parse(ph, &t, &te), 0, "%s: %s", ph, te.msg);
     }
     dmm_grammar_free(g);
 }
 
 Test(tune, settings_print_and_parse_back_in_every_form)
 {
+    dmm_err_t te;   /* what the tunables' parsers say */
     dmm_tunables_t t, u;
     char err[256], text[512], gl[512];
-    cr_assert_eq(dmm_tunables_parse("mmap_threshold=64k top_pad=1m arena_max=2", &t, err,
-                                    sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_tunables_parse("mmap_threshold=64k top_pad=1m arena_max=2", &t, &te), 0,
+                 "%s", te.msg);
     cr_expect_eq(t.v[DMM_TUNE_TOP_PAD], 1 << 20);
     cr_expect_eq(t.v[DMM_TUNE_TRIM_THRESHOLD], DMM_TUNE_DEFAULT);
     cr_expect_eq(t.v[DMM_TUNE_MMAP_THRESHOLD], 65536);
@@ -109,20 +111,20 @@ Test(tune, settings_print_and_parse_back_in_every_form)
     dmm_tunables_format(&t, text, sizeof text);
     cr_expect_str_eq(text, "top_pad=1048576 trim_threshold=default mmap_threshold=65536 "
                            "arena_max=2");
-    cr_assert_eq(dmm_tunables_parse(text, &u, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_tunables_parse(text, &u, &te), 0, "%s", te.msg);
     cr_expect_eq(memcmp(&t, &u, sizeof t), 0);
     dmm_tunables_glibc(&t, gl, sizeof gl);
     cr_expect_str_eq(gl, "glibc.malloc.top_pad=1048576:glibc.malloc.mmap_threshold=65536:"
                          "glibc.malloc.arena_max=2");
-    cr_assert_eq(dmm_tunables_from_glibc(gl, &u, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_tunables_from_glibc(gl, &u, &te), 0, "%s", te.msg);
     cr_expect_eq(memcmp(&t, &u, sizeof t), 0);
     /* other entries of GLIBC_TUNABLES are left alone */
     cr_assert_eq(dmm_tunables_from_glibc("glibc.malloc.tcache_count=0:glibc.malloc.top_pad=0",
-                                         &u, err, sizeof err), 0, "%s", err);
+                                         &u, &te), 0, "%s", te.msg);
     cr_expect_eq(u.v[DMM_TUNE_TOP_PAD], 0);
     cr_expect_eq(u.v[DMM_TUNE_MMAP_THRESHOLD], DMM_TUNE_DEFAULT);
     /* glibc reads "1m" as 1: so must a check of what is pasted */
-    cr_expect_neq(dmm_tunables_from_glibc("glibc.malloc.top_pad=1m", &u, err, sizeof err), 0);
+    cr_expect_neq(dmm_tunables_from_glibc("glibc.malloc.top_pad=1m", &u, &te), 0);
     dmm_tunables_default(&t);
     cr_expect(dmm_tunables_all_default(&t));
     cr_expect_not(dmm_tunables_static_threshold(&t));
@@ -144,7 +146,7 @@ Test(tune, settings_print_and_parse_back_in_every_form)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
-        cr_expect_neq(dmm_tunables_parse(bad[i], &u, err, sizeof err), 0, "%s parsed", bad[i]);
+        cr_expect_neq(dmm_tunables_parse(bad[i], &u, &te), 0, "%s parsed", bad[i]);
         cr_expect_neq(err[0], 0, "%s: no message", bad[i]);
     }
 }
@@ -181,8 +183,8 @@ static double distance(const dmm_tunables_t *t, uint64_t *T, size_t *M, void *ar
 static void search(const dmm_ge_config_t *cfg, dmm_grammar_t *g, int fold, target_t *tg,
                    dmm_tune_result_t *r)
 {
-    char err[256];
-    cr_assert_eq(dmm_tune_search(cfg, g, fold, distance, tg, r, err, sizeof err), 0, "%s", err);
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_tune_search(cfg, g, fold, distance, tg, r, &err), 0, "%s", err.msg);
     cr_assert(r->found);
 }
 
@@ -251,17 +253,18 @@ static double top_pad_only(const dmm_tunables_t *t, uint64_t *T, size_t *M, void
 
 Test(tune, pruning_puts_back_to_default_what_does_not_pay)
 {
+    dmm_err_t te;   /* what the tunables' parsers say */
     dmm_tunables_t t;
-    char err[256], text[256];
-    cr_assert_eq(dmm_tunables_parse("top_pad=1m trim_threshold=4k mmap_threshold=512", &t, err,
-                                    sizeof err), 0, "%s", err);
+    char text[256];
+    cr_assert_eq(dmm_tunables_parse("top_pad=1m trim_threshold=4k mmap_threshold=512", &t, &te),
+                 0, "%s", te.msg);
     int mask = dmm_tune_prune(&t, 0.0, top_pad_only, NULL);
     dmm_tunables_format(&t, text, sizeof text);
     cr_expect_str_eq(text, "top_pad=1048576 trim_threshold=default mmap_threshold=default "
                            "arena_max=default");
     cr_expect_eq(mask, (1 << DMM_TUNE_TRIM_THRESHOLD) | (1 << DMM_TUNE_MMAP_THRESHOLD));
     /* a tolerance as large as top_pad's own effect prunes it too */
-    cr_assert_eq(dmm_tunables_parse("top_pad=512k", &t, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_tunables_parse("top_pad=512k", &t, &te), 0, "%s", te.msg);
     cr_expect_eq(dmm_tune_prune(&t, 0.5, top_pad_only, NULL), 0, "one doubling away: kept");
     cr_expect_eq(dmm_tune_prune(&t, 100, top_pad_only, NULL), 1 << DMM_TUNE_TOP_PAD);
     cr_expect(dmm_tunables_all_default(&t));
@@ -389,6 +392,7 @@ static void parse_malloc_line(const char *line, dmm_tunables_t *t)
 Test(tune, a_small_real_run_prints_lines_that_parse_back_and_valid_json,
      .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 60)
 {
+    dmm_err_t te;   /* what the tunables' parsers say */
     char trace[300], err[2048];
     record(trace, sizeof trace);
     char *args[] = { DMM, "tune-glibc", "-q", "--pop", "4", "--gens", "1", "--reps", "1",
@@ -401,8 +405,8 @@ Test(tune, a_small_real_run_prints_lines_that_parse_back_and_valid_json,
     char gl[1024], env[1024];
     if (line_of(out, "export GLIBC_TUNABLES=", gl, sizeof gl)) {
         dmm_tunables_t a, b;
-        cr_assert_eq(dmm_tunables_from_glibc(gl + strlen("export GLIBC_TUNABLES="), &a, err,
-                                             sizeof err), 0, "%s", err);
+        cr_assert_eq(dmm_tunables_from_glibc(gl + strlen("export GLIBC_TUNABLES="), &a, &te), 0,
+                     "%s", te.msg);
         cr_expect_not(dmm_tunables_all_default(&a), "%s", gl);
         cr_assert(line_of(out, "export MALLOC_", env, sizeof env), "%s", out);
         parse_malloc_line(env, &b);
@@ -448,7 +452,7 @@ Test(tune, a_small_real_run_prints_lines_that_parse_back_and_valid_json,
     if (nl)
         *nl = 0;
     dmm_tunables_t t;
-    cr_expect_eq(dmm_tunables_from_glibc(line, &t, err, sizeof err), 0, "%s: %s", line, err);
+    cr_expect_eq(dmm_tunables_from_glibc(line, &t, &te), 0, "%s: %s", line, te.msg);
     free(line);
 }
 

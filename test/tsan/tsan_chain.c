@@ -473,22 +473,22 @@ static const char *const multi[] = {
 /* NAME: a preset, "multi1".."multiN", or a .dmm file. */
 static int one(const char *name)
 {
-    char err[512];
+    dmm_err_t err;
     dmm_desc_t d;
     size_t k = 0;
     g_name = name;
     if (sscanf(name, "multi%zu", &k) == 1 && k >= 1 && k <= sizeof multi / sizeof multi[0]) {
-        if (dmm_desc_parse(name, multi[k - 1], strlen(multi[k - 1]), &d, err, sizeof err) != 0) {
-            fail("%s", err);
+        if (dmm_desc_parse(name, multi[k - 1], strlen(multi[k - 1]), &d, &err) != 0) {
+            fail("%s", err.msg);
             return 1;
         }
-    } else if (dmm_desc_load(name, &d, err, sizeof err) != 0) {
-        fail("%s", err);
+    } else if (dmm_desc_load(name, &d, &err) != 0) {
+        fail("%s", err.msg);
         return 1;
     }
-    g_chain = dmm_chain_new(&d, DMM_PS_REAL, err, sizeof err);
+    g_chain = dmm_chain_new(&d, DMM_PS_REAL, &err);
     if (!g_chain) {
-        fail("%s", err);
+        fail("%s", err.msg);
         return 1;
     }
     int rc = run();

@@ -59,11 +59,11 @@ static void free_cfgs(struct criterion_test_params *p)
 static dmm_chain_t *make(const cfg_t *cfg, int mode)
 {
     dmm_desc_t d;
-    char err[512];
-    cr_assert_eq(dmm_desc_parse(cfg->name, cfg->text, strlen(cfg->text), &d, err, sizeof err), 0,
-                 "%s", err);
-    dmm_chain_t *c = dmm_chain_new(&d, mode, err, sizeof err);
-    cr_assert_not_null(c, "%s: %s", cfg->name, err);
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse(cfg->name, cfg->text, strlen(cfg->text), &d, &err), 0,
+                 "%s", err.msg);
+    dmm_chain_t *c = dmm_chain_new(&d, mode, &err);
+    cr_assert_not_null(c, "%s: %s", cfg->name, err.msg);
     return c;
 }
 
@@ -335,11 +335,11 @@ ParameterizedTest(cfg_t *cfg, chain, simulated_M_is_the_real_footprint)
     dmm_opstream_t s;
     synthetic_stream(&s);
     dmm_desc_t d;
-    char err[512];
-    cr_assert_eq(dmm_desc_parse(cfg->name, cfg->text, strlen(cfg->text), &d, err, sizeof err), 0);
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse(cfg->name, cfg->text, strlen(cfg->text), &d, &err), 0);
     dmm_sim_result_t r1, r2;
-    cr_assert_eq(dmm_sim_run(&s, &d, cfg->name, 0, &r1, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(dmm_sim_run(&s, &d, cfg->name, 0, &r2, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_sim_run(&s, &d, cfg->name, 0, &r1, &err), 0, "%s", err.msg);
+    cr_assert_eq(dmm_sim_run(&s, &d, cfg->name, 0, &r2, &err), 0, "%s", err.msg);
     cr_expect_eq(r1.T, r2.T, "%s: the simulation is deterministic", cfg->name);
     cr_expect_eq(r1.M, r2.M);
     /* the same stream on real memory, writing every payload */

@@ -15,9 +15,9 @@ Test(desc, presets_parse_and_print_back_exactly)
         const char *text = dmm_desc_preset(presets[i]);
         cr_assert_not_null(text);
         dmm_desc_t d;
-        char err[256], out[4096];
-        cr_assert_eq(dmm_desc_parse(presets[i], text, strlen(text), &d, err, sizeof err), 0,
-                     "%s", err);
+        dmm_err_t err;
+        char out[4096];
+        cr_assert_eq(dmm_desc_parse(presets[i], text, strlen(text), &d, &err), 0, "%s", err.msg);
         cr_expect_eq(d.n, 1);
         dmm_desc_print(&d, out, sizeof out);
         cr_expect_str_eq(out, text);
@@ -33,8 +33,9 @@ Test(desc, a_chain_round_trips)
         "segregated    range=(8192,65536]     split=yes coalesce=yes list=btree fit=first order=lifo lists=6\n"
         "lea           range=(65536,inf]      split=yes coalesce=yes list=dll   fit=best  order=fifo\n";
     dmm_desc_t d;
-    char err[256], out[4096];
-    cr_assert_eq(dmm_desc_parse("t", text, strlen(text), &d, err, sizeof err), 0, "%s", err);
+    dmm_err_t err;
+    char out[4096];
+    cr_assert_eq(dmm_desc_parse("t", text, strlen(text), &d, &err), 0, "%s", err.msg);
     cr_assert_eq(d.n, 3);
     cr_expect_eq(d.a[0].cls, DMM_CLASS_BUDDY_BINARY);
     cr_expect_eq(d.a[0].hi, 8192);
@@ -51,8 +52,8 @@ Test(desc, fields_in_any_order_with_defaults_and_comments)
 {
     const char *text = "kingsley order=fifo range=(0,100]   # small ones\n\n  lea range=(100,inf] fit=best\n";
     dmm_desc_t d;
-    char err[256];
-    cr_assert_eq(dmm_desc_parse("t", text, strlen(text), &d, err, sizeof err), 0, "%s", err);
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse("t", text, strlen(text), &d, &err), 0, "%s", err.msg);
     cr_assert_eq(d.n, 2);
     cr_expect_eq(d.a[0].order, DMM_ORDER_FIFO);
     cr_expect_eq(d.a[0].fit, DMM_FIT_FIRST);
@@ -64,13 +65,13 @@ Test(desc, fields_in_any_order_with_defaults_and_comments)
 static void bad(const char *text, const char *want1, const char *want2)
 {
     dmm_desc_t d;
-    char err[512] = "";
-    cr_assert_eq(dmm_desc_parse("x.dmm", text, strlen(text), &d, err, sizeof err), -1,
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse("x.dmm", text, strlen(text), &d, &err), -1,
                  "accepted: %s", text);
-    cr_expect_not_null(strstr(err, want1), "'%s' not in: %s", want1, err);
+    cr_expect_not_null(strstr(err.msg, want1), "'%s' not in: %s", want1, err.msg);
     if (want2)
-        cr_expect_not_null(strstr(err, want2), "'%s' not in: %s", want2, err);
-    cr_expect_eq(strncmp(err, "x.dmm: line ", 12), 0, "%s", err);
+        cr_expect_not_null(strstr(err.msg, want2), "'%s' not in: %s", want2, err.msg);
+    cr_expect_eq(strncmp(err.msg, "x.dmm: line ", 12), 0, "%s", err.msg);
 }
 
 Test(desc, bad_input_names_the_line_and_field)
@@ -108,17 +109,17 @@ Test(desc, at_most_the_maximum_allocators)
 Test(desc, load_reads_presets_and_files)
 {
     dmm_desc_t d;
-    char err[512];
-    cr_assert_eq(dmm_desc_load("fib", &d, err, sizeof err), 0, "%s", err);
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_load("fib", &d, &err), 0, "%s", err.msg);
     cr_expect_eq(d.a[0].cls, DMM_CLASS_BUDDY_FIB);
-    cr_expect_eq(dmm_desc_load("/nonexistent/x.dmm", &d, err, sizeof err), -1);
-    cr_expect_not_null(strstr(err, "not a preset"));
+    cr_expect_eq(dmm_desc_load("/nonexistent/x.dmm", &d, &err), -1);
+    cr_expect_not_null(strstr(err.msg, "not a preset"));
     char path[] = "/tmp/dmm-desc-XXXXXX";
     int fd = mkstemp(path);
     const char *text = "sss range=(0,256]\nlea range=(256,inf]\n";
     cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-    cr_assert_eq(dmm_desc_load(path, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(dmm_desc_load(path, &d, &err), 0, "%s", err.msg);
     cr_expect_eq(d.n, 2);
     unlink(path);
 }

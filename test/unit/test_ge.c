@@ -63,11 +63,11 @@ static void setup(void)
     dmm_err_t e;
     cr_assert_eq(dmm_opstream_build(&t, &ops, &e), 0, "%s", e.msg);
     cr_assert_gt(ops.nops, 300);
-    char err[512];
-    char *text = dmm_grammar_for_trace(&t, 0, "mem.trc", err, sizeof err);
-    cr_assert_not_null(text, "%s", err);
-    gram = dmm_grammar_parse("mem.bnf", text, strlen(text), err, sizeof err);
-    cr_assert_not_null(gram, "%s", err);
+    dmm_err_t err = { { 0 } };
+    char *text = dmm_grammar_for_trace(&t, 0, "mem.trc", &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    gram = dmm_grammar_parse("mem.bnf", text, strlen(text), &err);
+    cr_assert_not_null(gram, "%s", err.msg);
     free(text);
     dmm_trace_free(&t);
 }
@@ -80,9 +80,9 @@ static void teardown(void)
 
 static dmm_grammar_t *grammar(const char *text)
 {
-    char err[512];
-    dmm_grammar_t *g = dmm_grammar_parse("test.bnf", text, strlen(text), err, sizeof err);
-    cr_assert_not_null(g, "%s", err);
+    dmm_err_t err = { { 0 } };
+    dmm_grammar_t *g = dmm_grammar_parse("test.bnf", text, strlen(text), &err);
+    cr_assert_not_null(g, "%s", err.msg);
     return g;
 }
 
@@ -98,8 +98,8 @@ static void small_config(dmm_ge_config_t *c, uint64_t seed, int jobs)
 
 static void run(const dmm_ge_config_t *c, const dmm_grammar_t *g, dmm_ge_result_t *r)
 {
-    char err[512];
-    cr_assert_eq(dmm_ge_run(c, g, &ops, r, err, sizeof err), 0, "%s", err);
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_ge_run(c, g, &ops, r, &err), 0, "%s", err.msg);
 }
 
 static void text_of(const dmm_ge_result_t *r, char *buf, size_t cap)
@@ -228,9 +228,9 @@ Test(ge, invalid_only_grammar_completes_with_no_valid_individual)
 static void sim_preset(const char *name, dmm_sim_result_t *r)
 {
     dmm_desc_t d;
-    char err[512];
-    cr_assert_eq(dmm_desc_load(name, &d, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(dmm_sim_run(&ops, &d, name, 0, r, err, sizeof err), 0, "%s", err);
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_load(name, &d, &err), 0, "%s", err.msg);
+    cr_assert_eq(dmm_sim_run(&ops, &d, name, 0, r, &err), 0, "%s", err.msg);
 }
 
 Test(ge, kng_scores_exactly_half_plus_half_its_memory_over_lea)
@@ -305,15 +305,15 @@ Test(ge, bad_configurations_are_refused)
 {
     dmm_ge_config_t c;
     dmm_ge_result_t r;
-    char err[256];
+    dmm_err_t err = { { 0 } };
     small_config(&c, 1, 1);
     c.elite = c.pop;
-    cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, err, sizeof err), -1);
-    cr_expect_not_null(strstr(err, "elite"), "%s", err);
+    cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, &err), -1);
+    cr_expect_not_null(strstr(err.msg, "elite"), "%s", err.msg);
     dmm_ge_result_free(&r);
     small_config(&c, 1, 1);
     c.length = 0;
-    cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, err, sizeof err), -1);
+    cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, &err), -1);
     dmm_ge_result_free(&r);
 }
 
@@ -435,8 +435,8 @@ Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
     cr_expect_not_null(strstr(best, " M="), "%s", best);
     *nl = '\n';
     dmm_desc_t d;
-    char derr[512];
-    cr_expect_eq(dmm_desc_load(p, &d, derr, sizeof derr), 0, "%s", derr);
+    dmm_err_t derr;
+    cr_expect_eq(dmm_desc_load(p, &d, &derr), 0, "%s", derr.msg);
     cr_expect_gt(d.n, 0);
     free(best);
 

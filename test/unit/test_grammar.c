@@ -90,9 +90,9 @@ static char *paper_grammar_text(void)
 
 static dmm_grammar_t *parse_ok(const char *text)
 {
-    char err[512];
-    dmm_grammar_t *g = dmm_grammar_parse("g.bnf", text, strlen(text), err, sizeof err);
-    cr_assert_not_null(g, "%s", err);
+    dmm_err_t err = { { 0 } };
+    dmm_grammar_t *g = dmm_grammar_parse("g.bnf", text, strlen(text), &err);
+    cr_assert_not_null(g, "%s", err.msg);
     return g;
 }
 
@@ -100,8 +100,9 @@ static dmm_grammar_t *parse_ok(const char *text)
 static void expect_table1(const char *phenotype, int fit2)
 {
     dmm_desc_t d;
-    char err[256], out[2048];
-    cr_assert_eq(dmm_phenotype_to_desc(phenotype, &d, err, sizeof err), 0, "%s", err);
+    dmm_err_t err;
+    char out[2048];
+    cr_assert_eq(dmm_phenotype_to_desc(phenotype, &d, &err), 0, "%s", err.msg);
     cr_assert_eq(d.n, 2);
     cr_expect_eq(d.a[0].cls, DMM_CLASS_BUDDY_BINARY);
     cr_expect_eq(d.a[0].lo, 0);
@@ -170,9 +171,9 @@ Test(paper, the_grammar_of_a_trace_maps_figure4_to_table1_too)
         push_malloc(&t, paper_size(i));
     push_malloc(&t, 7832240);
     push_malloc(&t, 4);
-    char err[512];
-    char *text = dmm_grammar_for_trace(&t, 1, "dealii.trc", err, sizeof err);
-    cr_assert_not_null(text, "%s", err);
+    dmm_err_t err = { { 0 } };
+    char *text = dmm_grammar_for_trace(&t, 1, "dealii.trc", &err);
+    cr_assert_not_null(text, "%s", err.msg);
     dmm_grammar_t *g = parse_ok(text);
     char out[4096];
     cr_expect_eq(dmm_ge_map(g, figure4_as_read, 18, 0, out, sizeof out), 17);
@@ -266,11 +267,11 @@ Test(parse, comments_continuations_and_glued_symbols)
 
 static void expect_error(const char *text, size_t len, const char *want)
 {
-    char err[512];
-    dmm_grammar_t *g = dmm_grammar_parse("g.bnf", text, len, err, sizeof err);
+    dmm_err_t err = { { 0 } };
+    dmm_grammar_t *g = dmm_grammar_parse("g.bnf", text, len, &err);
     cr_expect_null(g, "parsed: %s", text);
     dmm_grammar_free(g);
-    cr_expect(strncmp(err, want, strlen(want)) == 0, "want '%s...', got '%s'", want, err);
+    cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "want '%s...', got '%s'", want, err.msg);
 }
 
 #define EXPECT_ERROR(text, want) expect_error(text, strlen(text), want)
@@ -325,12 +326,12 @@ Test(parse, sizes_are_bounded)
     s[n] = 0;
     cr_assert_lt(n, cap);
     expect_error(s, n, "g.bnf: line 1, column ");
-    char err[256];
-    cr_expect_null(dmm_grammar_parse("g.bnf", s, n, err, sizeof err));
-    cr_expect_not_null(strstr(err, "more than 100000 alternatives"), "%s", err);
+    dmm_err_t err = { { 0 } };
+    cr_expect_null(dmm_grammar_parse("g.bnf", s, n, &err));
+    cr_expect_not_null(strstr(err.msg, "more than 100000 alternatives"), "%s", err.msg);
     /* 100000 are fine */
-    dmm_grammar_t *g = dmm_grammar_parse("g.bnf", s, n - 2, err, sizeof err);
-    cr_expect_not_null(g, "%s", err);
+    dmm_grammar_t *g = dmm_grammar_parse("g.bnf", s, n - 2, &err);
+    cr_expect_not_null(g, "%s", err.msg);
     dmm_grammar_free(g);
     free(s);
 }
@@ -343,13 +344,14 @@ Test(parse, load_from_a_file)
     const char *text = "<S> ::= x\n<S> ::= y\n";
     cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-    char err[512], want[600];
-    cr_expect_null(dmm_grammar_load(path, err, sizeof err));
+    dmm_err_t err;
+    char want[600];
+    cr_expect_null(dmm_grammar_load(path, &err));
     snprintf(want, sizeof want, "%s: line 2, column 1: <S> defined twice", path);
-    cr_expect(strncmp(err, want, strlen(want)) == 0, "%s", err);
+    cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
     unlink(path);
-    cr_expect_null(dmm_grammar_load(path, err, sizeof err));
-    cr_expect_not_null(strstr(err, path), "%s", err);
+    cr_expect_null(dmm_grammar_load(path, &err));
+    cr_expect_not_null(strstr(err.msg, path), "%s", err.msg);
 }
 
 /* ---- the grammar of a trace ---- */
@@ -363,9 +365,9 @@ Test(trace_grammar, sizes_of_a_small_trace)
     push_malloc(&t, 8);
     push_malloc(&t, 100);
     push_malloc(&t, 8);
-    char err[512];
-    char *text = dmm_grammar_for_trace(&t, 0, "small.trc", err, sizeof err);
-    cr_assert_not_null(text, "%s", err);
+    dmm_err_t err = { { 0 } };
+    char *text = dmm_grammar_for_trace(&t, 0, "small.trc", &err);
+    cr_assert_not_null(text, "%s", err.msg);
     cr_expect_not_null(strstr(text, "small.trc"), "%s", text);
     cr_expect_not_null(strstr(text, "\n<Size> ::= 8 | 24 | 100\n"), "%s", text);
     cr_expect_not_null(strstr(text, "\n<MaxSize> ::= 100\n"), "%s", text);
@@ -391,7 +393,7 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_eq(dmm_ge_map(g, gen, 17, 0, out, sizeof out), 17);
     cr_expect_str_eq(out, "Kingsley true false 24 BTREE BEST LIFO Lea false true 100 SLL EXACT FIFO");
     dmm_desc_t d;
-    cr_expect_eq(dmm_phenotype_to_desc(out, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
     cr_expect_eq(d.n, 2);
     cr_expect_eq(d.a[0].cls, DMM_CLASS_KINGSLEY);
     cr_expect_eq(d.a[1].cls, DMM_CLASS_LEA);
@@ -401,8 +403,8 @@ Test(trace_grammar, sizes_of_a_small_trace)
     free(text);
 
     /* the paper's five classes only: codon 5 is SegregatedFreeList again */
-    text = dmm_grammar_for_trace(&t, 1, "small.trc", err, sizeof err);
-    cr_assert_not_null(text, "%s", err);
+    text = dmm_grammar_for_trace(&t, 1, "small.trc", &err);
+    cr_assert_not_null(text, "%s", err.msg);
     cr_expect_null(strstr(text, "| Kingsley"), "%s", text);
     g = parse_ok(text);
     cr_expect_eq(dmm_ge_map(g, gen, 17, 0, out, sizeof out), 17);
@@ -428,9 +430,9 @@ Test(trace_grammar, sizes_wrap_ten_to_a_line_and_reallocs_count)
     r->ptr_in = 0x10000;
     r->ptr_out = 0x10000;
     r->size = 1000;
-    char err[512];
-    char *text = dmm_grammar_for_trace(&t, 1, "x", err, sizeof err);
-    cr_assert_not_null(text, "%s", err);
+    dmm_err_t err = { { 0 } };
+    char *text = dmm_grammar_for_trace(&t, 1, "x", &err);
+    cr_assert_not_null(text, "%s", err.msg);
     cr_expect_not_null(strstr(text,
         "<Size> ::= 16 | 32 | 48 | 64 | 80 | 96 | 112 | 128 | 144 | 160\n"
         "         | 176 | 192 | 208 | 224 | 240 | 256 | 272 | 288 | 304 | 320\n"
@@ -446,13 +448,13 @@ Test(trace_grammar, no_allocation_no_grammar)
 {
     dmm_trace_t t;
     memset(&t, 0, sizeof t);
-    char err[512];
-    cr_expect_null(dmm_grammar_for_trace(&t, 0, "empty.trc", err, sizeof err));
-    cr_expect_str_eq(err, "empty.trc: no allocation operations: nothing to build a grammar from");
+    dmm_err_t err = { { 0 } };
+    cr_expect_null(dmm_grammar_for_trace(&t, 0, "empty.trc", &err));
+    cr_expect_str_eq(err.msg, "empty.trc: no allocation operations: nothing to build a grammar from");
     next_addr = 0;
     push_malloc(&t, 0);
-    cr_expect_null(dmm_grammar_for_trace(&t, 0, "zero.trc", err, sizeof err));
-    cr_expect(strncmp(err, "zero.trc: ", 10) == 0, "%s", err);
+    cr_expect_null(dmm_grammar_for_trace(&t, 0, "zero.trc", &err));
+    cr_expect(strncmp(err.msg, "zero.trc: ", 10) == 0, "%s", err.msg);
     dmm_trace_free(&t);
 }
 
@@ -461,9 +463,9 @@ Test(trace_grammar, no_allocation_no_grammar)
 static void expect_pheno_error(const char *ph, const char *want)
 {
     dmm_desc_t d;
-    char err[512];
-    cr_expect_eq(dmm_phenotype_to_desc(ph, &d, err, sizeof err), -1, "accepted: %s", ph);
-    cr_expect_not_null(strstr(err, want), "want '%s' in '%s'", want, err);
+    dmm_err_t err = { { 0 } };
+    cr_expect_eq(dmm_phenotype_to_desc(ph, &d, &err), -1, "accepted: %s", ph);
+    cr_expect_not_null(strstr(err.msg, want), "want '%s' in '%s'", want, err.msg);
     cr_expect_eq(d.n, 0);
 }
 
@@ -492,20 +494,20 @@ Test(phenotype, errors)
     }
     expect_pheno_error(big, "more than 32 allocators");
     dmm_desc_t d;
-    char err[256];
-    cr_expect_eq(dmm_phenotype_to_desc(NULL, &d, err, sizeof err), -1);
+    dmm_err_t err = { { 0 } };
+    cr_expect_eq(dmm_phenotype_to_desc(NULL, &d, &err), -1);
 }
 
 Test(phenotype, dropped_allocators_and_dmm_names)
 {
     dmm_desc_t d;
-    char err[256];
+    dmm_err_t err = { { 0 } };
     cr_assert_eq(dmm_phenotype_to_desc(
                      "  buddy-fib true true 64 BTREE BEST LIFO\n"
                      "Kingsley false false 32 SLL FIRST FIFO "      /* not above 64: dropped */
                      "sss no yes 64 DLL EXACT FIFO "                /* equal: dropped */
                      "ExactSegregatedFit true false 4096 SLL EXACT LIFO",
-                     &d, err, sizeof err), 0, "%s", err);
+                     &d, &err), 0, "%s", err.msg);
     cr_assert_eq(d.n, 2);
     cr_expect_eq(d.a[0].cls, DMM_CLASS_BUDDY_FIB);
     cr_expect_eq(d.a[0].lo, 0);
@@ -531,9 +533,9 @@ Test(phenotype, dropped_allocators_and_dmm_names)
         char ph[256];
         dmm_desc_t d2;
         snprintf(ph, sizeof ph, "%s true true 8 SLL FIRST FIFO", names[i][0]);
-        cr_assert_eq(dmm_phenotype_to_desc(ph, &d, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(dmm_phenotype_to_desc(ph, &d, &err), 0, "%s", err.msg);
         snprintf(ph, sizeof ph, "%s true true 8 SLL FIRST FIFO", names[i][1]);
-        cr_assert_eq(dmm_phenotype_to_desc(ph, &d2, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(dmm_phenotype_to_desc(ph, &d2, &err), 0, "%s", err.msg);
         cr_expect_eq(d.a[0].cls, d2.a[0].cls);
         cr_expect_str_eq(dmm_class_name(d.a[0].cls), names[i][1]);
     }
@@ -616,9 +618,9 @@ Test(cli, writes_the_grammar_of_a_trace)
     cr_expect_eq(run_cli(3, a1, &out, &err), 0, "%s", err);
     cr_expect_not_null(strstr(out, "<Size> ::= 8 | 24 | 100\n"), "%s", out);
     cr_expect_null(strstr(out, "Kingsley"));
-    char perr[256];
-    dmm_grammar_t *g = dmm_grammar_parse("out", out, strlen(out), perr, sizeof perr);
-    cr_expect_not_null(g, "%s", perr);
+    dmm_err_t perr;
+    dmm_grammar_t *g = dmm_grammar_parse("out", out, strlen(out), &perr);
+    cr_expect_not_null(g, "%s", perr.msg);
     dmm_grammar_free(g);
     free(out);
     free(err);

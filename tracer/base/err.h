@@ -1,9 +1,11 @@
 /* err.h - the one error type of dmm's tools: a message of one line that
  * names the file, the byte offset or line, and the fault.
  *
- * Functions that can fail return 0 on success and -1 on failure, with the
- * message in a dmm_err_t the caller passed (NULL: no message wanted).  The
- * preload libraries do not use it: they cannot format with stdio. */
+ * Functions that can fail return 0 on success and -1 on failure (or NULL),
+ * with the message in a dmm_err_t the caller passed (NULL: no message
+ * wanted).  The message is formatted into the struct itself, allocating
+ * nothing, so libdmm.so reports a bad DMM_CONFIG with it before it has a
+ * heap. */
 #ifndef DMM_BASE_ERR_H
 #define DMM_BASE_ERR_H
 
