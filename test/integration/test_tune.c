@@ -101,7 +101,7 @@ Test(tune, settings_print_and_parse_back_in_every_form)
 {
     dmm_err_t te;   /* what the tunables' parsers say */
     dmm_tunables_t t, u;
-    char err[256], text[512], gl[512];
+    char text[512], gl[512];
     cr_assert_eq(dmm_tunables_parse("mmap_threshold=64k top_pad=1m arena_max=2", &t, &te), 0,
                  "%s", te.msg);
     cr_expect_eq(t.v[DMM_TUNE_TOP_PAD], 1 << 20);
@@ -145,9 +145,9 @@ Test(tune, settings_print_and_parse_back_in_every_form)
         "top_pad",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        err[0] = 0;
+        te.msg[0] = 0;
         cr_expect_neq(dmm_tunables_parse(bad[i], &u, &te), 0, "%s parsed", bad[i]);
-        cr_expect_neq(err[0], 0, "%s: no message", bad[i]);
+        cr_expect_neq(te.msg[0], 0, "%s: no message", bad[i]);
     }
 }
 
