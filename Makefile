@@ -15,6 +15,11 @@
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
+# Build on every CPU unless told otherwise (make -jN).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+
 CC       ?= gcc
 FUZZCC   ?= clang
 PREFIX   ?= /usr/local
