@@ -19,7 +19,7 @@ import os
 import re
 import sys
 
-SKIP = {"build", ".git", "corpus", "data"}
+SKIP = {"build", "test/corpus", "test/data"}   # built files, and test inputs
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # A function definition: a line at column 0 that names something followed
 # by "(", is not a declaration (";"), a macro, a comment or an initialiser
@@ -48,7 +48,9 @@ def layer_of(path, layers):
 
 def sources(root):
     for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x not in SKIP and not x.startswith("."))
+        rel = os.path.relpath(d, root).replace(os.sep, "/")
+        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and
+                         (x if rel == "." else rel + "/" + x) not in SKIP)
         for f in sorted(files):
             if f.endswith((".c", ".h")):
                 yield os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
