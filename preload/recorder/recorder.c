@@ -20,7 +20,8 @@
  *                 (later destructors and libc's thread cleanup still free);
  *   exit          the library destructor flushes everything and switches the
  *                 process to write-through mode;
- *   _exit, exec   the shim calls dmm_tw_flush_all() first;
+ *   _exit, exec   the shim calls dmm_tw_flush_last() first, which stops the
+ *                 other threads' writes (the write gate, below);
  *   fork          the child drops its copy of the parent's buffers and opens
  *                 a file of its own; the parent writes its own records;
  *   fatal signal  a handler (installed only where the disposition was the
@@ -83,6 +84,7 @@ typedef struct tstate {
     int            lock;       /* flush lock */
     int            mode;       /* TS_* */
     int            in_tracer;  /* recursion guard */
+    int            gatekeeper; /* this thread closed the write gate */
     struct tstate *next;       /* registry */
     ZSTD_CCtx     *cctx;       /* when compressing */
     void          *zbuf;
@@ -101,6 +103,8 @@ static int       g_tsc;                 /* record times are TSC ticks */
 static uint64_t  g_tsc0;
 static int       g_unbuffered;          /* after exit: write every record */
 static int       g_registry_lock;
+static int       g_gate_closed;         /* exec or _exit under way */
+static int       g_writers;             /* threads inside the write gate */
 static tstate_t *g_registry;
 static pthread_key_t g_key;
 static int       g_key_ok;
@@ -415,16 +419,55 @@ static void clock_sync(tstate_t *s)
     append(s, &r);
 }
 
+/* ---- the write gate ---------------------------------------------------
+ *
+ * exec and _exit end every other thread wherever it is, and the kernel stops
+ * a write to a file at a page boundary when its thread is killed: a block
+ * being written at that moment would be cut in the middle, and the trace
+ * with it.  So before the process image ends, the thread that ends it closes
+ * the gate: it waits for the writes under way to finish, and from then on
+ * only it writes (every thread's pending records, then the syscall); the
+ * others wait at the gate, holding no lock, until exec fails or they are
+ * gone.  A thread counts itself in (g_writers) before it looks at the gate,
+ * the closer closes before it counts: with sequential consistency one of
+ * them sees the other. */
+
+/* Returns 0 when the caller must not write: the gate is closed and the
+ * caller may not wait (a signal handler). */
+static int gate_enter(int may_wait)
+{
+    if (ts.gatekeeper)
+        return 1;
+    for (;;) {
+        __atomic_add_fetch(&g_writers, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&g_gate_closed, __ATOMIC_SEQ_CST))
+            return 1;
+        __atomic_sub_fetch(&g_writers, 1, __ATOMIC_SEQ_CST);
+        if (!may_wait)
+            return 0;
+        while (__atomic_load_n(&g_gate_closed, __ATOMIC_ACQUIRE))
+            sched_yield();
+    }
+}
+
+static void gate_leave(void)
+{
+    if (!ts.gatekeeper)
+        __atomic_sub_fetch(&g_writers, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Flush what s holds.  Owner-side: the owner may also rewind its buffer. */
 static void flush_own(tstate_t *s)
 {
     int saved = errno;
+    gate_enter(1);
     dmm_spin_lock(&s->lock);
     uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
     write_block(s, s->flushed, pos);
     s->flushed = 0;
     __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
     dmm_spin_unlock(&s->lock);
+    gate_leave();
     /* each block of a thread starts with a clock sync: a trace cut short
      * still has two to convert its ticks with */
     if (s->mode == TS_ACTIVE && !__atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED))
@@ -452,6 +495,10 @@ static void flush_all_impl(int final, int in_signal)
     int saved = errno;
     if (final)
         __atomic_store_n(&g_unbuffered, 1, __ATOMIC_RELEASE);
+    if (!gate_enter(!in_signal)) {
+        errno = saved;
+        return;
+    }
     int locked = in_signal ? dmm_spin_trylock(&g_registry_lock, 1000)
                            : (dmm_spin_lock(&g_registry_lock), 1);
     if (locked) {
@@ -461,6 +508,7 @@ static void flush_all_impl(int final, int in_signal)
     }
     if (ts.mode != TS_NONE)   /* an exiting thread is no longer registered */
         flush_other(&ts, in_signal);
+    gate_leave();
     errno = saved;
 }
 
@@ -474,6 +522,32 @@ void dmm_tw_flush_all(int final)
         clock_sync(&ts);
     flush_all_impl(final, 0);
     ts.in_tracer--;
+}
+
+void dmm_tw_flush_last(int final)
+{
+    if (!ts.gatekeeper) {
+        int open = 0;
+        while (!__atomic_compare_exchange_n(&g_gate_closed, &open, 1, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST)) {
+            open = 0;   /* another thread is ending the process: it wins */
+            sched_yield();
+        }
+        ts.gatekeeper = 1;
+        while (__atomic_load_n(&g_writers, __ATOMIC_SEQ_CST))
+            sched_yield();
+    }
+    dmm_tw_flush_all(final);
+}
+
+void dmm_tw_reopen(void)
+{
+    if (!ts.gatekeeper)
+        return;
+    int saved = errno;
+    ts.gatekeeper = 0;
+    __atomic_store_n(&g_gate_closed, 0, __ATOMIC_SEQ_CST);
+    errno = saved;
 }
 
 /* ---- threads ---------------------------------------------------------- */
@@ -578,6 +652,8 @@ static void atfork_child(void)
     if (keep)
         keep->next = NULL;
     g_registry_lock = 0;
+    g_gate_closed = g_writers = 0;
+    ts.gatekeeper = 0;
     ts.lock = 0;
     ts.pos = ts.flushed = 0;
     if (g_fd >= 0)

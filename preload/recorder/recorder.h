@@ -22,7 +22,13 @@ uint64_t dmm_tw_seq(void);
  * call, else 0. */
 void     dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
                        const void *in, const void *out, int err);
-/* Write every thread's pending records (exec, _exit, fatal signals). */
+/* Write every thread's pending records (exit, fatal signals). */
 void     dmm_tw_flush_all(int final);
+/* The same just before exec or _exit ends the process image: from here on
+ * only the calling thread writes to the trace, so that no thread is killed
+ * in the middle of a block.  dmm_tw_reopen() lets the others write again
+ * (the exec failed).  Both keep errno. */
+void     dmm_tw_flush_last(int final);
+void     dmm_tw_reopen(void);
 
 #endif

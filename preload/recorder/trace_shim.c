@@ -211,7 +211,7 @@ static void before_exec(void)
         dmm_tw_record(DMM_TRC_EXEC, dmm_tw_seq(), 0, 0, NULL, NULL, 0);
         dmm_tw_leave();
     }
-    dmm_tw_flush_all(0);
+    dmm_tw_flush_last(0);
 }
 
 static void *next_sym(const char *name)
@@ -221,18 +221,17 @@ static void *next_sym(const char *name)
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    before_exec();
     static execve_fn real;
     if (!real)
         real = (execve_fn)next_sym("execve");
-    if (!real)
-        return (int)syscall(SYS_execve, path, argv, envp);
-    return real(path, argv, envp);
+    before_exec();
+    int r = real ? real(path, argv, envp) : (int)syscall(SYS_execve, path, argv, envp);
+    dmm_tw_reopen();
+    return r;
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    before_exec();
     static execvpe_fn real;
     if (!real)
         real = (execvpe_fn)next_sym("execvpe");
@@ -240,7 +239,10 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
         errno = ENOSYS;
         return -1;
     }
-    return real(file, argv, envp);
+    before_exec();
+    int r = real(file, argv, envp);
+    dmm_tw_reopen();
+    return r;
 }
 
 EXPORT int execv(const char *path, char *const argv[])
@@ -255,7 +257,6 @@ EXPORT int execvp(const char *file, char *const argv[])
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    before_exec();
     static fexecve_fn real;
     if (!real)
         real = (fexecve_fn)next_sym("fexecve");
@@ -263,18 +264,22 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
         errno = ENOSYS;
         return -1;
     }
-    return real(fd, argv, envp);
+    before_exec();
+    int r = real(fd, argv, envp);
+    dmm_tw_reopen();
+    return r;
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-    before_exec();
     static execveat_fn real;
     if (!real)
         real = (execveat_fn)next_sym("execveat");
-    if (!real)
-        return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
-    return real(dirfd, path, argv, envp, flags);
+    before_exec();
+    int r = real ? real(dirfd, path, argv, envp, flags)
+                 : (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+    dmm_tw_reopen();
+    return r;
 }
 
 /* The execl family: gather the arguments on the stack, then as above. */
@@ -317,7 +322,7 @@ EXPORT int execle(const char *path, const char *arg, ...)
 
 EXPORT void _exit(int status)
 {
-    dmm_tw_flush_all(1);
+    dmm_tw_flush_last(1);
     for (;;)
         syscall(SYS_exit_group, status);
 }
