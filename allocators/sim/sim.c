@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
+double dmm_sim_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -35,8 +35,39 @@ static size_t usable_uncounted(dmm_chain_t *c, void *p)
     return u;
 }
 
+/* After each operation: 1 when the bound ends the replay here. */
+static int bound_reached(const dmm_sim_bound_t *b, const dmm_chain_t *c, uint64_t T,
+                         dmm_sim_result_t *r)
+{
+    if (r->failed > b->fail_limit) {
+        r->over_fail_at = r->ops;
+        return 1;
+    }
+    if (b->cap > 0 && !r->capped_at) {
+        size_t M = c->ps.peak > b->M_floor ? c->ps.peak : b->M_floor;
+        if (dmm_sim_weighted(T, M, b->T_ref, b->M_ref) >= b->cap) {
+            r->capped_at = r->ops;
+            if (b->stop_at_cap)
+                return 1;
+        }
+    }
+    if ((r->ops & 4095) == 0 &&
+        ((b->stop && *b->stop) || (b->deadline > 0 && dmm_sim_now() >= b->deadline))) {
+        r->interrupted = 1;
+        return 1;
+    }
+    return 0;
+}
+
 int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
                 uint64_t check_every, dmm_sim_result_t *r, dmm_err_t *err)
+{
+    return dmm_sim_run_bounded(s, d, name, check_every, NULL, r, err);
+}
+
+int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
+                        uint64_t check_every, const dmm_sim_bound_t *b, dmm_sim_result_t *r,
+                        dmm_err_t *err)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);
@@ -54,11 +85,12 @@ int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
         dmm_err_set(err, "out of memory for %u block slots", s->nids);
         return -1;
     }
-    double t0 = now();
+    double t0 = dmm_sim_now();
     size_t live = 0, live_usable = 0, peak_seen = 0;
     uint64_t before = 0;
     int rc = 0;
-    for (size_t i = 0; i < s->nops; i++) {
+    size_t i;
+    for (i = 0; i < s->nops; i++) {
         const dmm_op_t *op = &s->ops[i];
         uint32_t id = op->id;
         if (id >= s->nids)
@@ -135,10 +167,15 @@ int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
                 dmm_err_set(err, "%s: %zu violations after operation %zu", name, v, i);
             r->violations += v;
         }
+        if (b && bound_reached(b, c, after, r)) {
+            i++;
+            break;
+        }
     }
+    r->complete = i == s->nops;
     if (check_every)
         r->violations += dmm_chain_check(c);
-    r->seconds = now() - t0;
+    r->seconds = dmm_sim_now() - t0;
     r->cost = c->cost;
     r->T = dmm_cost_units(&c->cost);
     r->M = c->ps.peak;

@@ -8,6 +8,7 @@
 #ifndef DMM_SIM_SIM_H
 #define DMM_SIM_SIM_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,40 @@
 #include "tracer/format/opstream.h"
 
 #define DMM_SIM_HIST 32
+
+/* The paper's weighted sum of cost and footprint (eq. 1):
+ *   0.5 T/T_ref + 0.5 M/M_ref.
+ * The search's fitness (codegen/search/fitness.h) is this expression, and
+ * dmm_sim_bound_t compares it with its cap: one definition, so that both
+ * round alike.  It never decreases when T or M grows. */
+static inline double dmm_sim_weighted(uint64_t T, size_t M, uint64_t T_ref, size_t M_ref)
+{
+    return 0.5 * (double)T / (double)T_ref + 0.5 * (double)M / (double)M_ref;
+}
+
+/* Limits on one simulation (dmm_sim_run_bounded).  T and M only grow as the
+ * replay goes on (costs are counts, M a peak), so once
+ *   dmm_sim_weighted(T so far, max(M so far, M_floor), T_ref, M_ref) >= cap
+ * the final value is at least cap as well: r->capped_at notes the first
+ * operation after which that holds, and with stop_at_cap the replay ends
+ * there.  M_floor is a footprint the result is known to reach anyway (the
+ * trace's peak of live bytes, when no request may fail: every live block
+ * lies in memory held from the page source).  Failing more than fail_limit
+ * requests ends the replay (r->over_fail_at).  stop and deadline end it too
+ * (r->interrupted): they are looked at every 4096 operations. */
+typedef struct dmm_sim_bound {
+    uint64_t T_ref;
+    size_t   M_ref;
+    double   cap;          /* <= 0: no cap */
+    size_t   M_floor;
+    int      stop_at_cap;
+    uint64_t fail_limit;
+    const volatile sig_atomic_t *stop;   /* NULL: none */
+    double   deadline;     /* dmm_sim_now() seconds; <= 0: none */
+} dmm_sim_bound_t;
+
+/* CLOCK_MONOTONIC in seconds: the clock of dmm_sim_bound_t.deadline. */
+double dmm_sim_now(void);
 
 typedef struct dmm_sim_result {
     char       name[128];      /* preset name or file */
@@ -36,12 +71,22 @@ typedef struct dmm_sim_result {
     uint64_t   large_served;   /* the fallback path */
     size_t     violations;     /* from check(), when asked */
     double     seconds;        /* wall time of the replay */
+    /* with a bound (ops above is then the number replayed) */
+    uint64_t   capped_at;      /* operations after which the cap was reached; 0: never */
+    uint64_t   over_fail_at;   /* ... after which failures passed fail_limit; 0: never */
+    int        interrupted;    /* stop or deadline ended the replay */
+    int        complete;       /* every operation was replayed */
 } dmm_sim_result_t;
 
 /* Replay s through d.  check_every > 0 runs every allocator's check() every
  * that many operations (and at the end).  0, or -1 with err set. */
 int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
                 uint64_t check_every, dmm_sim_result_t *r, dmm_err_t *err);
+/* The same under the limits of b (NULL: none); when the replay ends early,
+ * r holds what was measured up to there. */
+int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
+                        uint64_t check_every, const dmm_sim_bound_t *b, dmm_sim_result_t *r,
+                        dmm_err_t *err);
 
 /* The results of n simulations (descs[i] gave res[i]) side by side
  * (sim_print.c): a table for people, or one JSON object for programs (the

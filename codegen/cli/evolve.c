@@ -41,10 +41,16 @@ static void usage(FILE *f)
         "  --length N        codons per genome (50)\n"
         "  --seed N          random seed (1); the result depends on it and the inputs only\n"
         "  --jobs N          simulation threads (online CPUs); does not change the result\n"
-        "  --time SECONDS    stop after the generation that crosses this budget\n"
+        "  --time SECONDS    stop when this budget is spent, keeping the best so far\n"
+        "  --hopeless X      a candidate X times worse than the worse of KNG and LEA\n"
+        "                    is hopeless: ranked there, and its simulation stops as\n"
+        "                    soon as it gets there (2; 0 = rank by the exact F and\n"
+        "                    simulate every candidate to the end)\n"
+        "  --finish-hopeless simulate hopeless candidates to the end all the same\n"
+        "                    (same result, slower: shows what the cuts save)\n"
         "  -q, --quiet       no progress on stderr\n"
         "\n"
-        "Ctrl-C stops after the current generation and keeps the best so far.\n"
+        "Ctrl-C stops the search within a moment and keeps the best so far.\n"
         "Exit status: 0 done, 1 usage error, 2 bad input or no valid individual.\n");
 }
 
@@ -119,6 +125,7 @@ static const real_opt_t real_opts[] = {
     { "--pcross", 0, 1, offsetof(dmm_ge_config_t, pcross) },
     { "--pmut", 0, 1, offsetof(dmm_ge_config_t, pmut) },
     { "--time", 0, 1e9, offsetof(dmm_ge_config_t, time_budget) },
+    { "--hopeless", 0, 1e9, offsetof(dmm_ge_config_t, hopeless) },
 };
 
 static const int_opt_t *int_option(const char *a)
@@ -158,6 +165,9 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
             return 0;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             *quiet = 1;
+            continue;
+        } else if (!strcmp(a, "--finish-hopeless")) {
+            cfg.finish_hopeless = 1;
             continue;
         } else if (a[0] == '-' && a[1]) {
             if (!v) {
@@ -200,6 +210,10 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
         fprintf(stderr, "dmm evolve: --elite must be below --pop\n");
         return 1;
     }
+    if (cfg.hopeless > 0 && cfg.hopeless < 1) {
+        fprintf(stderr, "dmm evolve: --hopeless must be 0 (off) or at least 1\n");
+        return 1;
+    }
     if (cfg.tournament > cfg.pop) {
         fprintf(stderr, "dmm evolve: --tournament must not exceed --pop\n");
         return 1;
@@ -227,12 +241,14 @@ static int search(dmm_evolve_t *ev, int quiet, dmm_err_t *err)
         fputc('\n', stderr);
     if (rc != 0)
         return -1;
+    const dmm_ge_gen_t *last = ev->r.nlog ? &ev->r.log[ev->r.nlog - 1] : NULL;
+    const char *when = last && last->partial ? "during" : "after";
     if (ev->r.stopped == DMM_GE_STOPPED)
-        fprintf(stderr, "dmm evolve: interrupted after generation %d; keeping the best so far\n",
-                ev->r.nlog - 1);
+        fprintf(stderr, "dmm evolve: interrupted %s generation %d; keeping the best so far\n",
+                when, ev->r.nlog - 1);
     else if (ev->r.stopped == DMM_GE_TIME)
-        fprintf(stderr, "dmm evolve: time budget of %g s reached after generation %d\n",
-                ev->cfg.time_budget, ev->r.nlog - 1);
+        fprintf(stderr, "dmm evolve: time budget of %g s reached %s generation %d\n",
+                ev->cfg.time_budget, when, ev->r.nlog - 1);
     return 0;
 }
 
@@ -261,6 +277,10 @@ static int report(dmm_evolve_t *ev)
     printf("written: %s/best.dmm\n", ev->out);
     printf("evaluations: %llu (cache hits %llu), %.1f eval/s\n",
            (unsigned long long)r->evaluations, (unsigned long long)r->cache_hits, rate);
+    if (r->cap < DMM_GE_WORST)
+        printf("hopeless (F >= %.3f): %llu of %llu simulations, %llu of them cut short, "
+               "saving about %.1f s\n", r->cap, (unsigned long long)r->hopeless,
+               (unsigned long long)r->simulations, (unsigned long long)r->cut, r->saved_s);
     return 0;
 }
 

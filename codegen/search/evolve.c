@@ -112,9 +112,8 @@ int dmm_evolve_references(dmm_evolve_t *ev, dmm_err_t *err)
                  ev->trace);
         return -1;
     }
-    ev->cfg.T_KNG = kng->T;
-    ev->cfg.M_LEA = lea->M;
-    ev->cfg.fail_limit = kng->failed < lea->failed ? kng->failed : lea->failed;
+    ev->cfg.kng = *kng;
+    ev->cfg.lea = *lea;
     return 0;
 }
 
@@ -163,7 +162,8 @@ static void put_references(FILE *f, const dmm_evolve_t *ev)
 static void put_log(FILE *f, const dmm_evolve_t *ev)
 {
     fprintf(f, "generation,evaluations,cache_hits,best_F,mean_F,best_T,best_M,seconds,"
-               "best_phenotype_dmm_line_count,valid,simulations,invalid\n");
+               "best_phenotype_dmm_line_count,valid,simulations,invalid,hopeless,cut,"
+               "saved_seconds,partial\n");
     for (int i = 0; i < ev->r.nlog; i++) {
         const dmm_ge_gen_t *row = &ev->r.log[i];
         fprintf(f, "%d,%llu,%llu,", row->gen, (unsigned long long)row->evaluations,
@@ -173,8 +173,10 @@ static void put_log(FILE *f, const dmm_evolve_t *ev)
                     (unsigned long long)row->best_T, row->best_M);
         else
             fprintf(f, ",,,,");
-        fprintf(f, "%.3f,%d,%d,%llu,%llu\n", row->seconds, row->best_lines, row->nvalid,
-                (unsigned long long)row->simulations, (unsigned long long)row->invalid);
+        fprintf(f, "%.3f,%d,%d,%llu,%llu,%llu,%llu,%.3f,%d\n", row->seconds, row->best_lines,
+                row->nvalid, (unsigned long long)row->simulations,
+                (unsigned long long)row->invalid, (unsigned long long)row->hopeless,
+                (unsigned long long)row->cut, row->saved_s, row->partial);
     }
 }
 
@@ -193,6 +195,8 @@ static void put_parameters(dmm_json_t *j, const dmm_evolve_t *ev)
     dmm_json_u64(j, "codon_bound", c->codon_bound);
     dmm_json_i64(j, "jobs", ev->jobs);
     dmm_json_num(j, "time_budget", "%g", c->time_budget);
+    dmm_json_num(j, "hopeless", "%g", c->hopeless);
+    dmm_json_bool(j, "finish_hopeless", c->finish_hopeless);
     dmm_json_close_obj(j);
 }
 
@@ -237,6 +241,15 @@ static void put_search(FILE *f, const dmm_evolve_t *ev)
     dmm_json_u64(&j, "cache_hits", r->cache_hits);
     dmm_json_u64(&j, "simulations", r->simulations);
     dmm_json_u64(&j, "invalid", r->invalid);
+    dmm_json_obj(&j, "hopeless");
+    if (r->cap < DMM_GE_WORST)
+        dmm_json_num(&j, "cap", "%.9f", r->cap);
+    else
+        dmm_json_null(&j, "cap");
+    dmm_json_u64(&j, "simulations", r->hopeless);
+    dmm_json_u64(&j, "cut", r->cut);
+    dmm_json_num(&j, "seconds_saved", "%.3f", r->saved_s);
+    dmm_json_close_obj(&j);
     dmm_json_num(&j, "seconds", "%.3f", r->seconds);
     dmm_json_end(&j);
 }

@@ -9,7 +9,7 @@
 
 double dmm_ge_fitness(uint64_t T, size_t M, uint64_t T_KNG, size_t M_LEA)
 {
-    return 0.5 * (double)T / (double)T_KNG + 0.5 * (double)M / (double)M_LEA;
+    return dmm_sim_weighted(T, M, T_KNG, M_LEA);
 }
 
 int dmm_ge_references(const dmm_opstream_t *s, dmm_ge_ref_t *refs, int n, dmm_err_t *err)
@@ -31,6 +31,7 @@ int dmm_ge_references(const dmm_opstream_t *s, dmm_ge_ref_t *refs, int n, dmm_er
         refs[i].T = r->T;
         refs[i].M = r->M;
         refs[i].failed = r->failed;
+        refs[i].peak_live = r->peak_live;
     }
     free(r);
     return 0;

@@ -16,7 +16,7 @@
 
 #include "tracer/format/opstream.h"
 
-/* Eq. 1. */
+/* Eq. 1 (dmm_sim_weighted: the simulator's bounds use the same expression). */
 double dmm_ge_fitness(uint64_t T, size_t M, uint64_t T_KNG, size_t M_LEA);
 
 /* A preset simulated on the trace. */
@@ -25,6 +25,7 @@ typedef struct dmm_ge_ref {
     uint64_t    T;
     size_t      M;
     uint64_t    failed;     /* requests it could not serve */
+    size_t      peak_live;  /* the peak of live requested bytes it served */
 } dmm_ge_ref_t;
 
 /* Simulate refs[0..n) (their names set) on s.  0, or -1 with err

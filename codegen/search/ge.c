@@ -81,6 +81,7 @@ typedef struct entry {
     uint64_t hash;
     int      pending;   /* >= 0: being simulated for that individual */
     int      valid;
+    int      hopeless;
     uint64_t T;
     size_t   M;
     double   F;
@@ -146,8 +147,8 @@ static int cache_get(cache_t *c, const char *key, entry_t *out)
 }
 
 /* Insert (or overwrite) key; 0, or -1 out of memory. */
-static int cache_put(cache_t *c, const char *key, int pending, int valid, uint64_t T, size_t M,
-                     double F)
+static int cache_put(cache_t *c, const char *key, int pending, int valid, int hopeless,
+                     uint64_t T, size_t M, double F)
 {
     uint64_t h = fnv1a(key);
     int rc = 0;
@@ -178,6 +179,7 @@ static int cache_put(cache_t *c, const char *key, int pending, int valid, uint64
     }
     e->pending = pending;
     e->valid = valid;
+    e->hopeless = hopeless;
     e->T = T;
     e->M = M;
     e->F = F;
@@ -191,6 +193,8 @@ out:
 typedef struct indiv {
     uint32_t  *genome;
     int        valid;
+    int        hopeless;   /* ranked at the cap: F is the cap, T and M what
+                              was measured when the replay stopped */
     double     F;
     uint64_t   T;
     size_t     M;
@@ -198,6 +202,9 @@ typedef struct indiv {
     /* evaluation scratch */
     int        todo;       /* 1: to simulate; 2: same phenotype as dup_of */
     int        dup_of;
+    int        unevaluated; /* the search stopped before its result */
+    int        cut;        /* its replay stopped at the cap */
+    double     saved;      /* ... and this is the estimated time it saved */
     char      *key;        /* canonical text (malloc'd) while evaluating */
     dmm_desc_t desc;
 } indiv_t;
@@ -211,12 +218,17 @@ typedef struct state {
     int       jobs;
     uint64_t  T_KNG;
     size_t    M_LEA;
-    uint64_t  fail_limit;  /* failed requests tolerated (those of KNG/LEA) */
+    double    cap;         /* rank of hopeless candidates; DMM_GE_WORST: none */
+    dmm_sim_bound_t bound; /* for every simulation */
+    double    deadline;    /* now() when the time budget is spent; 0: none */
+    int       interrupted; /* a simulation was stopped: the search ends */
+    int       best_hopeless; /* the run's best so far is ranked at the cap */
     indiv_t  *pop, *next;
     uint32_t *spare;       /* the unused second child of an odd count */
     char     *pheno;       /* mapping output */
     size_t    pheno_cap;
-    uint64_t  evaluations, cache_hits, simulations, invalid;
+    uint64_t  evaluations, cache_hits, simulations, invalid, hopeless, cut;
+    double    saved_s;
     int       oom;
     /* the parallel phase */
     int      *work;        /* indices of pop to simulate */
@@ -238,11 +250,13 @@ void dmm_ge_config_default(dmm_ge_config_t *cfg)
     cfg->length = 50;
     cfg->codon_bound = 1u << 31;
     cfg->seed = 1;
+    cfg->hopeless = 2;
 }
 
 static void set_invalid(indiv_t *x)
 {
     x->valid = 0;
+    x->hopeless = 0;
     x->F = DMM_GE_WORST;
     x->T = 0;
     x->M = 0;
@@ -264,8 +278,37 @@ static void score_custom(state_t *st, indiv_t *x)
         x->M = M;
         x->F = F;
     }
-    if (cache_put(&st->cache, x->key, -1, x->valid, x->T, x->M, x->F) != 0)
+    if (cache_put(&st->cache, x->key, -1, x->valid, 0, x->T, x->M, x->F) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+}
+
+/* x's rank from its bounded replay r (see "Bounded evaluation" in ge.h). */
+static void rank_replay(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
+{
+    if (r->capped_at) {
+        x->valid = 1;
+        x->hopeless = 1;
+        x->F = st->cap;
+        x->T = r->T;
+        x->M = r->M;
+        if (!r->complete && r->ops) {
+            x->cut = 1;
+            x->saved = r->seconds * (double)(st->s->nops - r->ops) / (double)r->ops;
+        }
+        return;
+    }
+    if (r->over_fail_at || r->M == 0) {
+        set_invalid(x);
+        return;
+    }
+    x->valid = 1;
+    x->T = r->T;
+    x->M = r->M;
+    x->F = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
+    if (x->F >= st->cap) {   /* cannot happen: the bound saw the same numbers */
+        x->hopeless = 1;
+        x->F = st->cap;
+    }
 }
 
 /* Simulate one individual (a worker thread). */
@@ -282,18 +325,34 @@ static void simulate(state_t *st, indiv_t *x)
         set_invalid(x);
         return;
     }
-    if (dmm_sim_run(st->s, &x->desc, "ge", 0, r, &err) != 0 ||
-        r->failed > st->fail_limit || r->M == 0) {
+    x->cut = 0;
+    x->saved = 0;
+    if (dmm_sim_run_bounded(st->s, &x->desc, "ge", 0, &st->bound, r, &err) != 0) {
         set_invalid(x);
+    } else if (r->interrupted) {
+        set_invalid(x);
+        x->unevaluated = 1;
+        __atomic_store_n(&st->interrupted, 1, __ATOMIC_RELAXED);
+        free(r);
+        return;   /* not cached: it has no result */
     } else {
-        x->valid = 1;
-        x->T = r->T;
-        x->M = r->M;
-        x->F = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
+        rank_replay(st, x, r);
     }
     free(r);
-    if (cache_put(&st->cache, x->key, -1, x->valid, x->T, x->M, x->F) != 0)
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->F) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+}
+
+/* Must the search stop now (a stop request, the time budget)? */
+static int must_stop(state_t *st)
+{
+    if (__atomic_load_n(&st->interrupted, __ATOMIC_RELAXED))
+        return 1;
+    if ((st->cfg->stop && *st->cfg->stop) || (st->deadline > 0 && now() >= st->deadline)) {
+        __atomic_store_n(&st->interrupted, 1, __ATOMIC_RELAXED);
+        return 1;
+    }
+    return 0;
 }
 
 static void *worker(void *arg)
@@ -301,7 +360,7 @@ static void *worker(void *arg)
     state_t *st = arg;
     for (;;) {
         pthread_mutex_lock(&st->wlock);
-        int i = st->cursor < st->nwork ? st->work[st->cursor++] : -1;
+        int i = st->cursor < st->nwork && !must_stop(st) ? st->work[st->cursor++] : -1;
         pthread_mutex_unlock(&st->wlock);
         if (i < 0)
             return NULL;
@@ -373,6 +432,8 @@ static int evaluate(state_t *st, int from)
     for (int i = from; i < cfg->pop; i++) {
         indiv_t *x = &st->pop[i];
         x->todo = 0;
+        x->unevaluated = 0;
+        x->cut = 0;
         st->evaluations++;
         char text[DMM_DESC_MAX * 160 + 300];
         if (dmm_ge_map(st->g, x->genome, (size_t)cfg->length, cfg->wraps, st->pheno,
@@ -404,6 +465,7 @@ static int evaluate(state_t *st, int from)
                 continue;
             }
             x->valid = e.valid;
+            x->hopeless = e.hopeless;
             x->T = e.T;
             x->M = e.M;
             x->F = e.F;
@@ -412,7 +474,7 @@ static int evaluate(state_t *st, int from)
             continue;
         }
         x->key = strdup(text);
-        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, DMM_GE_WORST) != 0)
+        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, 0, DMM_GE_WORST) != 0)
             return -1;
         x->todo = 1;
         st->work[st->nwork++] = i;
@@ -432,25 +494,48 @@ static int evaluate(state_t *st, int from)
     for (int k = 0; k < started; k++)
         pthread_join(tid[k], NULL);
 
+    /* stopped: what was not simulated has no result */
+    for (int k = st->cursor; k < st->nwork; k++) {
+        indiv_t *x = &st->pop[st->work[k]];
+        set_invalid(x);
+        x->unevaluated = 1;
+    }
+    st->simulations -= (uint64_t)(st->nwork - st->cursor);
     for (int i = from; i < cfg->pop; i++) {
         indiv_t *x = &st->pop[i];
-        if (x->todo == 1 && !x->valid)
-            st->invalid++;
         if (x->todo == 2) {
             const indiv_t *o = &st->pop[x->dup_of];
             x->valid = o->valid;
+            x->hopeless = o->hopeless;
+            x->unevaluated = o->unevaluated;
             x->T = o->T;
             x->M = o->M;
             x->F = o->F;
-            if (!o->valid)
-                st->invalid++;
+        }
+        if (x->unevaluated) {
+            st->evaluations--;
+            if (x->todo == 2)
+                st->cache_hits--;
+            continue;
+        }
+        if (x->todo == 0)
+            continue;   /* a cache hit or an invalid mapping: counted above */
+        if (!x->valid)
+            st->invalid++;
+        if (x->todo == 1 && x->hopeless)
+            st->hopeless++;
+        if (x->cut) {
+            st->cut++;
+            st->saved_s += x->saved;
         }
     }
     for (int k = 0; k < st->nwork; k++) {
         free(st->pop[st->work[k]].key);
         st->pop[st->work[k]].key = NULL;
     }
-    return st->oom ? -1 : 0;
+    if (st->oom)
+        return -1;
+    return st->interrupted ? 1 : 0;
 }
 
 /* Order of the population, best first (ties by index). */
@@ -536,6 +621,9 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
     row->cache_hits = st->cache_hits;
     row->simulations = st->simulations;
     row->invalid = st->invalid;
+    row->hopeless = st->hopeless;
+    row->cut = st->cut;
+    row->saved_s = st->saved_s;
     row->best_F = DMM_GE_WORST;
     row->mean_F = DMM_GE_WORST;
     double sum = 0;
@@ -561,6 +649,7 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
             r->F = x->F;
             r->T = x->T;
             r->M = x->M;
+            st->best_hopeless = x->hopeless;
             r->best = x->desc;   /* every valid individual holds its own */
             memcpy(r->genome, x->genome, (size_t)cfg->length * sizeof *r->genome);
             if (cfg->custom)
@@ -578,27 +667,56 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
 
 /* ---- the run -------------------------------------------------------------- */
 
+/* Nothing of the run came within the cap: the best's real F, T and M from
+ * one replay to the end (its rank, the cap, is what the search used). */
+static int finish_best(state_t *st, dmm_ge_result_t *r)
+{
+    dmm_sim_result_t *res = malloc(sizeof *res);
+    dmm_err_t err;
+    if (!res)
+        return -1;
+    if (dmm_sim_run(st->s, &r->best, "ge", 0, res, &err) == 0 && res->M) {
+        r->T = res->T;
+        r->M = res->M;
+        r->F = dmm_ge_fitness(res->T, res->M, st->T_KNG, st->M_LEA);
+    }
+    free(res);
+    return 0;
+}
+
+/* T_KNG, M_LEA, the cap and the bound of every simulation. */
 static int references(state_t *st, dmm_err_t *err)
 {
-    if (st->cfg->T_KNG && st->cfg->M_LEA) {
-        st->T_KNG = st->cfg->T_KNG;
-        st->M_LEA = st->cfg->M_LEA;
-        st->fail_limit = st->cfg->fail_limit;
-        return 0;
+    dmm_ge_ref_t refs[2] = { st->cfg->kng, st->cfg->lea };
+    if (!refs[0].T || !refs[1].M) {
+        refs[0] = (dmm_ge_ref_t){ .name = "kng" };
+        refs[1] = (dmm_ge_ref_t){ .name = "lea" };
+        if (dmm_ge_references(st->s, refs, 2, err) != 0)
+            return -1;
     }
-    dmm_ge_ref_t refs[2] = { { .name = "kng" }, { .name = "lea" } };
-    if (dmm_ge_references(st->s, refs, 2, err) != 0)
-        return -1;
-    uint64_t T_KNG = st->cfg->T_KNG ? st->cfg->T_KNG : refs[0].T;
-    size_t M_LEA = st->cfg->M_LEA ? st->cfg->M_LEA : refs[1].M;
-    if (!T_KNG || !M_LEA) {
+    const dmm_ge_ref_t *kng = &refs[0], *lea = &refs[1];
+    if (!kng->T || !lea->M) {
         dmm_err_set(err, "the references cost nothing on this trace (T_KNG=%llu, M_LEA=%zu)",
-                 (unsigned long long)T_KNG, M_LEA);
+                    (unsigned long long)kng->T, lea->M);
         return -1;
     }
-    st->T_KNG = T_KNG;
-    st->M_LEA = M_LEA;
-    st->fail_limit = refs[0].failed < refs[1].failed ? refs[0].failed : refs[1].failed;
+    st->T_KNG = kng->T;
+    st->M_LEA = lea->M;
+    dmm_sim_bound_t *b = &st->bound;
+    b->T_ref = kng->T;
+    b->M_ref = lea->M;
+    b->fail_limit = kng->failed < lea->failed ? kng->failed : lea->failed;
+    st->cap = DMM_GE_WORST;
+    if (st->cfg->hopeless > 0) {
+        double fk = dmm_ge_fitness(kng->T, kng->M, kng->T, lea->M);
+        double fl = dmm_ge_fitness(lea->T, lea->M, kng->T, lea->M);
+        st->cap = st->cfg->hopeless * (fk > fl ? fk : fl);
+        b->cap = st->cap;
+        b->stop_at_cap = !st->cfg->finish_hopeless;
+        /* with no failure allowed, every live byte of the trace is held */
+        if (b->fail_limit == 0 && !kng->failed)
+            b->M_floor = kng->peak_live;
+    }
     return 0;
 }
 
@@ -627,6 +745,8 @@ static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
         bad = "jobs must be >= 0";
     else if (!(c->time_budget >= 0))
         bad = "time budget must be >= 0";
+    else if (!(c->hopeless == 0 || c->hopeless >= 1))
+        bad = "the hopeless factor must be 0 (off) or >= 1";
     else if (c->custom && (!c->custom->canon || !c->custom->fitness))
         bad = "a custom fitness needs canon() and fitness()";
     if (bad)
@@ -664,10 +784,16 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     if (st.jobs > 256)
         st.jobs = 256;
     rng_seed(&st.rng, cfg->seed);
+    st.cap = DMM_GE_WORST;
     if (!cfg->custom && references(&st, err) != 0)
         return -1;
+    if (cfg->time_budget > 0)
+        st.deadline = t0 + cfg->time_budget;
+    st.bound.stop = cfg->stop;
+    st.bound.deadline = st.deadline;
     r->T_KNG = st.T_KNG;
     r->M_LEA = st.M_LEA;
+    r->cap = st.cap;
     r->length = cfg->length;
 
     int rc = -1;
@@ -693,35 +819,30 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     }
 
     /* generation 0: a random population */
+    r->stopped = DMM_GE_DONE;
     for (int i = 0; i < cfg->pop; i++)
         random_genome(&st, st.pop[i].genome);
-    if (evaluate(&st, 0) != 0)
-        goto oom;
-    record(&st, 0, t0, r);
-    if (st.oom)
-        goto oom;
-    if (cfg->progress)
-        cfg->progress(&r->log[0], cfg, cfg->progress_arg);
-
-    r->stopped = DMM_GE_DONE;
-    for (int gen = 1; gen <= cfg->gens; gen++) {
-        if (cfg->stop && *cfg->stop) {
-            r->stopped = DMM_GE_STOPPED;
+    for (int gen = 0; gen <= cfg->gens; gen++) {
+        int from = 0, ev;
+        if (gen > 0 && must_stop(&st))
             break;
-        }
-        if (cfg->time_budget > 0 && now() - t0 >= cfg->time_budget) {
-            r->stopped = DMM_GE_TIME;
-            break;
-        }
-        int from = replace(&st);            /* selection, crossover, mutation */
-        if (from < 0 || evaluate(&st, from) != 0)
+        if (gen > 0)
+            from = replace(&st);            /* selection, crossover, mutation */
+        if (from < 0 || (ev = evaluate(&st, from)) < 0)
             goto oom;
         record(&st, gen, t0, r);
+        r->log[r->nlog - 1].partial = ev == 1;
         if (st.oom)
             goto oom;
         if (cfg->progress)
             cfg->progress(&r->log[r->nlog - 1], cfg, cfg->progress_arg);
+        if (ev == 1)
+            break;
     }
+    if (st.interrupted)
+        r->stopped = cfg->stop && *cfg->stop ? DMM_GE_STOPPED : DMM_GE_TIME;
+    if (r->found && st.best_hopeless && !cfg->custom && finish_best(&st, r) != 0)
+        goto oom;
     rc = 0;
     goto out;
 oom:
@@ -731,6 +852,9 @@ out:
     r->cache_hits = st.cache_hits;
     r->simulations = st.simulations;
     r->invalid = st.invalid;
+    r->hopeless = st.hopeless;
+    r->cut = st.cut;
+    r->saved_s = st.saved_s;
     r->seconds = now() - t0;
     if (st.pop)
         for (int i = 0; i < cfg->pop; i++)

@@ -25,12 +25,33 @@
  * copies), each codon then replaced by a fresh random one with probability
  * cfg.pmut.  Replacement is generational.
  *
+ * Bounded evaluation: most of a search's time would go into hopeless
+ * candidates (a free list of 100 k blocks walked on every call) simulated to
+ * the end.  So a candidate is ranked by min(F, cap), cap = cfg.hopeless x
+ * the worse of F_KNG and F_LEA: all candidates at least cap times worse than
+ * the paper's references are equally hopeless, ties broken by index as
+ * always.  T and M only grow during a replay, so the simulation can stop as
+ * soon as eq. 1 on what it measured so far (with M at least the trace's peak
+ * of live bytes) reaches cap: the candidate's rank is then known, and the
+ * same as if it had been simulated to the end.  Whether a replay is cut or
+ * finished (cfg.finish_hopeless) therefore never changes a rank, a
+ * selection, or the result.  A candidate that fails more requests than the
+ * references is invalid unless it reached the cap first (the first of the
+ * two decides, in both modes).  If the best of the whole run is hopeless
+ * (nothing came within cap), it is simulated to the end once so that its
+ * F, T and M are real.
+ *
+ * Stopping: a time budget (cfg.time_budget) or a stop request ends the
+ * simulations under way within a few thousand operations; the generation
+ * is then partial and its evaluated individuals count.
+ *
  * Reproducibility: every random number comes from one generator seeded by
  * cfg.seed, drawn in a fixed order by the calling thread; the simulations of
  * a generation run on cfg.jobs threads into fixed slots; so the result
- * depends on the seed and the inputs only, never on cfg.jobs.  Ties are
- * broken by the lower population index.  Only a time budget or a stop
- * request (which end the search early) make a run depend on the clock.
+ * depends on the seed and the inputs only, never on cfg.jobs nor on
+ * cfg.finish_hopeless.  Ties are broken by the lower population index.  Only
+ * a time budget or a stop request (which end the search early) make a run
+ * depend on the clock.
  *
  * Phenotype cache: the canonical .dmm text of a phenotype (dmm_desc_print,
  * empty title) keys its T, M and F; an individual whose phenotype is there,
@@ -82,16 +103,20 @@ typedef struct dmm_ge_config {
     uint32_t codon_bound;   /* codons are drawn in [0, codon_bound) (2^31) */
     uint64_t seed;          /* (1) */
     int      jobs;          /* simulation threads; 0 = online CPUs */
-    double   time_budget;   /* seconds; > 0: stop after the generation that
-                               crosses it */
-    /* Set (e.g. by a signal handler) to stop after the current generation. */
+    double   time_budget;   /* seconds; > 0: stop when it is spent */
+    /* Set (e.g. by a signal handler) to stop the search: the simulations
+     * under way end within a few thousand operations. */
     volatile sig_atomic_t *stop;
-    /* T_KNG and M_LEA, and the failed requests tolerated (the fewer of
-     * KNG's and LEA's); T_KNG or M_LEA 0 = simulate kng and lea at the
-     * start to find all three. */
-    uint64_t T_KNG;
-    size_t   M_LEA;
-    uint64_t fail_limit;
+    /* The references, kng and lea simulated on the stream (fitness.h);
+     * kng.T or lea.M 0 = simulate them at the start. */
+    dmm_ge_ref_t kng, lea;
+    /* Hopeless candidates (see "Bounded evaluation" above): cap = hopeless
+     * x the worse of F_KNG and F_LEA (2); 0 = no cap, every candidate
+     * ranked by its exact F and simulated to the end. */
+    double   hopeless;
+    /* Simulate hopeless candidates to the end all the same (their rank
+     * does not change: a check of the cuts, and the time they save). */
+    int      finish_hopeless;
     /* Called after every generation (the initial one included), from the
      * calling thread. */
     void   (*progress)(const dmm_ge_gen_t *row, const struct dmm_ge_config *cfg, void *arg);
@@ -114,9 +139,16 @@ struct dmm_ge_gen {
     uint64_t best_T;
     size_t   best_M;
     int      best_lines;    /* allocator lines of the best's .dmm (0: none) */
+    uint64_t hopeless;      /* simulated candidates ranked at the cap so far */
+    uint64_t cut;           /* ... of which were stopped there */
+    double   saved_s;       /* seconds of simulation the cuts saved so far
+                               (estimated: the rest of each cut replay at its
+                               own pace) */
     double   seconds;       /* since the run started */
     double   eval_per_s;    /* evaluations / seconds */
     double   eta;           /* estimated seconds left (< 0: unknown) */
+    int      partial;       /* the search stopped during this generation:
+                               only the individuals evaluated count */
 };
 
 enum { DMM_GE_DONE = 0, DMM_GE_TIME, DMM_GE_STOPPED };
@@ -132,9 +164,12 @@ typedef struct dmm_ge_result {
     int          length;
     uint64_t     T_KNG;
     size_t       M_LEA;
+    double       cap;          /* the rank of a hopeless candidate (DMM_GE_WORST: none) */
     dmm_ge_gen_t *log;         /* one row per generation run */
     int          nlog;
     uint64_t     evaluations, cache_hits, simulations, invalid;
+    uint64_t     hopeless, cut;
+    double       saved_s;
     double       seconds;
     int          stopped;      /* DMM_GE_* */
 } dmm_ge_result_t;
