@@ -48,6 +48,8 @@ static void usage(FILE *f)
         "                    simulate every candidate to the end)\n"
         "  --finish-hopeless simulate hopeless candidates to the end all the same\n"
         "                    (same result, slower: shows what the cuts save)\n"
+        "  --no-cache        parse TRACE even when TRACE.ops holds its operations, and\n"
+        "                    write no TRACE.ops (by default it is kept beside the trace)\n"
         "  -q, --quiet       no progress on stderr\n"
         "\n"
         "Ctrl-C stops the search within a moment and keeps the best so far.\n"
@@ -152,6 +154,7 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
     dmm_ge_config_t cfg;
     dmm_ge_config_default(&cfg);
     const char *out = NULL, *grammar_path = NULL, *trace = NULL;
+    int no_cache = 0;
     *done = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -168,6 +171,9 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
             continue;
         } else if (!strcmp(a, "--finish-hopeless")) {
             cfg.finish_hopeless = 1;
+            continue;
+        } else if (!strcmp(a, "--no-cache")) {
+            no_cache = 1;
             continue;
         } else if (a[0] == '-' && a[1]) {
             if (!v) {
@@ -220,6 +226,7 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
     }
     dmm_evolve_init(ev, trace, out);
     ev->grammar_path = grammar_path;
+    ev->no_cache = no_cache;
     ev->cfg = cfg;
     *done = 0;
     return 0;

@@ -1,7 +1,8 @@
 /* sim.c - `dmm sim`: a trace through simulated DMMs, side by side
  * (allocators/sim/).
  *
- *   dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time] TRACE */
+ *   dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time]
+ *           [--no-cache] TRACE */
 #include "codegen/cli/cli.h"
 
 #include <stdio.h>
@@ -10,26 +11,28 @@
 
 #include "allocators/chain/desc.h"
 #include "allocators/sim/sim.h"
-#include "tracer/format/load.h"
-#include "tracer/format/opstream.h"
+#include "tracer/format/opcache.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time] TRACE\n"
+            "usage: dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time]\n"
+            "               [--no-cache] TRACE\n"
             "  Replay TRACE (any format dmm reads) through each DMM, simulated, and print\n"
             "  T (counted cost), M (peak footprint) and what lies behind them.\n"
             "  --dmm X     a .dmm file or a preset: kng, lea, fib, s10, exa (repeatable)\n"
             "  --all       the five presets, then the --dmm ones, side by side\n"
             "  --json      one JSON object instead of the table\n"
             "  --check N   run every allocator's check() every N operations\n"
-            "  --time      also print simulated operations per second (varies by run)\n");
+            "  --time      also print simulated operations per second (varies by run)\n"
+            "  --no-cache  parse TRACE even when TRACE.ops holds its operations, and\n"
+            "              write no TRACE.ops (by default it is kept beside the trace)\n");
 }
 
 int dmm_sim_main(int argc, char **argv)
 {
     const char *names[DMM_DESC_MAX];
-    int nnames = 0, all = 0, json = 0, timed = 0;
+    int nnames = 0, all = 0, json = 0, timed = 0, no_cache = 0;
     uint64_t check = 0;
     const char *trace = NULL;
     for (int i = 1; i < argc; i++) {
@@ -45,6 +48,8 @@ int dmm_sim_main(int argc, char **argv)
             json = 1;
         } else if (!strcmp(argv[i], "--time")) {
             timed = 1;
+        } else if (!strcmp(argv[i], "--no-cache")) {
+            no_cache = 1;
         } else if (!strcmp(argv[i], "--check") && i + 1 < argc) {
             char *end;
             check = strtoull(argv[++i], &end, 10);
@@ -88,25 +93,17 @@ int dmm_sim_main(int argc, char **argv)
             free(res);
             return 2;
         }
-    dmm_trace_t t;
-    dmm_err_t terr;
-    if (dmm_trace_load(trace, &t, &terr) != 0) {
-        fprintf(stderr, "dmm sim: %s\n", terr.msg);
-        free(descs);
-        free(res);
-        return 2;
-    }
-    if (t.truncated)
-        fprintf(stderr, "dmm sim: warning: %s\n", t.note);
     dmm_opstream_t s;
-    if (dmm_opstream_build(&t, &s, &terr) != 0) {
+    dmm_opload_t info;
+    dmm_err_t terr;
+    if (dmm_opstream_load(trace, !no_cache, &s, &info, &terr) != 0) {
         fprintf(stderr, "dmm sim: %s\n", terr.msg);
-        dmm_trace_free(&t);
         free(descs);
         free(res);
         return 2;
     }
-    dmm_trace_free(&t);
+    if (info.note[0])
+        fprintf(stderr, "dmm sim: warning: %s\n", info.note);
     if (s.nops == 0) {
         fprintf(stderr, "dmm sim: %s: no allocation operations to replay\n", trace);
         dmm_opstream_free(&s);

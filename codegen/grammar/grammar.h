@@ -43,6 +43,7 @@
 
 #include "allocators/chain/desc.h"
 #include "tracer/base/err.h"
+#include "tracer/format/opstream.h"
 #include "tracer/format/trace.h"
 
 typedef struct dmm_grammar dmm_grammar_t;   /* opaque */
@@ -62,6 +63,10 @@ void           dmm_grammar_free(dmm_grammar_t *g);
  * text, or NULL with err (e.g. a trace with no allocation). */
 char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_name,
                             dmm_err_t *err);
+/* The same from the trace's operation stream (the sizes of its allocations
+ * and reallocations). */
+char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,
+                          dmm_err_t *err);
 
 /* Map a genome.  On success returns the number of codons read (wraps
  * included) and writes the phenotype's terminals separated by single spaces

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codegen/grammar/bnf.h"
+#include "tracer/base/hash.h"
 #include "tracer/format/opstream.h"
 
 typedef struct sbuf {
@@ -72,24 +73,47 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
         dmm_err_set(err, "%s", e.msg[0] ? e.msg : "cannot build the operation stream");
         return NULL;
     }
-    size_t nsz = 0, nalloc = 0;
-    uint64_t *sz = malloc((os.nops ? os.nops : 1) * sizeof *sz);
-    if (!sz) {
-        dmm_opstream_free(&os);
-        dmm_err_set(err, "%s: out of memory", tn);
-        return NULL;
-    }
-    for (size_t i = 0; i < os.nops; i++) {
-        const dmm_op_t *o = &os.ops[i];
+    char *text = dmm_grammar_for_ops(&os, paper, tn, err);
+    dmm_opstream_free(&os);
+    return text;
+}
+
+char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,
+                          dmm_err_t *err)
+{
+    const char *tn = trace_name ? trace_name : "trace";
+    if (err)
+        err->msg[0] = 0;
+    /* the distinct sizes, in a set: a big trace has millions of requests
+     * and a few thousand sizes */
+    dmm_u64map_t set = DMM_U64MAP_INIT;
+    size_t nalloc = 0;
+    for (size_t i = 0; i < os->nops; i++) {
+        const dmm_op_t *o = &os->ops[i];
         if (o->kind != DMM_OP_ALLOC && o->kind != DMM_OP_REALLOC)
             continue;
         nalloc++;
         /* 0 asks for no bytes, and SIZE_MAX means "unbounded" in a range */
         if (o->size == 0 || o->size >= (uint64_t)SIZE_MAX)
             continue;
-        sz[nsz++] = o->size;
+        if (dmm_u64map_put(&set, o->size, 1) != 0) {
+            dmm_u64map_free(&set);
+            dmm_err_set(err, "%s: out of memory", tn);
+            return NULL;
+        }
     }
-    dmm_opstream_free(&os);
+    size_t nsz = dmm_u64map_count(&set);
+    uint64_t *sz = malloc((nsz ? nsz : 1) * sizeof *sz);
+    if (!sz) {
+        dmm_u64map_free(&set);
+        dmm_err_set(err, "%s: out of memory", tn);
+        return NULL;
+    }
+    size_t pos = 0, k = 0;
+    uint64_t key, val;
+    while (k < nsz && dmm_u64map_next(&set, &pos, &key, &val))
+        sz[k++] = key;
+    dmm_u64map_free(&set);
     if (nalloc == 0 || nsz == 0) {
         free(sz);
         if (nalloc == 0)

@@ -70,26 +70,19 @@ static int check_dir(const char *dir, dmm_err_t *err)
 
 int dmm_evolve_load(dmm_evolve_t *ev, dmm_err_t *err)
 {
-    dmm_trace_t t;
-    if (dmm_trace_load(ev->trace, &t, err) != 0)
+    if (dmm_opstream_load(ev->trace, !ev->no_cache, &ev->s, &ev->load, err) != 0)
         return -1;
-    if (t.truncated)
-        snprintf(ev->warning, sizeof ev->warning, "%s", t.note);
+    if (ev->load.note[0])
+        snprintf(ev->warning, sizeof ev->warning, "%s", ev->load.note);
     trace_name(ev->trace, ev->name, sizeof ev->name);
     if (ev->grammar_path) {
         ev->g = dmm_grammar_load(ev->grammar_path, err);
     } else {
-        ev->gtext = dmm_grammar_for_trace(&t, 0, ev->name, err);
+        ev->gtext = dmm_grammar_for_ops(&ev->s, 0, ev->name, err);
         ev->g = ev->gtext ? dmm_grammar_parse("grammar.bnf", ev->gtext, strlen(ev->gtext), err)
                           : NULL;
     }
-    if (!ev->g) {
-        dmm_trace_free(&t);
-        return -1;
-    }
-    int rc = dmm_opstream_build(&t, &ev->s, err);
-    dmm_trace_free(&t);
-    if (rc != 0)
+    if (!ev->g)
         return -1;
     if (ev->s.nops == 0) {
         dmm_err_set(err, "%s: no allocation operations to replay", ev->trace);

@@ -1,8 +1,10 @@
 /* evolve.h - the paper's search on one trace, as `dmm evolve` runs it: the
  * steps from a trace file to a directory of results.
  *
- *   load        the trace, the grammar (generated from the trace, or a
- *               file), the operation stream; DIR created and writable
+ *   load        the operation stream (from TRACE.ops when that is valid,
+ *               else the trace, parsed, and TRACE.ops written), the grammar
+ *               (generated from the stream, or a file); DIR created and
+ *               writable
  *   references  the five presets simulated on the stream (eq. 1 takes kng's
  *               T and lea's M)
  *   search      grammatical evolution (ge.h), progress and stop as cfg says
@@ -24,6 +26,7 @@
 #include "codegen/grammar/grammar.h"
 #include "codegen/search/fitness.h"
 #include "codegen/search/ge.h"
+#include "tracer/format/opcache.h"
 #include "tracer/format/opstream.h"
 
 typedef struct dmm_evolve {
@@ -32,9 +35,12 @@ typedef struct dmm_evolve {
     const char      *grammar_path;  /* a .bnf, or NULL: generated from the trace */
     const char      *out;           /* DIR */
     dmm_ge_config_t  cfg;           /* the caller sets progress and stop */
+    int              no_cache;      /* parse the trace even if TRACE.ops is valid,
+                                       and write no TRACE.ops (opcache.h) */
     /* after load */
     char             name[128];     /* the trace's file name, for titles */
     char             warning[600];  /* why the trace was cut short, or "" */
+    dmm_opload_t     load;          /* whether the stream came from TRACE.ops */
     char            *gtext;         /* the generated grammar's text, or NULL */
     dmm_grammar_t   *g;
     dmm_opstream_t   s;

@@ -1,0 +1,200 @@
+/* test_opcache.c - the operation stream's cache beside its trace
+ * (tracer/format/opcache.c): written on the first load, read on the next
+ * with the very same stream, never trusted when the trace changed or the
+ * cache was damaged (any byte of it), a cut-short trace's note kept, and
+ * no cache for standard input or when asked for none. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "tracer/base/file.h"
+#include "tracer/format/opcache.h"
+#include "tracer/format/trc_write.h"
+#include "test/lib/trc_sample.h"
+
+static char dir[64], rep[128], ops[160];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/dmm-opcache-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(rep, sizeof rep, "%s/t.rep", dir);
+    snprintf(ops, sizeof ops, "%s/t.rep.ops", dir);
+    /* 40 blocks: allocations, a realloc, frees, a free of NULL's like */
+    FILE *f = fopen(rep, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "100000\n40\n81\n1\n");
+    for (int i = 0; i < 40; i++)
+        fprintf(f, "a %d %d\n", i, 16 + 24 * i);
+    fprintf(f, "r 3 5000\n");
+    for (int i = 0; i < 40; i++)
+        fprintf(f, "f %d\n", i);
+    fclose(f);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(opcache, .init = setup, .fini = teardown);
+
+static void load(const char *path, int use, dmm_opstream_t *s, dmm_opload_t *info)
+{
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_opstream_load(path, use, s, info, &err), 0, "%s", err.msg);
+}
+
+static void expect_same(const dmm_opstream_t *a, const dmm_opstream_t *b)
+{
+    cr_assert_eq(a->nops, b->nops);
+    cr_expect_eq(a->nids, b->nids);
+    cr_expect_eq(memcmp(a->ops, b->ops, a->nops * sizeof *a->ops), 0);
+    cr_expect_eq(a->free_null, b->free_null);
+    cr_expect_eq(a->unknown_free, b->unknown_free);
+    cr_expect_eq(a->failed, b->failed);
+    cr_expect_eq(a->reused_live, b->reused_live);
+}
+
+static int exists(const char *p)
+{
+    return access(p, F_OK) == 0;
+}
+
+Test(opcache, written_on_the_first_load_and_read_on_the_next)
+{
+    dmm_opstream_t parsed, cached, plain;
+    dmm_opload_t i1, i2, i3;
+    load(rep, 1, &parsed, &i1);
+    cr_expect_not(i1.from_cache);
+    cr_expect(i1.cache_written);
+    cr_expect(exists(ops));
+    cr_expect_eq(parsed.nops, 81);
+    load(rep, 1, &cached, &i2);
+    cr_expect(i2.from_cache);
+    cr_expect_not(i2.cache_written);
+    expect_same(&parsed, &cached);
+    load(rep, 0, &plain, &i3);
+    cr_expect_not(i3.from_cache, "use_cache 0 parses");
+    expect_same(&parsed, &plain);
+    dmm_opstream_free(&parsed);
+    dmm_opstream_free(&cached);
+    dmm_opstream_free(&plain);
+}
+
+Test(opcache, none_without_use_cache_nor_for_standard_input)
+{
+    dmm_opstream_t s;
+    dmm_opload_t info;
+    load(rep, 0, &s, &info);
+    cr_expect_not(info.cache_written);
+    cr_expect_not(exists(ops));
+    dmm_opstream_free(&s);
+    cr_assert_not_null(freopen(rep, "r", stdin));
+    cr_assert_eq(chdir(dir), 0);
+    load("-", 1, &s, &info);
+    cr_expect_eq(s.nops, 81);
+    cr_expect_not(info.cache_written);
+    cr_expect_not(exists("-.ops"));
+    dmm_opstream_free(&s);
+}
+
+Test(opcache, a_changed_trace_is_parsed_again)
+{
+    dmm_opstream_t s;
+    dmm_opload_t info;
+    load(rep, 1, &s, &info);
+    dmm_opstream_free(&s);
+    /* one more allocation, same size of file (a digit changed), new time */
+    FILE *f = fopen(rep, "r+");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    fprintf(f, "a 40 7\n");
+    fclose(f);
+    f = fopen(rep, "r+");
+    cr_assert_not_null(f);
+    fprintf(f, "100000\n41\n82\n1\n");
+    fclose(f);
+    struct timeval tv[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+    cr_assert_eq(utimes(rep, tv), 0);
+    load(rep, 1, &s, &info);
+    cr_expect_not(info.from_cache);
+    cr_expect(info.cache_written, "the cache follows the trace");
+    cr_expect_eq(s.nops, 82);
+    dmm_opstream_free(&s);
+    load(rep, 1, &s, &info);
+    cr_expect(info.from_cache);
+    cr_expect_eq(s.nops, 82);
+    dmm_opstream_free(&s);
+}
+
+Test(opcache, any_damaged_byte_is_noticed)
+{
+    dmm_opstream_t ref, s;
+    dmm_opload_t info;
+    load(rep, 1, &ref, &info);
+    uint8_t *good;
+    size_t len;
+    dmm_err_t err;
+    cr_assert_eq(dmm_read_file(ops, &good, &len, &err), 0, "%s", err.msg);
+    cr_assert_gt(len, 112 + 81 * 16 - 1);
+    uint8_t *bad = malloc(len);
+    cr_assert_not_null(bad);
+    int used = 0;
+    for (size_t k = 0; k < len; k++) {
+        memcpy(bad, good, len);
+        bad[k] ^= (uint8_t)(1u << (k % 8));
+        cr_assert_eq(dmm_write_file(ops, bad, len, &err), 0, "%s", err.msg);
+        load(rep, 1, &s, &info);
+        used += info.from_cache;
+        expect_same(&ref, &s);
+        cr_expect(info.cache_written, "byte %zu: the cache is made again", k);
+        dmm_opstream_free(&s);
+    }
+    cr_expect_eq(used, 0, "a damaged cache was used %d times", used);
+    /* cut short, and nothing but garbage */
+    cr_assert_eq(dmm_write_file(ops, good, len - 16, &err), 0);
+    load(rep, 1, &s, &info);
+    cr_expect_not(info.from_cache);
+    expect_same(&ref, &s);
+    dmm_opstream_free(&s);
+    cr_assert_eq(dmm_write_file(ops, "garbage", 7, &err), 0);
+    load(rep, 1, &s, &info);
+    cr_expect_not(info.from_cache);
+    expect_same(&ref, &s);
+    dmm_opstream_free(&s);
+    free(bad);
+    free(good);
+    dmm_opstream_free(&ref);
+}
+
+Test(opcache, a_cut_short_traces_note_is_kept)
+{
+    dmm_trace_t t;
+    sample_trace(&t, 3000);
+    char trc[160];
+    snprintf(trc, sizeof trc, "%s/cut.trc", dir);
+    dmm_err_t err;
+    cr_assert_eq(dmm_write_trc(&t, trc, 0, &err), 0, "%s", err.msg);
+    dmm_trace_free(&t);
+    struct stat st;
+    cr_assert_eq(stat(trc, &st), 0);
+    cr_assert_eq(truncate(trc, st.st_size - 100), 0);
+    dmm_opstream_t a, b;
+    dmm_opload_t ia, ib;
+    load(trc, 1, &a, &ia);
+    cr_expect_not_null(strstr(ia.note, "cut short"), "%s", ia.note);
+    load(trc, 1, &b, &ib);
+    cr_expect(ib.from_cache);
+    cr_expect_str_eq(ib.note, ia.note);
+    expect_same(&a, &b);
+    dmm_opstream_free(&a);
+    dmm_opstream_free(&b);
+}

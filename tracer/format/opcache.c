@@ -1,0 +1,180 @@
+/* opcache.c - the operation stream's cache beside its trace (see
+ * opcache.h). */
+#include "tracer/format/opcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tracer/base/file.h"
+#include "tracer/base/io.h"
+#include "tracer/format/crc32.h"
+#include "tracer/format/load.h"
+
+#define OPS_MAGIC   "DMMOPS\r\n"
+#define OPS_VERSION 1u
+
+typedef struct ops_header {
+    char     magic[8];
+    uint32_t version;
+    uint32_t header_size;   /* sizeof(ops_header_t) */
+    uint64_t src_size;      /* the trace when the cache was made */
+    int64_t  src_mtime_s;
+    int64_t  src_mtime_ns;
+    uint64_t src_dev, src_ino;
+    uint64_t nops;
+    uint32_t nids;
+    uint32_t note_len;      /* bytes of note after the header */
+    uint64_t free_null, unknown_free, failed, reused_live;
+    uint32_t ops_crc;       /* CRC-32C of the operations */
+    uint32_t header_crc;    /* ... of the header up to here, and the note */
+} ops_header_t;
+_Static_assert(sizeof(ops_header_t) == 112, "the cache header is 112 bytes");
+
+int dmm_opcache_path(const char *path, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s.ops", path);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+static uint32_t header_crc(const ops_header_t *h, const char *note)
+{
+    uint32_t c = dmm_crc32(0, h, offsetof(ops_header_t, header_crc));
+    return dmm_crc32(c, note, h->note_len);
+}
+
+static int same_source(const ops_header_t *h, const struct stat *st)
+{
+    return h->src_size == (uint64_t)st->st_size && h->src_mtime_s == st->st_mtim.tv_sec &&
+           h->src_mtime_ns == st->st_mtim.tv_nsec && h->src_dev == (uint64_t)st->st_dev &&
+           h->src_ino == (uint64_t)st->st_ino;
+}
+
+static int read_exact(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len) {
+        ssize_t r = read(fd, p, len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* The stream from cache when it is valid for the trace st describes: 1,
+ * else 0 (s untouched). */
+static int read_cache(const char *cache, const struct stat *st, dmm_opstream_t *s,
+                      dmm_opload_t *info)
+{
+    int fd = open(cache, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ops_header_t h;
+    char note[sizeof info->note];
+    struct stat cs;
+    dmm_op_t *ops = NULL;
+    if (fstat(fd, &cs) != 0 || read_exact(fd, &h, sizeof h) != 0 ||
+        memcmp(h.magic, OPS_MAGIC, 8) != 0 || h.version != OPS_VERSION ||
+        h.header_size != sizeof h || !same_source(&h, st) || h.note_len >= sizeof note ||
+        h.nops > ((uint64_t)1 << 40) || h.nops == 0 ||
+        (uint64_t)cs.st_size != sizeof h + h.note_len + h.nops * sizeof(dmm_op_t) ||
+        read_exact(fd, note, h.note_len) != 0 || header_crc(&h, note) != h.header_crc)
+        goto bad;
+    ops = malloc((size_t)h.nops * sizeof *ops);
+    if (!ops || read_exact(fd, ops, (size_t)h.nops * sizeof *ops) != 0 ||
+        dmm_crc32(0, ops, (size_t)h.nops * sizeof *ops) != h.ops_crc)
+        goto bad;
+    for (uint64_t i = 0; i < h.nops; i++)
+        if (ops[i].kind < DMM_OP_ALLOC || ops[i].kind > DMM_OP_FREE || ops[i].id >= h.nids)
+            goto bad;
+    close(fd);
+    memset(s, 0, sizeof *s);
+    s->ops = ops;
+    s->nops = (size_t)h.nops;
+    s->nids = h.nids;
+    s->free_null = h.free_null;
+    s->unknown_free = h.unknown_free;
+    s->failed = h.failed;
+    s->reused_live = h.reused_live;
+    memcpy(info->note, note, h.note_len);
+    info->note[h.note_len] = 0;
+    info->from_cache = 1;
+    return 1;
+bad:
+    free(ops);
+    close(fd);
+    return 0;
+}
+
+/* Write the cache of the trace st describes; 0, or -1 (nothing left). */
+static int write_cache(const char *cache, const struct stat *st, const dmm_opstream_t *s,
+                       const char *note)
+{
+    ops_header_t h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, OPS_MAGIC, 8);
+    h.version = OPS_VERSION;
+    h.header_size = sizeof h;
+    h.src_size = (uint64_t)st->st_size;
+    h.src_mtime_s = st->st_mtim.tv_sec;
+    h.src_mtime_ns = st->st_mtim.tv_nsec;
+    h.src_dev = (uint64_t)st->st_dev;
+    h.src_ino = (uint64_t)st->st_ino;
+    h.nops = s->nops;
+    h.nids = s->nids;
+    h.note_len = (uint32_t)strlen(note);
+    h.free_null = s->free_null;
+    h.unknown_free = s->unknown_free;
+    h.failed = s->failed;
+    h.reused_live = s->reused_live;
+    h.ops_crc = dmm_crc32(0, s->ops, s->nops * sizeof *s->ops);
+    h.header_crc = header_crc(&h, note);
+    dmm_outfile_t o;
+    dmm_err_t e;
+    if (dmm_out_open(&o, cache, 1, &e) != 0)
+        return -1;
+    if (fwrite(&h, sizeof h, 1, o.fp) != 1 || fwrite(note, 1, h.note_len, o.fp) != h.note_len ||
+        fwrite(s->ops, sizeof *s->ops, s->nops, o.fp) != s->nops) {
+        dmm_out_abort(&o);
+        return -1;
+    }
+    return dmm_out_commit(&o, &e);
+}
+
+int dmm_opstream_load(const char *path, int use_cache, dmm_opstream_t *s, dmm_opload_t *info,
+                      dmm_err_t *err)
+{
+    memset(info, 0, sizeof *info);
+    char cache[4200];
+    struct stat st;
+    /* only a regular file has a size and a time to check a cache against */
+    if (use_cache && (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+                      dmm_opcache_path(path, cache, sizeof cache) != 0))
+        use_cache = 0;
+    if (use_cache && read_cache(cache, &st, s, info))
+        return 0;
+    dmm_trace_t t;
+    if (dmm_trace_load(path, &t, err) != 0)
+        return -1;
+    if (t.truncated)
+        snprintf(info->note, sizeof info->note, "%s", t.note);
+    int rc = dmm_opstream_build(&t, s, err);
+    dmm_trace_free(&t);
+    if (rc != 0)
+        return -1;
+    /* the trace may have changed while it was read: then no cache */
+    struct stat now;
+    if (use_cache && s->nops && stat(path, &now) == 0 && now.st_size == st.st_size &&
+        now.st_mtim.tv_sec == st.st_mtim.tv_sec && now.st_mtim.tv_nsec == st.st_mtim.tv_nsec)
+        info->cache_written = write_cache(cache, &st, s, info->note) == 0;
+    return 0;
+}
