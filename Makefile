@@ -49,7 +49,8 @@ LDLIBS_CORE := -lzstd -lm
 
 # The modules of the dmm tool, in one archive; codegen/cli/dmm.c holds main.
 # preload/ belongs to the preload libraries only.
-CORE_SRC := $(wildcard tracer/*/*.c allocators/*/*.c) $(filter-out codegen/cli/dmm.c,$(wildcard codegen/*/*.c))
+CORE_SRC := $(wildcard tracer/*/*.c allocators/*/*.c) \
+            $(filter-out codegen/cli/dmm.c codegen/search/mpi_plugin.c,$(wildcard codegen/*/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
 TRACE_SO_SRC := preload/recorder/trace_shim.c preload/common/options.c preload/recorder/recorder.c tracer/format/crc32.c
@@ -67,7 +68,11 @@ BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
 
 
 .PHONY: all bench demo install clean deps evolve tune-glibc FORCE
-all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_PROGS)
+# dmm evolve --mpi opens libdmm_mpi.so: built where Open MPI's mpicc is.
+MPICC  ?= mpicc
+MPI_SO := $(if $(shell command -v $(MPICC) 2>/dev/null),$(O)/libdmm_mpi.so)
+
+all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_PROGS) $(MPI_SO)
 
 # Every build first makes sure the Debian packages are there (fast when they
 # are; installs them as root, else prints the apt-get command and stops).
@@ -130,6 +135,9 @@ WHOLE = -Wl,--whole-archive $(O)/libdmmcore.a -Wl,--no-whole-archive
 $(O)/dmm: $(O)/obj/codegen/cli/dmm.o $(O)/libdmmcore.a
 	$(CC) $(CFLAGS) $(DMM_CFLAGS) -o $@ $< $(WHOLE) $(LDLIBS_CORE)
 
+$(O)/libdmm_mpi.so: codegen/search/mpi_plugin.c codegen/search/mpi.h | deps
+	OMPI_CC=$(CC) $(MPICC) $(CFLAGS) $(DMM_CFLAGS) -fvisibility=hidden -shared -o $@ $<
+
 $(O)/bench/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
@@ -150,7 +158,7 @@ demo: all
 # grammar, search, codegen, libdmm_evolved.so, report (scripts/evolve.sh).
 evolve: deps all
 	@TRACE='$(TRACE)' POP='$(POP)' GENS='$(GENS)' SEED='$(SEED)' JOBS='$(JOBS)' TIME='$(TIME)' \
-	    BUILD='$(BUILD)' scripts/evolve.sh
+	    MPI='$(MPI)' BUILD='$(BUILD)' scripts/evolve.sh
 
 # glibc malloc's tunables for TRACE=file (dmm tune-glibc), or for the bundled
 # workload, recorded first (work_media -f 150: about 110k operations);
@@ -176,6 +184,7 @@ install: all
 	install -m 755 $(O)/libdmmtrace.so $(DESTDIR)$(PREFIX)/lib/libdmmtrace.so
 	install -m 755 $(O)/libdmm.so $(DESTDIR)$(PREFIX)/lib/libdmm.so
 	install -m 755 $(O)/libdmm_evolved.so $(DESTDIR)$(PREFIX)/lib/libdmm_evolved.so
+	$(if $(MPI_SO),install -d $(DESTDIR)$(PREFIX)/lib/dmm && install -m 755 $(MPI_SO) $(DESTDIR)$(PREFIX)/lib/dmm/libdmm_mpi.so)
 	install -d $(DESTDIR)$(PREFIX)/share/dmm
 	install -m 644 scripts/report.py scripts/evolve_report.py scripts/plots.py $(DESTDIR)$(PREFIX)/share/dmm/
 

@@ -9,12 +9,15 @@
 # Tests: libcriterion-dev, clang and libclang-rt-dev (libFuzzer, and the
 #        ThreadSanitizer runtime of make check-tsan), and the real programs
 #        the integration tests run: python3 perl sqlite3 git
+# Search across hosts: openmpi-bin libopenmpi-dev (dmm evolve --mpi, and its
+#        tests)
 # Bench: libjemalloc-dev (the baseline) heaptrack hyperfine, the peers
 #        libmimalloc2.0 libtcmalloc-minimal4, and gnuplot-nox for the plots
 set -u
 
 PKGS="gcc make pkg-config libunwind-dev libzstd-dev libcriterion-dev \
-libjemalloc-dev clang libclang-rt-dev python3 perl sqlite3 git heaptrack hyperfine libmimalloc2.0 libtcmalloc-minimal4 gnuplot-nox"
+libjemalloc-dev clang libclang-rt-dev python3 perl sqlite3 git heaptrack hyperfine libmimalloc2.0 libtcmalloc-minimal4 gnuplot-nox \
+openmpi-bin libopenmpi-dev"
 
 missing=""
 for p in $PKGS; do

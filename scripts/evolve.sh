@@ -2,7 +2,7 @@
 # evolve.sh - the `make evolve` pipeline: a trace in, a memory allocator made
 # for it out.
 #
-#   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS]
+#   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS MPI=N]
 #
 # Without TRACE it records the bundled workload (build/bench/work_media) under
 # libdmmtrace.so; with TRACE it uses that trace (any format dmm reads), named
@@ -11,7 +11,7 @@
 #   stats.txt, stats.json      dmm stats: what the program asks for (Table 2)
 #   grammar.bnf, best.dmm,     dmm evolve: the grammar of the trace and the
 #   log.csv, references.csv,   search over it (POP, GENS, SEED, JOBS, TIME
-#   search.json                passed through)
+#   search.json                passed through; MPI=N: under mpirun -np N)
 #   sim.json                   dmm sim of best.dmm: each allocator's share
 #   dmm_evolved.c              dmm codegen of best.dmm
 #   libdmm_evolved.so          built from it (also copied to build/)
@@ -82,8 +82,17 @@ set --
 [ -n "${SEED:-}" ] && set -- "$@" --seed "$SEED"
 [ -n "${JOBS:-}" ] && set -- "$@" --jobs "$JOBS"
 [ -n "${TIME:-}" ] && set -- "$@" --time "$TIME"
-step "dmm evolve $* --out $tmp/search $trace"
-"$dmm" evolve "$@" --out "$tmp/search" "$trace"
+if [ -n "${MPI:-}" ]; then
+    # MPI=N: N ranks under mpirun on this host (rank 0 searches, the others
+    # evaluate); root needs Open MPI's explicit consent
+    command -v mpirun >/dev/null || die "MPI=$MPI needs mpirun (Debian: openmpi-bin)"
+    [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    step "mpirun -np $MPI dmm evolve --mpi $* --out $tmp/search $trace"
+    mpirun --oversubscribe -np "$MPI" "$dmm" evolve --mpi "$@" --out "$tmp/search" "$trace"
+else
+    step "dmm evolve $* --out $tmp/search $trace"
+    "$dmm" evolve "$@" --out "$tmp/search" "$trace"
+fi
 for f in "$tmp/search"/*; do mv "$f" "$tmp/"; done
 rmdir "$tmp/search"
 

@@ -65,6 +65,61 @@ int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
     return dmm_sim_run_bounded(s, d, name, check_every, NULL, r, err);
 }
 
+/* The blocks of a replay, by id, and their live totals. */
+typedef struct blocks {
+    void  **ptr;
+    size_t *req, *use;     /* requested and usable bytes */
+    size_t  live, live_usable;
+} blocks_t;
+
+/* Replay one operation; 0, or -1 when it is not one (skipped). */
+static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_result_t *r)
+{
+    uint32_t id = op->id;
+    switch (op->kind) {
+    case DMM_OP_ALLOC: {
+        void *p = op->align_log2 > 4 ? dmm_chain_memalign(c, (size_t)1 << op->align_log2, op->size)
+                                     : dmm_chain_malloc(c, op->size);
+        if (!p) {
+            r->failed++;
+            return 0;
+        }
+        bl->ptr[id] = p;
+        break;
+    }
+    case DMM_OP_REALLOC: {
+        /* a block whose allocation failed: treat as a new one */
+        void *p = !bl->ptr[id] ? dmm_chain_malloc(c, op->size)
+                               : dmm_chain_realloc(c, bl->ptr[id], op->size ? op->size : 1);
+        if (!p) {
+            r->failed++;
+            return 0;
+        }
+        if (bl->ptr[id]) {
+            bl->live -= bl->req[id];
+            bl->live_usable -= bl->use[id];
+        }
+        bl->ptr[id] = p;
+        break;
+    }
+    case DMM_OP_FREE:
+        if (bl->ptr[id]) {
+            dmm_chain_free(c, bl->ptr[id]);
+            bl->live -= bl->req[id];
+            bl->live_usable -= bl->use[id];
+            bl->ptr[id] = NULL;
+        }
+        return 0;
+    default:
+        return -1;
+    }
+    bl->req[id] = op->size;
+    bl->use[id] = usable_uncounted(c, bl->ptr[id]);
+    bl->live += bl->req[id];
+    bl->live_usable += bl->use[id];
+    return 0;
+}
+
 int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
                         uint64_t check_every, const dmm_sim_bound_t *b, dmm_sim_result_t *r,
                         dmm_err_t *err)
@@ -74,78 +129,27 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
     dmm_chain_t *c = dmm_chain_new(d, DMM_PS_SIM, err);
     if (!c)
         return -1;
-    void **ptr = calloc(s->nids ? s->nids : 1, sizeof *ptr);
-    size_t *req = calloc(s->nids ? s->nids : 1, sizeof *req);
-    size_t *use = calloc(s->nids ? s->nids : 1, sizeof *use);
-    if (!ptr || !req || !use) {
-        free(ptr);
-        free(req);
-        free(use);
+    blocks_t bl = { 0 };
+    bl.ptr = calloc(s->nids ? s->nids : 1, sizeof *bl.ptr);
+    bl.req = calloc(s->nids ? s->nids : 1, sizeof *bl.req);
+    bl.use = calloc(s->nids ? s->nids : 1, sizeof *bl.use);
+    if (!bl.ptr || !bl.req || !bl.use) {
+        free(bl.ptr);
+        free(bl.req);
+        free(bl.use);
         dmm_chain_delete(c);
         dmm_err_set(err, "out of memory for %u block slots", s->nids);
         return -1;
     }
     double t0 = dmm_sim_now();
-    size_t live = 0, live_usable = 0, peak_seen = 0;
+    size_t peak_seen = 0;
     uint64_t before = 0;
     int rc = 0;
     size_t i;
     for (i = 0; i < s->nops; i++) {
         const dmm_op_t *op = &s->ops[i];
-        uint32_t id = op->id;
-        if (id >= s->nids)
+        if (op->id >= s->nids || replay_op(c, &bl, op, r) != 0)
             continue;
-        switch (op->kind) {
-        case DMM_OP_ALLOC: {
-            void *p = op->align_log2 > 4
-                          ? dmm_chain_memalign(c, (size_t)1 << op->align_log2, op->size)
-                          : dmm_chain_malloc(c, op->size);
-            if (!p) {
-                r->failed++;
-                break;
-            }
-            ptr[id] = p;
-            req[id] = op->size;
-            use[id] = usable_uncounted(c, p);
-            live += req[id];
-            live_usable += use[id];
-            break;
-        }
-        case DMM_OP_REALLOC: {
-            if (!ptr[id]) {   /* its allocation failed: treat as a new one */
-                void *p = dmm_chain_malloc(c, op->size);
-                if (!p) {
-                    r->failed++;
-                    break;
-                }
-                ptr[id] = p;
-            } else {
-                void *p = dmm_chain_realloc(c, ptr[id], op->size ? op->size : 1);
-                if (!p) {
-                    r->failed++;
-                    break;
-                }
-                live -= req[id];
-                live_usable -= use[id];
-                ptr[id] = p;
-            }
-            req[id] = op->size;
-            use[id] = usable_uncounted(c, ptr[id]);
-            live += req[id];
-            live_usable += use[id];
-            break;
-        }
-        case DMM_OP_FREE:
-            if (ptr[id]) {
-                dmm_chain_free(c, ptr[id]);
-                live -= req[id];
-                live_usable -= use[id];
-                ptr[id] = NULL;
-            }
-            break;
-        default:
-            continue;
-        }
         r->ops++;
         uint64_t after = dmm_cost_units(&c->cost);
         uint64_t cost = after - before;
@@ -153,13 +157,13 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
         r->hist[bucket(cost)]++;
         if (cost > r->max_op_cost)
             r->max_op_cost = cost;
-        if (live > r->peak_live)
-            r->peak_live = live;
+        if (bl.live > r->peak_live)
+            r->peak_live = bl.live;
         if (c->ps.peak > peak_seen) {
             /* the footprint's new peak: how is it used at this moment? */
             peak_seen = c->ps.peak;
-            r->int_frag = peak_seen ? (double)(live_usable - live) / (double)peak_seen : 0;
-            r->ext_frag = peak_seen ? (double)(peak_seen - live_usable) / (double)peak_seen : 0;
+            r->int_frag = (double)(bl.live_usable - bl.live) / (double)peak_seen;
+            r->ext_frag = (double)(peak_seen - bl.live_usable) / (double)peak_seen;
         }
         if (check_every && (r->ops % check_every) == 0) {
             size_t v = dmm_chain_check(c);
@@ -184,9 +188,9 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
     for (int i = 0; i < c->n; i++)
         r->served[i] = c->alloc[i].served;
     r->large_served = c->large_served;
-    free(ptr);
-    free(req);
-    free(use);
+    free(bl.ptr);
+    free(bl.req);
+    free(bl.use);
     dmm_chain_delete(c);
     return rc;
 }

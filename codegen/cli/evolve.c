@@ -19,6 +19,7 @@
 
 #include "codegen/cli/util.h"
 #include "codegen/search/evolve.h"
+#include "codegen/search/mpi.h"
 
 static void usage(FILE *f)
 {
@@ -50,10 +51,14 @@ static void usage(FILE *f)
         "                    (same result, slower: shows what the cuts save)\n"
         "  --no-cache        parse TRACE even when TRACE.ops holds its operations, and\n"
         "                    write no TRACE.ops (by default it is kept beside the trace)\n"
+        "  --mpi             under mpirun: rank 0 searches, every other rank evaluates\n"
+        "                    candidates (same result as one process); --jobs is then\n"
+        "                    per rank (1)\n"
         "  -q, --quiet       no progress on stderr\n"
         "\n"
         "Ctrl-C stops the search within a moment and keeps the best so far.\n"
-        "Exit status: 0 done, 1 usage error, 2 bad input or no valid individual.\n");
+        "Exit status: 0 done, 1 usage error, 2 bad input or no valid individual,\n"
+        "3 (--mpi) a rank died or mpirun ended the job: the best so far was written.\n");
 }
 
 /* ---- progress -------------------------------------------------------------- */
@@ -149,7 +154,8 @@ static const real_opt_t *real_option(const char *a)
 /* The options into ev (its trace and DIR too) and *quiet.  *done says the
  * command ends here (--help: 0, a usage error: 1), with the status
  * returned. */
-static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, int *done)
+static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, int *mpi,
+                         int *done)
 {
     dmm_ge_config_t cfg;
     dmm_ge_config_default(&cfg);
@@ -174,6 +180,9 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
             continue;
         } else if (!strcmp(a, "--no-cache")) {
             no_cache = 1;
+            continue;
+        } else if (!strcmp(a, "--mpi")) {
+            *mpi = 1;
             continue;
         } else if (a[0] == '-' && a[1]) {
             if (!v) {
@@ -232,16 +241,36 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
     return 0;
 }
 
-/* The search with its progress line; Ctrl-C ends it after the current
- * generation (a second one kills). */
-static int search(dmm_evolve_t *ev, int quiet, dmm_err_t *err)
+/* mpirun's SIGTERM (it is ending the job): stop as on Ctrl-C. */
+static volatile sig_atomic_t terminated;
+
+static void on_sigterm(int sig)
+{
+    (void)sig;
+    terminated = 1;
+    dmm_cli_interrupted = 1;
+}
+
+/* The search with its progress line; Ctrl-C ends it within a moment (a
+ * second one kills).  With m (rank 0 of an MPI job) the other ranks
+ * evaluate too, and SIGTERM stops it as Ctrl-C does. */
+static int search(dmm_evolve_t *ev, int quiet, dmm_mpi_t *m, dmm_err_t *err)
 {
     progress_t prog = { isatty(2), quiet };
     ev->cfg.progress = on_generation;
     ev->cfg.progress_arg = &prog;
     ev->cfg.stop = &dmm_cli_interrupted;
+    dmm_ge_remote_t rm;
+    if (m) {
+        dmm_mpi_remote(m, &rm);
+        ev->cfg.remote = &rm;
+        if (!ev->cfg.jobs)
+            ev->cfg.jobs = 1;
+    }
     struct sigaction old;
     dmm_cli_catch_sigint(&old);
+    if (terminated)
+        dmm_cli_interrupted = 1;
     int rc = dmm_evolve_search(ev, err);
     dmm_cli_release_sigint(&old);
     if (prog.tty && !quiet)
@@ -250,7 +279,22 @@ static int search(dmm_evolve_t *ev, int quiet, dmm_err_t *err)
         return -1;
     const dmm_ge_gen_t *last = ev->r.nlog ? &ev->r.log[ev->r.nlog - 1] : NULL;
     const char *when = last && last->partial ? "during" : "after";
-    if (ev->r.stopped == DMM_GE_STOPPED)
+    if (ev->r.stopped == DMM_GE_STOPPED && terminated) {
+        int dead = dmm_mpi_dead_worker(m);
+        if (dead > 0)
+            fprintf(stderr, "dmm evolve: rank %d (pid %lld on %s) died %s generation %d; "
+                            "mpirun is ending the job; keeping the best so far\n", dead,
+                    (long long)m->peers[dead].pid, m->peers[dead].host, when, ev->r.nlog - 1);
+        else
+            fprintf(stderr, "dmm evolve: mpirun ended the job %s generation %d (a rank on "
+                            "another host died, or the job was interrupted: see mpirun's "
+                            "message); keeping the best so far\n", when, ev->r.nlog - 1);
+    } else if (ev->r.stopped == DMM_GE_WORKER_FAILED) {
+        int k = ev->r.failed_worker + 1;
+        fprintf(stderr, "dmm evolve: rank %d (pid %lld on %s) failed %s generation %d; "
+                        "keeping the best so far\n", k, (long long)m->peers[k].pid,
+                m->peers[k].host, when, ev->r.nlog - 1);
+    } else if (ev->r.stopped == DMM_GE_STOPPED)
         fprintf(stderr, "dmm evolve: interrupted %s generation %d; keeping the best so far\n",
                 when, ev->r.nlog - 1);
     else if (ev->r.stopped == DMM_GE_TIME)
@@ -291,29 +335,71 @@ static int report(dmm_evolve_t *ev)
     return 0;
 }
 
+/* A worker rank of an MPI job: its own copy of the stream, then replays
+ * until rank 0 says stop. */
+static int mpi_worker(dmm_evolve_t *ev, dmm_mpi_t *m)
+{
+    dmm_err_t err;
+    dmm_opload_t info;
+    int rc = 0;
+    if (dmm_opstream_load(ev->trace, !ev->no_cache, &ev->s, &info, &err) != 0 ||
+        dmm_mpi_work(m, &ev->s, &err) != 0) {
+        fprintf(stderr, "dmm evolve: rank %d: %s\n", m->rank, err.msg);
+        rc = 2;
+    }
+    dmm_mpi_close(m, rc == 0);
+    dmm_evolve_free(ev);
+    return rc;
+}
+
 int dmm_evolve_main(int argc, char **argv)
 {
     dmm_evolve_t ev;
-    int quiet = 0, done;
-    int rc = parse_options(argc, argv, &ev, &quiet, &done);
+    int quiet = 0, mpi = 0, done;
+    int rc = parse_options(argc, argv, &ev, &quiet, &mpi, &done);
     if (done)
         return rc;
     dmm_err_t err;
+    dmm_mpi_t m;
+    if (mpi) {
+        if (!dmm_mpi_under_mpirun()) {
+            fprintf(stderr, "dmm evolve: --mpi: not started by mpirun (run: mpirun -np N "
+                            "dmm evolve --mpi ...)\n");
+            return 2;
+        }
+        if (dmm_mpi_open(&m, &argc, &argv, &err) != 0) {
+            fprintf(stderr, "dmm evolve: %s\n", err.msg);
+            return 2;
+        }
+        if (m.rank != 0)
+            return mpi_worker(&ev, &m);
+        signal(SIGTERM, on_sigterm);
+    }
     int loaded = dmm_evolve_load(&ev, &err) == 0;
     if (ev.warning[0])
         fprintf(stderr, "dmm evolve: warning: %s\n", ev.warning);
+    if (loaded && mpi && dmm_mpi_gather(&m, &ev.s, &terminated, &err) != 0)
+        loaded = 0;
     if (!loaded) {
         fprintf(stderr, "dmm evolve: %s\n", err.msg);
-        dmm_evolve_free(&ev);
-        return 2;
-    }
-    if (dmm_evolve_references(&ev, &err) != 0 ||
-        search(&ev, quiet, &err) != 0 || dmm_evolve_write(&ev, &err) != 0) {
+        rc = 2;
+    } else if (dmm_evolve_references(&ev, &err) != 0 ||
+               search(&ev, quiet, mpi ? &m : NULL, &err) != 0 ||
+               dmm_evolve_write(&ev, &err) != 0) {
         fprintf(stderr, "dmm evolve: %s\n", err.msg);
-        dmm_evolve_free(&ev);
-        return 2;
+        rc = 2;
+    } else {
+        rc = report(&ev);
     }
-    rc = report(&ev);
+    if (mpi) {
+        /* a job mpirun is tearing down: no goodbyes */
+        int ending = terminated || ev.r.stopped == DMM_GE_WORKER_FAILED;
+        if (!ending)
+            dmm_mpi_stop_workers(&m);
+        dmm_mpi_close(&m, !ending);
+        if (ending && rc == 0)
+            rc = 3;
+    }
     dmm_evolve_free(&ev);
     return rc;
 }

@@ -195,7 +195,8 @@ static void put_parameters(dmm_json_t *j, const dmm_evolve_t *ev)
 
 static void put_search(FILE *f, const dmm_evolve_t *ev)
 {
-    static const char *const why[] = { "completed", "time budget", "interrupted" };
+    static const char *const why[] = { "completed", "time budget", "interrupted",
+                                       "a worker failed" };
     const dmm_ge_result_t *r = &ev->r;
     dmm_json_t j;
     dmm_json_begin(&j, f, 1);

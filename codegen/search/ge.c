@@ -223,6 +223,7 @@ typedef struct state {
     double    deadline;    /* now() when the time budget is spent; 0: none */
     int       interrupted; /* a simulation was stopped: the search ends */
     int       best_hopeless; /* the run's best so far is ranked at the cap */
+    int       failed_worker; /* a remote worker failed: which; else -1 */
     indiv_t  *pop, *next;
     uint32_t *spare;       /* the unused second child of an odd count */
     char     *pheno;       /* mapping output */
@@ -311,6 +312,22 @@ static void rank_replay(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
     }
 }
 
+/* x's result from its replay r, here or on another process. */
+static void apply_result(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
+{
+    x->cut = 0;
+    x->saved = 0;
+    if (r->interrupted) {
+        set_invalid(x);
+        x->unevaluated = 1;
+        __atomic_store_n(&st->interrupted, 1, __ATOMIC_RELAXED);
+        return;   /* not cached: it has no result */
+    }
+    rank_replay(st, x, r);
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->F) != 0)
+        __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+}
+
 /* Simulate one individual (a worker thread). */
 static void simulate(state_t *st, indiv_t *x)
 {
@@ -325,22 +342,11 @@ static void simulate(state_t *st, indiv_t *x)
         set_invalid(x);
         return;
     }
-    x->cut = 0;
-    x->saved = 0;
     if (dmm_sim_run_bounded(st->s, &x->desc, "ge", 0, &st->bound, r, &err) != 0) {
-        set_invalid(x);
-    } else if (r->interrupted) {
-        set_invalid(x);
-        x->unevaluated = 1;
-        __atomic_store_n(&st->interrupted, 1, __ATOMIC_RELAXED);
-        free(r);
-        return;   /* not cached: it has no result */
-    } else {
-        rank_replay(st, x, r);
+        memset(r, 0, sizeof *r);   /* the chain did not build: invalid */
     }
+    apply_result(st, x, r);
     free(r);
-    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->F) != 0)
-        __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
 }
 
 /* Must the search stop now (a stop request, the time budget)? */
@@ -355,17 +361,78 @@ static int must_stop(state_t *st)
     return 0;
 }
 
+/* The next individual to simulate, or -1 (none left, or stop). */
+static int take_next(state_t *st)
+{
+    pthread_mutex_lock(&st->wlock);
+    int i = st->cursor < st->nwork && !must_stop(st) ? st->work[st->cursor++] : -1;
+    pthread_mutex_unlock(&st->wlock);
+    return i;
+}
+
 static void *worker(void *arg)
 {
     state_t *st = arg;
-    for (;;) {
-        pthread_mutex_lock(&st->wlock);
-        int i = st->cursor < st->nwork && !must_stop(st) ? st->work[st->cursor++] : -1;
-        pthread_mutex_unlock(&st->wlock);
-        if (i < 0)
-            return NULL;
+    for (int i; (i = take_next(st)) >= 0;)
         simulate(st, &st->pop[i]);
+    return NULL;
+}
+
+/* The calling thread's part with cfg.remote: keep every remote worker busy
+ * and take their results.  A stop request abandons what is out; a worker
+ * that fails ends the search. */
+static void dispatch(state_t *st)
+{
+    const dmm_ge_remote_t *rm = st->cfg->remote;
+    int nw = rm->nworkers, busy = 0;
+    int *out = malloc((size_t)(nw > 0 ? nw : 1) * sizeof *out);   /* item, or -1: idle */
+    dmm_sim_result_t *r = malloc(sizeof *r);
+    if (!out || !r) {
+        free(out);
+        free(r);
+        __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+        return;
     }
+    for (int w = 0; w < nw; w++)
+        out[w] = -1;
+    for (;;) {
+        for (int w = 0; w < nw && st->failed_worker < 0; w++) {
+            if (out[w] >= 0)
+                continue;
+            int i = take_next(st);
+            if (i < 0)
+                break;
+            double left = st->deadline > 0 ? st->deadline - now() : 0;
+            if (st->deadline > 0 && left <= 0)
+                left = 1e-3;
+            out[w] = i;
+            busy++;
+            if (rm->start(rm->arg, w, i, st->pop[i].key, &st->bound, left) != 0)
+                st->failed_worker = w;
+        }
+        if (!busy || st->failed_worker >= 0 || (st->cfg->stop && *st->cfg->stop))
+            break;
+        int w = -1, item = -1;
+        int got = rm->finish(rm->arg, &w, &item, r, 0.05);
+        if (got < 0) {
+            st->failed_worker = w >= 0 ? w : 0;
+            break;
+        }
+        if (got == 1 && w >= 0 && w < nw && out[w] == item) {
+            apply_result(st, &st->pop[item], r);
+            out[w] = -1;
+            busy--;
+        }
+    }
+    for (int w = 0; w < nw; w++)   /* abandoned: no result */
+        if (out[w] >= 0) {
+            set_invalid(&st->pop[out[w]]);
+            st->pop[out[w]].unevaluated = 1;
+        }
+    if (st->failed_worker >= 0 || busy)
+        __atomic_store_n(&st->interrupted, 1, __ATOMIC_RELAXED);
+    free(out);
+    free(r);
 }
 
 /* ---- the operators -------------------------------------------------------- */
@@ -482,15 +549,20 @@ static int evaluate(state_t *st, int from)
 
     st->cursor = 0;
     st->simulations += (uint64_t)st->nwork;
+    int remote = cfg->remote && !custom && cfg->remote->nworkers > 0;
     int nthreads = st->jobs < st->nwork ? st->jobs : st->nwork;
     pthread_t tid[256];
     int started = 0;
-    for (int k = 1; k < nthreads && k < 256; k++) {
+    /* the calling thread simulates too, or hands out the remote work */
+    for (int k = remote ? 0 : 1; k < nthreads && k < 256; k++) {
         if (pthread_create(&tid[started], NULL, worker, st) != 0)
             break;
         started++;
     }
-    worker(st);
+    if (remote)
+        dispatch(st);
+    else
+        worker(st);
     for (int k = 0; k < started; k++)
         pthread_join(tid[k], NULL);
 
@@ -785,6 +857,7 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
         st.jobs = 256;
     rng_seed(&st.rng, cfg->seed);
     st.cap = DMM_GE_WORST;
+    st.failed_worker = -1;
     if (!cfg->custom && references(&st, err) != 0)
         return -1;
     if (cfg->time_budget > 0)
@@ -839,8 +912,12 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
         if (ev == 1)
             break;
     }
-    if (st.interrupted)
+    if (st.failed_worker >= 0) {
+        r->stopped = DMM_GE_WORKER_FAILED;
+        r->failed_worker = st.failed_worker;
+    } else if (st.interrupted) {
         r->stopped = cfg->stop && *cfg->stop ? DMM_GE_STOPPED : DMM_GE_TIME;
+    }
     if (r->found && st.best_hopeless && !cfg->custom && finish_best(&st, r) != 0)
         goto oom;
     rc = 0;

@@ -68,6 +68,7 @@
 #include <stdint.h>
 
 #include "allocators/chain/desc.h"
+#include "allocators/sim/sim.h"
 #include "codegen/grammar/grammar.h"
 #include "codegen/search/fitness.h"
 #include "tracer/format/opstream.h"
@@ -90,6 +91,26 @@ typedef struct dmm_ge_custom {
     double (*fitness)(const char *key, uint64_t *T, size_t *M, void *arg);
     void    *arg;
 } dmm_ge_custom_t;
+
+/* Evaluations on other processes (codegen/search/mpi.c: Open MPI ranks).
+ * A DMM's evaluation is a pure function of the operation stream, its
+ * description and the bound, so a remote one ranks the same as a local
+ * one.  start() hands worker w (0 .. nworkers-1) the canonical .dmm text of
+ * population index item, to replay under bound b with at most seconds_left
+ * of time (<= 0: no limit); finish() waits up to timeout_s for a result:
+ * 1 with *w, *item and r (the replay's T, M, ops, seconds, failed,
+ * capped_at, over_fail_at, interrupted, complete; r->M 0 and not complete
+ * when the description did not build), 0 when none came, -1 when a
+ * worker failed (*w says which).  The calling thread hands out the work
+ * while cfg.jobs local threads simulate as well; both take the next
+ * individual in index order. */
+typedef struct dmm_ge_remote {
+    int    nworkers;
+    int  (*start)(void *arg, int w, int item, const char *text, const dmm_sim_bound_t *b,
+                  double seconds_left);
+    int  (*finish)(void *arg, int *w, int *item, dmm_sim_result_t *r, double timeout_s);
+    void  *arg;
+} dmm_ge_remote_t;
 
 typedef struct dmm_ge_config {
     int      pop;           /* population size (100) */
@@ -123,6 +144,8 @@ typedef struct dmm_ge_config {
     void    *progress_arg;
     /* NULL: DMMs scored by eq. 1 on the simulator (the paper's search). */
     const dmm_ge_custom_t *custom;
+    /* NULL: every evaluation in this process. */
+    const dmm_ge_remote_t *remote;
 } dmm_ge_config_t;
 
 /* One generation: a row of log.csv. */
@@ -151,7 +174,7 @@ struct dmm_ge_gen {
                                only the individuals evaluated count */
 };
 
-enum { DMM_GE_DONE = 0, DMM_GE_TIME, DMM_GE_STOPPED };
+enum { DMM_GE_DONE = 0, DMM_GE_TIME, DMM_GE_STOPPED, DMM_GE_WORKER_FAILED };
 
 typedef struct dmm_ge_result {
     int          found;        /* a valid individual was seen */
@@ -172,6 +195,7 @@ typedef struct dmm_ge_result {
     double       saved_s;
     double       seconds;
     int          stopped;      /* DMM_GE_* */
+    int          failed_worker; /* DMM_GE_WORKER_FAILED: which (remote's w) */
 } dmm_ge_result_t;
 
 /* The paper's parameters (section 6.3), seed 1, jobs 0. */
