@@ -35,9 +35,15 @@ static size_t usable_uncounted(dmm_chain_t *c, void *p)
     return u;
 }
 
-/* After each operation: 1 when the bound ends the replay here. */
+/* Stop and deadline are looked at every 4096 operations, and whenever
+ * the cost grew by this much since (a few milliseconds of work: one
+ * operation of a hopeless DMM may walk millions of list nodes). */
+#define CHECK_COST ((uint64_t)1 << 22)
+
+/* After each operation: 1 when the bound ends the replay here.  *next_T is
+ * the cost at which stop and deadline are looked at next. */
 static int bound_reached(const dmm_sim_bound_t *b, const dmm_chain_t *c, uint64_t T,
-                         dmm_sim_result_t *r)
+                         dmm_sim_result_t *r, uint64_t *next_T)
 {
     if (r->failed > b->fail_limit) {
         r->over_fail_at = r->ops;
@@ -51,8 +57,10 @@ static int bound_reached(const dmm_sim_bound_t *b, const dmm_chain_t *c, uint64_
                 return 1;
         }
     }
-    if ((r->ops & 4095) == 0 &&
-        ((b->stop && *b->stop) || (b->deadline > 0 && dmm_sim_now() >= b->deadline))) {
+    if ((r->ops & 4095) != 0 && T < *next_T)
+        return 0;
+    *next_T = T + CHECK_COST;
+    if ((b->stop && *b->stop) || (b->deadline > 0 && dmm_sim_now() >= b->deadline)) {
         r->interrupted = 1;
         return 1;
     }
@@ -143,7 +151,7 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
     }
     double t0 = dmm_sim_now();
     size_t peak_seen = 0;
-    uint64_t before = 0;
+    uint64_t before = 0, next_check = CHECK_COST;
     int rc = 0;
     size_t i;
     for (i = 0; i < s->nops; i++) {
@@ -171,7 +179,7 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
                 dmm_err_set(err, "%s: %zu violations after operation %zu", name, v, i);
             r->violations += v;
         }
-        if (b && bound_reached(b, c, after, r)) {
+        if (b && bound_reached(b, c, after, r, &next_check)) {
             i++;
             break;
         }

@@ -39,7 +39,9 @@ static inline double dmm_sim_weighted(uint64_t T, size_t M, uint64_t T_ref, size
  * trace's peak of live bytes, when no request may fail: every live block
  * lies in memory held from the page source).  Failing more than fail_limit
  * requests ends the replay (r->over_fail_at).  stop and deadline end it too
- * (r->interrupted): they are looked at every 4096 operations. */
+ * (r->interrupted): they are looked at every 4096 operations and whenever
+ * T grew by 2^22 since the last look (one operation of a hopeless DMM may
+ * walk millions of list nodes). */
 typedef struct dmm_sim_bound {
     uint64_t T_ref;
     size_t   M_ref;

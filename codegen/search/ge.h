@@ -42,7 +42,7 @@
  * F, T and M are real.
  *
  * Stopping: a time budget (cfg.time_budget) or a stop request ends the
- * simulations under way within a few thousand operations; the generation
+ * simulations under way within milliseconds (sim.h); the generation
  * is then partial and its evaluated individuals count.
  *
  * Reproducibility: every random number comes from one generator seeded by
@@ -126,7 +126,7 @@ typedef struct dmm_ge_config {
     int      jobs;          /* simulation threads; 0 = online CPUs */
     double   time_budget;   /* seconds; > 0: stop when it is spent */
     /* Set (e.g. by a signal handler) to stop the search: the simulations
-     * under way end within a few thousand operations. */
+     * under way end within milliseconds. */
     volatile sig_atomic_t *stop;
     /* The references, kng and lea simulated on the stream (fitness.h);
      * kng.T or lea.M 0 = simulate them at the start. */
