@@ -145,6 +145,7 @@ $(O)/bench/%: bench/%.c | deps
 bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/tracer_overhead.py --build $(O)
 	@python3 bench/sim_speed.py --build $(O)
+	@python3 bench/evolve_speed.py --build $(O)
 	@python3 bench/evolved_speed.py --build $(O)
 	@python3 bench/peers.py --build $(O)
 	@python3 bench/tune_glibc.py --build $(O)

@@ -35,7 +35,8 @@ sys.path.insert(0, HERE)
 import plots  # noqa: E402
 
 # further benchmarks of make bench, included as they are when present
-EXTRA = [("tune_glibc.md", "Tuning glibc's malloc instead: dmm tune-glibc"),
+EXTRA = [("evolve_speed.md", "How long the search takes: dmm evolve on real programs' traces"),
+         ("tune_glibc.md", "Tuning glibc's malloc instead: dmm tune-glibc"),
          ("offload.md", "Frees offloaded to a helper thread: DMM_OFFLOAD")]
 
 

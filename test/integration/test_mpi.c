@@ -53,6 +53,11 @@ static void setup(void)
     /* mpirun refuses root without this */
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    /* under make check-sanitize: Open MPI 4.1 leaves its own allocations
+     * behind at MPI_Finalize, inside components it has already unloaded, so
+     * LeakSanitizer can neither name nor suppress them (dmm's own code on
+     * these paths is leak-checked by the single-process tests) */
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
     cr_assert_eq(system("command -v mpirun >/dev/null"), 0,
                  "mpirun is missing: scripts/deps.sh installs openmpi-bin");
     cr_assert_eq(access(DMM_BUILD_DIR "/libdmm_mpi.so", F_OK), 0,

@@ -354,7 +354,7 @@ static void churn_trace(dmm_trace_t *t, int nlive, int nchurn, int nsizes)
 static void load_churn(dmm_opstream_t *s, dmm_grammar_t **g)
 {
     dmm_trace_t t;
-    churn_trace(&t, 2000, 60000, 2000);
+    churn_trace(&t, 1500, 30000, 2000);
     dmm_err_t e = { { 0 } };
     cr_assert_eq(dmm_opstream_build(&t, s, &e), 0, "%s", e.msg);
     char *text = dmm_grammar_for_trace(&t, 0, "churn.trc", &e);
@@ -389,8 +389,8 @@ Test(ge, cutting_hopeless_candidates_changes_nothing_but_the_time)
     dmm_ge_result_t cut, full;
     dmm_err_t err = { { 0 } };
     small_config(&c, 3, 2);
-    c.pop = 40;
-    c.gens = 6;
+    c.pop = 30;
+    c.gens = 4;
     cr_assert_eq(dmm_ge_run(&c, g, &s, &cut, &err), 0, "%s", err.msg);
     c.finish_hopeless = 1;
     cr_assert_eq(dmm_ge_run(&c, g, &s, &full, &err), 0, "%s", err.msg);
