@@ -5,8 +5,8 @@ with and without cutting hopeless candidates short.
     python3 bench/evolve_speed.py [--build B] [--big-entries N] [--budget S] [--quick]
 
 Records, under libdmmtrace.so, the workloads of bench/record_traces.py
-(sqlite3, python3, perl) and a big one: python3 with --big-entries (80000)
-dict entries, about 10 M allocator operations.  For each trace:
+(sqlite3, python3, perl) and a big one: python3 with --big-entries (100000)
+dict entries, about 11 M allocator operations.  For each trace:
 
   generation 0 of the paper's search (population 100, 2 jobs), with the
   default --hopeless 2 and with --hopeless 0 (every candidate simulated to
@@ -74,7 +74,7 @@ def gen0_row(name, ops, res):
 
 def main():
     ap = benchlib.parser(__doc__, 1)
-    ap.add_argument("--big-entries", type=int, default=80000)
+    ap.add_argument("--big-entries", type=int, default=100000)
     ap.add_argument("--budget", type=float, default=900)
     ap.add_argument("--nocut-max", type=float, default=1200)
     ap.add_argument("--quick", action="store_true")
