@@ -374,6 +374,7 @@ int dmm_evolve_main(int argc, char **argv)
         if (m.rank != 0)
             return mpi_worker(&ev, &m);
         signal(SIGTERM, on_sigterm);
+        m.stop = &dmm_cli_interrupted;
     }
     int loaded = dmm_evolve_load(&ev, &err) == 0;
     if (ev.warning[0])

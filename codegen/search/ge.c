@@ -407,7 +407,8 @@ static void dispatch(state_t *st)
                 left = 1e-3;
             out[w] = i;
             busy++;
-            if (rm->start(rm->arg, w, i, st->pop[i].key, &st->bound, left) != 0)
+            if (rm->start(rm->arg, w, i, st->pop[i].key, &st->bound, left) != 0 &&
+                !(st->cfg->stop && *st->cfg->stop))
                 st->failed_worker = w;
         }
         if (!busy || st->failed_worker >= 0 || (st->cfg->stop && *st->cfg->stop))

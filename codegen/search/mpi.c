@@ -176,7 +176,7 @@ static int remote_start(void *arg, int w, int item, const char *text, const dmm_
     j.bound.deadline = 0;
     memcpy(m->buf, &j, sizeof j);
     memcpy(m->buf + sizeof j, text, tl);
-    return m->api->send(w + 1, TAG_JOB, m->buf, sizeof j + tl);
+    return m->api->send(w + 1, TAG_JOB, m->buf, sizeof j + tl, m->stop);
 }
 
 static int remote_finish(void *arg, int *w, int *item, dmm_sim_result_t *r, double timeout_s)
@@ -216,7 +216,7 @@ void dmm_mpi_remote(dmm_mpi_t *m, dmm_ge_remote_t *rm)
 void dmm_mpi_stop_workers(dmm_mpi_t *m)
 {
     for (int k = 1; k < m->size; k++)
-        m->api->send(k, TAG_STOP, NULL, 0);
+        m->api->send(k, TAG_STOP, NULL, 0, m->stop);
 }
 
 int dmm_mpi_dead_worker(const dmm_mpi_t *m)
@@ -277,7 +277,7 @@ int dmm_mpi_work(dmm_mpi_t *m, const dmm_opstream_t *s, dmm_err_t *err)
     signal(SIGINT, SIG_IGN);
     hello_t h;
     own_hello(&h, s);
-    if (m->api->send(0, TAG_HELLO, &h, sizeof h) != 0)
+    if (m->api->send(0, TAG_HELLO, &h, sizeof h, NULL) != 0)
         return dmm_err_set(err, "--mpi: rank %d cannot reach rank 0", m->rank);
     for (;;) {
         int src, tag;
@@ -294,7 +294,7 @@ int dmm_mpi_work(dmm_mpi_t *m, const dmm_opstream_t *s, dmm_err_t *err)
         memcpy(&j, m->buf, sizeof j);
         result_t x;
         replay(s, &j, m->buf + sizeof j, &x);
-        if (m->api->send(0, TAG_RESULT, &x, sizeof x) != 0)
+        if (m->api->send(0, TAG_RESULT, &x, sizeof x, NULL) != 0)
             return dmm_err_set(err, "--mpi: rank %d cannot reach rank 0", m->rank);
     }
 }

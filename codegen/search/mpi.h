@@ -27,15 +27,16 @@
 #include "tracer/base/err.h"
 #include "tracer/format/opstream.h"
 
-#define DMM_MPI_ABI 1
+#define DMM_MPI_ABI 2
 
 /* What libdmm_mpi.so exports as `dmm_mpi_api`. */
 typedef struct dmm_mpi_api {
     int    abi;    /* DMM_MPI_ABI */
     /* MPI_Init_thread (funneled), errors returned; 0, or -1 with msg */
     int  (*init)(int *argc, char ***argv, int *rank, int *size, char *msg, size_t cap);
-    /* len bytes to rank `to` with tag; 0 or -1 */
-    int  (*send)(int to, int tag, const void *buf, size_t len);
+    /* len bytes to rank `to` with tag, waiting for the send to complete
+     * unless *stop is raised (stop may be NULL); 0, or -1 (error, or stop) */
+    int  (*send)(int to, int tag, const void *buf, size_t len, const volatile sig_atomic_t *stop);
     /* the next message (from any rank when from < 0) within timeout_s (< 0:
      * no limit), polling without spinning: 1 (src, tag, len set; at most cap
      * bytes into buf, -1 if it was longer), 0 none yet, -1 an error */
@@ -54,6 +55,8 @@ typedef struct dmm_mpi {
     void           *handle;     /* dlopen's */
     int             rank, size;
     dmm_mpi_peer_t *peers;      /* rank 0: every rank's pid and host */
+    const volatile sig_atomic_t *stop;   /* rank 0: gives up a send to a rank
+                                            that no longer receives */
     char           *buf;        /* messages */
     size_t          cap;
 } dmm_mpi_t;

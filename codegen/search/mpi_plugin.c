@@ -3,6 +3,7 @@
  * Built with mpicc; only the thread that called init uses it (funneled). */
 #include <mpi.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -25,11 +26,31 @@ static int p_init(int *argc, char ***argv, int *rank, int *size, char *msg, size
     return 0;
 }
 
-static int p_send(int to, int tag, const void *buf, size_t len)
+static void nap(void)
+{
+    struct timespec t = { 0, 200000 };
+    nanosleep(&t, NULL);
+}
+
+/* A send that a dead receiver cannot hold forever: over shared memory, a
+ * rank that died leaves its queue full and MPI_Send would wait for it. */
+static int p_send(int to, int tag, const void *buf, size_t len, const volatile sig_atomic_t *stop)
 {
     if (len > (size_t)0x7fffffff)
         return -1;
-    return MPI_Send(buf, (int)len, MPI_BYTE, to, tag, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+    MPI_Request req;
+    if (MPI_Isend(buf, (int)len, MPI_BYTE, to, tag, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        return -1;
+    for (;;) {
+        int done = 0;
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return -1;
+        if (done)
+            return 0;
+        if (stop && *stop)
+            return -1;   /* the job is ending: leave the request */
+        nap();
+    }
 }
 
 static double now(void)
@@ -53,9 +74,7 @@ static int p_recv(int from, int *src, int *tag, void *buf, size_t cap, size_t *l
             break;
         if (timeout_s >= 0 && now() >= end)
             return 0;
-        /* a blocking receive would spin a core: poll every 200 us instead */
-        struct timespec nap = { 0, 200000 };
-        nanosleep(&nap, NULL);
+        nap();   /* a blocking receive would spin a core: poll every 200 us */
     }
     int n;
     if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0 || (size_t)n > cap)
