@@ -87,9 +87,9 @@ if [ -n "${MPI:-}" ]; then
     # evaluate); root needs Open MPI's explicit consent
     command -v mpirun >/dev/null || die "MPI=$MPI needs mpirun (Debian: openmpi-bin)"
     [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    # when a rank dies, mpirun's SIGKILL follows its SIGTERM after 1 s by
-    # default: give rank 0 time to write the best so far
-    export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-10}
+    # when a rank dies, mpirun leaves the others 1 s (by default) between
+    # its SIGTERM and its SIGKILL: give rank 0 time to write the best so far
+    export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-5}
     step "mpirun -np $MPI dmm evolve --mpi $* --out $tmp/search $trace"
     mpirun --oversubscribe -np "$MPI" "$dmm" evolve --mpi "$@" --out "$tmp/search" "$trace"
 else

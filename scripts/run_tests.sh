@@ -5,9 +5,12 @@ set -u
 jobs=${JOBS:-2}
 passed=0 failed=0 broken=""
 for t in "$@"; do
+    t0=$(date +%s)
     out=$("$t" --jobs "$jobs" 2>&1)
     rc=$?
-    printf '%s\n' "$out" | grep -v '^\[----\]   $' | grep -E '^\[(FAIL|----)\]|Synthesis' | sed "s|^|$(basename "$t"): |"
+    secs=$(($(date +%s) - t0))
+    printf '%s\n' "$out" | grep -v '^\[----\]   $' | grep -E '^\[(FAIL|----)\]|Synthesis' |
+        sed "s|^|$(basename "$t"): |; /Synthesis/s|\$| (${secs} s)|"
     syn=$(printf '%s\n' "$out" | grep 'Synthesis' | tail -1)
     p=$(printf '%s' "$syn" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
     f=$(printf '%s' "$syn" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')

@@ -241,12 +241,16 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
     return 0;
 }
 
-/* mpirun's SIGTERM (it is ending the job): stop as on Ctrl-C. */
-static volatile sig_atomic_t terminated;
+/* mpirun's SIGTERM (it is ending the job): stop as on Ctrl-C, and note at
+ * once which worker died, before the others leave too. */
+static volatile sig_atomic_t terminated, dead_rank = -1;
+static dmm_mpi_t *the_job;
 
 static void on_sigterm(int sig)
 {
     (void)sig;
+    if (!terminated && the_job)
+        dead_rank = dmm_mpi_dead_worker(the_job);
     terminated = 1;
     dmm_cli_interrupted = 1;
 }
@@ -280,7 +284,7 @@ static int search(dmm_evolve_t *ev, int quiet, dmm_mpi_t *m, dmm_err_t *err)
     const dmm_ge_gen_t *last = ev->r.nlog ? &ev->r.log[ev->r.nlog - 1] : NULL;
     const char *when = last && last->partial ? "during" : "after";
     if (ev->r.stopped == DMM_GE_STOPPED && terminated) {
-        int dead = dmm_mpi_dead_worker(m);
+        int dead = dead_rank;
         if (dead > 0)
             fprintf(stderr, "dmm evolve: rank %d (pid %lld on %s) died %s generation %d; "
                             "mpirun is ending the job; keeping the best so far\n", dead,
@@ -375,6 +379,7 @@ int dmm_evolve_main(int argc, char **argv)
             return mpi_worker(&ev, &m);
         signal(SIGTERM, on_sigterm);
         m.stop = &dmm_cli_interrupted;
+        the_job = &m;
     }
     int loaded = dmm_evolve_load(&ev, &err) == 0;
     if (ev.warning[0])
@@ -397,6 +402,7 @@ int dmm_evolve_main(int argc, char **argv)
         int ending = terminated || ev.r.stopped == DMM_GE_WORKER_FAILED;
         if (!ending)
             dmm_mpi_stop_workers(&m);
+        the_job = NULL;
         dmm_mpi_close(&m, !ending);
         if (ending && rc == 0)
             rc = 3;

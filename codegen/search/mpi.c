@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,6 +149,9 @@ int dmm_mpi_gather(dmm_mpi_t *m, const dmm_opstream_t *s, const volatile sig_ato
         h.host[sizeof h.host - 1] = 0;
         m->peers[k].pid = h.pid;
         memcpy(m->peers[k].host, h.host, sizeof h.host);
+        if (!strcmp(h.host, mine.host) && h.pid > 0)   /* a rank on this host */
+            snprintf(m->peers[k].stat_path, sizeof m->peers[k].stat_path, "/proc/%lld/stat",
+                     (long long)h.pid);
         if (h.nops != mine.nops || h.nids != mine.nids || h.crc != mine.crc)
             return dmm_err_set(err, "--mpi: rank %d (pid %lld on %s) read another trace: %llu "
                                     "operations, CRC %08x; rank 0 has %llu, CRC %08x (give "
@@ -219,23 +223,31 @@ void dmm_mpi_stop_workers(dmm_mpi_t *m)
         m->api->send(k, TAG_STOP, NULL, 0, m->stop);
 }
 
+/* Rank k's process is gone (or a zombie), by its /proc/PID/stat; only
+ * async-signal-safe calls. */
+static int gone(const dmm_mpi_peer_t *p)
+{
+    char st[512];
+    int fd = open(p->stat_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    ssize_t n = read(fd, st, sizeof st - 1);
+    close(fd);
+    if (n <= 0)
+        return 1;
+    st[n] = 0;
+    const char *end = NULL;   /* "pid (comm) S ...": the state after the last ')' */
+    for (const char *c = st; *c; c++)
+        if (*c == ')')
+            end = c;
+    return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
+}
+
 int dmm_mpi_dead_worker(const dmm_mpi_t *m)
 {
-    for (int k = 1; k < m->size; k++) {
-        if (strcmp(m->peers[k].host, m->peers[0].host) != 0 || m->peers[k].pid <= 0)
-            continue;
-        char path[64], st[512];
-        snprintf(path, sizeof path, "/proc/%lld/stat", (long long)m->peers[k].pid);
-        FILE *f = fopen(path, "r");
-        if (!f)
+    for (int k = 1; k < m->size; k++)
+        if (m->peers[k].stat_path[0] && gone(&m->peers[k]))
             return k;
-        size_t n = fread(st, 1, sizeof st - 1, f);
-        fclose(f);
-        st[n] = 0;
-        const char *close = strrchr(st, ')');   /* "pid (comm) S ..." */
-        if (close && (close[2] == 'Z' || close[2] == 'X'))
-            return k;
-    }
     return -1;
 }
 
@@ -269,11 +281,17 @@ static void replay(const dmm_opstream_t *s, const job_t *j, const char *text, re
     free(r);
 }
 
+static void linger(int sig)
+{
+    (void)sig;
+    alarm(2);   /* SIGALRM's default action ends the process */
+}
+
 int dmm_mpi_work(dmm_mpi_t *m, const dmm_opstream_t *s, dmm_err_t *err)
 {
-    /* mpirun ends a job with SIGTERM to every rank: stay, so that rank 0
-     * can tell a worker that died from one that was told to go */
-    signal(SIGTERM, SIG_IGN);
+    /* mpirun ends a job with SIGTERM to every rank: stay 2 s more, so that
+     * rank 0 can tell a worker that died from one that was told to go */
+    signal(SIGTERM, linger);
     signal(SIGINT, SIG_IGN);
     hello_t h;
     own_hello(&h, s);

@@ -13,9 +13,9 @@
  * Rank 0 checks that every worker holds the same operation stream (count,
  * ids and CRC-32C of the operations) and learns each worker's pid and host.
  * When a worker dies, mpirun ends the job by sending SIGTERM to every rank;
- * workers ignore it (mpirun's SIGKILL follows), so rank 0 can tell which
- * of its own host's workers is gone and name it; rank 0 itself stops as on
- * Ctrl-C and keeps the best so far. */
+ * workers stay 2 s more, and rank 0 looks at once (in its SIGTERM handler)
+ * which of its own host's workers is already gone, to name it; rank 0
+ * itself stops as on Ctrl-C and keeps the best so far. */
 #ifndef DMM_SEARCH_MPI_H
 #define DMM_SEARCH_MPI_H
 
@@ -48,6 +48,7 @@ typedef struct dmm_mpi_api {
 typedef struct dmm_mpi_peer {
     int64_t pid;
     char    host[64];
+    char    stat_path[40];   /* /proc/PID/stat of a rank on rank 0's host, else "" */
 } dmm_mpi_peer_t;
 
 typedef struct dmm_mpi {
@@ -76,8 +77,8 @@ void dmm_mpi_stop_workers(dmm_mpi_t *m);
 /* A worker: hello, then replay what rank 0 sends until it says stop.  0, or
  * -1 with err. */
 int  dmm_mpi_work(dmm_mpi_t *m, const dmm_opstream_t *s, dmm_err_t *err);
-/* Rank 0 after a SIGTERM: the first worker on this host that is gone
- * (its rank), or -1. */
+/* Rank 0: the first worker on this host whose process is gone (its rank),
+ * or -1.  Async-signal-safe: rank 0's SIGTERM handler calls it. */
 int  dmm_mpi_dead_worker(const dmm_mpi_t *m);
 /* MPI_Finalize (unless the job is being torn down: skip) and unload. */
 void dmm_mpi_close(dmm_mpi_t *m, int finalize);

@@ -17,7 +17,7 @@
 
 static char dir[64], rep[128];
 
-/* 3000 blocks of 300 sizes, half of them freed, then 20000 frees and
+/* 2000 blocks of 300 sizes, half of them freed, then 10000 frees and
  * mallocs: a search over it takes a moment per generation. */
 static void setup(void)
 {
@@ -26,7 +26,7 @@ static void setup(void)
     snprintf(rep, sizeof rep, "%s/t.rep", dir);
     FILE *f = fopen(rep, "w");
     cr_assert_not_null(f);
-    enum { LIVE = 3000, CHURN = 20000 };
+    enum { LIVE = 2000, CHURN = 10000 };
     static int id_of[LIVE];
     int next = 0;
     uint64_t x = 99;
@@ -58,10 +58,10 @@ static void setup(void)
      * LeakSanitizer can neither name nor suppress them (dmm's own code on
      * these paths is leak-checked by the single-process tests) */
     setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-    /* mpirun gives a rank 1 s between its SIGTERM and SIGKILL: on a loaded
-     * machine (make test runs test binaries side by side, sanitized) rank 0
-     * needs longer to write what it has */
-    setenv("OMPI_MCA_odls_base_sigkill_timeout", "30", 1);
+    /* when a rank dies, mpirun waits this many seconds (1 by default)
+     * before its SIGTERM and again before its SIGKILL: on a loaded machine
+     * (make test, sanitized) rank 0 needs more than 1 s to write its best */
+    setenv("OMPI_MCA_odls_base_sigkill_timeout", "5", 1);
     cr_assert_eq(system("command -v mpirun >/dev/null"), 0,
                  "mpirun is missing: scripts/deps.sh installs openmpi-bin");
     cr_assert_eq(access(DMM_BUILD_DIR "/libdmm_mpi.so", F_OK), 0,
@@ -139,12 +139,13 @@ Test(mpi, outside_mpirun_one_message_and_exit_2)
     cr_expect_neq(access(out, F_OK), 0, "nothing written");
 }
 
-/* The pid of the dmm process of MPI rank `rank`, or 0. */
-static pid_t rank_pid(int rank)
+/* The pid of MPI rank `rank` of the dmm whose command line has `mark`, or
+ * 0 (the other tests of this file may run their own jobs meanwhile). */
+static pid_t rank_pid(int rank, const char *mark)
 {
-    char cmd[256], want[64];
+    char cmd[512], want[64];
     snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
-    snprintf(cmd, sizeof cmd, "pgrep -f -- '%s evolve --mpi'", DMM);
+    snprintf(cmd, sizeof cmd, "pgrep -f -- '%s evolve --mpi.*%s'", DMM, mark);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
     long pid;
@@ -190,7 +191,9 @@ Test(mpi, a_worker_that_dies_is_named_and_the_best_so_far_kept)
         nanosleep(&nap, NULL);
     }
     cr_assert(err && strstr(err, "gen 2/"), "the search did not get going: %s", err);
-    pid_t victim = rank_pid(1);
+    char mark[128];
+    snprintf(mark, sizeof mark, "%s/kill", dir);
+    pid_t victim = rank_pid(1, mark);
     cr_assert_gt(victim, 0, "no rank 1");
     cr_assert_eq(kill(victim, SIGKILL), 0);
     int st;
