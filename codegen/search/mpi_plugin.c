@@ -28,7 +28,7 @@ static int p_init(int *argc, char ***argv, int *rank, int *size, char *msg, size
 
 static void nap(void)
 {
-    struct timespec t = { 0, 200000 };
+    struct timespec t = { 0, 1000000 };
     nanosleep(&t, NULL);
 }
 
@@ -74,7 +74,7 @@ static int p_recv(int from, int *src, int *tag, void *buf, size_t cap, size_t *l
             break;
         if (timeout_s >= 0 && now() >= end)
             return 0;
-        nap();   /* a blocking receive would spin a core: poll every 200 us */
+        nap();   /* a blocking receive would spin a core: poll every 1 ms */
     }
     int n;
     if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0 || (size_t)n > cap)
