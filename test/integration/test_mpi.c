@@ -13,17 +13,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/progrun.h"
 #include "test/lib/rundmm.h"
 
-static char dir[64], rep[128];
+static char rep[300];
 
 /* 2000 blocks of 300 sizes, half of them freed, then 10000 frees and
  * mallocs: a search over it takes a moment per generation. */
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/dmm-mpi-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(rep, sizeof rep, "%s/t.rep", dir);
+    make_tmpdir();
+    snprintf(rep, sizeof rep, "%s/t.rep", tmpdir);
     FILE *f = fopen(rep, "w");
     cr_assert_not_null(f);
     enum { LIVE = 2000, CHURN = 10000 };
@@ -70,53 +70,39 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq(system(cmd), 0);
+    remove_tmpdir();
 }
 
 TestSuite(mpi, .init = setup, .fini = teardown, .timeout = 120);
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return strdup(buf);
-}
-
 /* mpirun -np N dmm evolve --mpi ARGS... --out DIR/name: its exit status. */
 static int mpirun(int np, const char *name, const char *extra)
 {
-    char cmd[1024];
+    char cmd[4096];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && mpirun --oversubscribe -np %d %s evolve --mpi -q --pop 24 --gens 4 "
              "--seed 5 %s --out '%s/%s' '%s' >'%s/%s.out' 2>'%s/%s.err'",
-             dir, np, DMM, extra, dir, name, rep, dir, name, dir, name);
+             tmpdir, np, DMM, extra, tmpdir, name, rep, tmpdir, name, tmpdir, name);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 static char *best(const char *name)
 {
-    char p[256];
-    snprintf(p, sizeof p, "%s/%s/best.dmm", dir, name);
-    char *b = slurp(p);
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s/best.dmm", tmpdir, name);
+    char *b = slurp(p, NULL);
     cr_assert_not_null(b, "%s has no best.dmm", name);
     return b;
 }
 
 Test(mpi, same_best_dmm_on_one_process_and_on_1_and_3_ranks)
 {
-    char out[256], err[4096];
-    snprintf(out, sizeof out, "%s/plain", dir);
+    char out[300], err[4096];
+    snprintf(out, sizeof out, "%s/plain", tmpdir);
     char *args[] = { "dmm", "evolve", "-q", "--pop", "24", "--gens", "4", "--seed", "5",
                      "--jobs", "1", "--out", out, rep, NULL };
-    cr_assert_eq(run_dmm(dir, args, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_dmm(tmpdir, args, err, sizeof err), 0, "%s", err);
     cr_assert_eq(mpirun(1, "np1", ""), 0);
     cr_assert_eq(mpirun(3, "np3", ""), 0);
     char *p = best("plain"), *a = best("np1"), *b = best("np3");
@@ -129,11 +115,11 @@ Test(mpi, same_best_dmm_on_one_process_and_on_1_and_3_ranks)
 
 Test(mpi, outside_mpirun_one_message_and_exit_2)
 {
-    char out[256], err[4096];
-    snprintf(out, sizeof out, "%s/o", dir);
+    char out[300], err[4096];
+    snprintf(out, sizeof out, "%s/o", tmpdir);
     unsetenv("OMPI_COMM_WORLD_SIZE");
     char *args[] = { "dmm", "evolve", "--mpi", "--out", out, rep, NULL };
-    cr_expect_eq(run_dmm(dir, args, err, sizeof err), 2, "%s", err);
+    cr_expect_eq(run_dmm(tmpdir, args, err, sizeof err), 2, "%s", err);
     cr_expect_not_null(strstr(err, "not started by mpirun"), "%s", err);
     cr_expect_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
     cr_expect_neq(access(out, F_OK), 0, "nothing written");
@@ -170,11 +156,11 @@ static pid_t rank_pid(int rank, const char *mark)
 
 Test(mpi, a_worker_that_dies_is_named_and_the_best_so_far_kept)
 {
-    char cmd[1024], errf[256];
-    snprintf(errf, sizeof errf, "%s/kill.err", dir);
+    char cmd[4096], errf[300];
+    snprintf(errf, sizeof errf, "%s/kill.err", tmpdir);
     snprintf(cmd, sizeof cmd,
              "mpirun --oversubscribe -np 3 %s evolve --mpi --pop 24 --gens 100000 --time 90 "
-             "--out '%s/kill' '%s' >/dev/null 2>'%s'", DMM, dir, rep, errf);
+             "--out '%s/kill' '%s' >/dev/null 2>'%s'", DMM, tmpdir, rep, errf);
     pid_t job = fork();
     if (job == 0) {
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -184,22 +170,22 @@ Test(mpi, a_worker_that_dies_is_named_and_the_best_so_far_kept)
     char *err = NULL;
     for (int i = 0; i < 600; i++) {
         free(err);
-        err = slurp(errf);
+        err = slurp(errf, NULL);
         if (err && strstr(err, "gen 2/"))
             break;
         struct timespec nap = { 0, 100000000 };
         nanosleep(&nap, NULL);
     }
     cr_assert(err && strstr(err, "gen 2/"), "the search did not get going: %s", err);
-    char mark[128];
-    snprintf(mark, sizeof mark, "%s/kill", dir);
+    char mark[300];
+    snprintf(mark, sizeof mark, "%s/kill", tmpdir);
     pid_t victim = rank_pid(1, mark);
     cr_assert_gt(victim, 0, "no rank 1");
     cr_assert_eq(kill(victim, SIGKILL), 0);
     int st;
     cr_assert_eq(waitpid(job, &st, 0), job);
     free(err);
-    err = slurp(errf);
+    err = slurp(errf, NULL);
     char want[128];
     snprintf(want, sizeof want, "dmm evolve: rank 1 (pid %d on ", (int)victim);
     cr_expect_not_null(strstr(err, want), "rank 0 names the dead rank: %s", err);
@@ -207,9 +193,9 @@ Test(mpi, a_worker_that_dies_is_named_and_the_best_so_far_kept)
     char *b = best("kill");
     cr_expect_not_null(strstr(b, "range=("), "%s", b);
     free(b);
-    char p[256];
-    snprintf(p, sizeof p, "%s/kill/log.csv", dir);
-    char *log = slurp(p);
+    char p[512];
+    snprintf(p, sizeof p, "%s/kill/log.csv", tmpdir);
+    char *log = slurp(p, NULL);
     cr_expect_not_null(log, "log.csv written");
     free(log);
     free(err);

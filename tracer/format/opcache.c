@@ -55,21 +55,6 @@ static int same_source(const ops_header_t *h, const struct stat *st)
            h->src_ino == (uint64_t)st->st_ino;
 }
 
-static int read_exact(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-    while (len) {
-        ssize_t r = read(fd, p, len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
 /* The stream from cache when it is valid for the trace st describes: 1,
  * else 0 (s untouched). */
 static int read_cache(const char *cache, const struct stat *st, dmm_opstream_t *s,
@@ -82,15 +67,15 @@ static int read_cache(const char *cache, const struct stat *st, dmm_opstream_t *
     char note[sizeof info->note];
     struct stat cs;
     dmm_op_t *ops = NULL;
-    if (fstat(fd, &cs) != 0 || read_exact(fd, &h, sizeof h) != 0 ||
+    if (fstat(fd, &cs) != 0 || dmm_read_all(fd, &h, sizeof h) != 0 ||
         memcmp(h.magic, OPS_MAGIC, 8) != 0 || h.version != OPS_VERSION ||
         h.header_size != sizeof h || !same_source(&h, st) || h.note_len >= sizeof note ||
         h.nops > ((uint64_t)1 << 40) || h.nops == 0 ||
         (uint64_t)cs.st_size != sizeof h + h.note_len + h.nops * sizeof(dmm_op_t) ||
-        read_exact(fd, note, h.note_len) != 0 || header_crc(&h, note) != h.header_crc)
+        dmm_read_all(fd, note, h.note_len) != 0 || header_crc(&h, note) != h.header_crc)
         goto bad;
     ops = malloc((size_t)h.nops * sizeof *ops);
-    if (!ops || read_exact(fd, ops, (size_t)h.nops * sizeof *ops) != 0 ||
+    if (!ops || dmm_read_all(fd, ops, (size_t)h.nops * sizeof *ops) != 0 ||
         dmm_crc32(0, ops, (size_t)h.nops * sizeof *ops) != h.ops_crc)
         goto bad;
     for (uint64_t i = 0; i < h.nops; i++)
