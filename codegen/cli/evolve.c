@@ -276,6 +276,7 @@ static int search(dmm_evolve_t *ev, int quiet, dmm_mpi_t *m, dmm_err_t *err)
     if (terminated)
         dmm_cli_interrupted = 1;
     int rc = dmm_evolve_search(ev, err);
+    ev->cfg.remote = NULL;   /* rm lives on this stack */
     dmm_cli_release_sigint(&old);
     if (prog.tty && !quiet)
         fputc('\n', stderr);
