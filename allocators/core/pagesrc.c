@@ -21,6 +21,72 @@ static size_t round_up(size_t n, size_t a)
     return (n + a - 1) & ~(a - 1);
 }
 
+/* Simulated arenas outlive their page source.  A simulation touches the
+ * headers of its chunks, and each first touch of a page is a page fault
+ * (several microseconds on a VM, against tens of nanoseconds for the
+ * operation that caused it); a search simulates thousands of candidates one
+ * after another.  So a simulated page source's arenas are kept here when it
+ * ends, pages and all, and the next one takes them back.  Nothing is zeroed:
+ * in simulation a chunk given back keeps its bytes too (no madvise), and no
+ * class reads a byte of a chunk that it did not write first
+ * (test_sim_fill checks that against every class: dmm_pagesrc_sim_fill). */
+#define SPARES 4
+static int         g_spare_lock;
+static int         g_nspare;
+static dmm_arena_t g_spare[SPARES];
+static int         g_sim_fill = -1;
+
+void dmm_pagesrc_sim_fill(int byte)
+{
+    __atomic_store_n(&g_sim_fill, byte, __ATOMIC_RELAXED);
+}
+
+/* A simulated chunk handed out: filled for the test that proves nothing
+ * depends on its contents. */
+static void sim_handout(const dmm_pagesrc_t *ps, uintptr_t p, size_t len)
+{
+    int fill = __atomic_load_n(&g_sim_fill, __ATOMIC_RELAXED);
+    if (ps->mode == DMM_PS_SIM && fill >= 0)
+        memset((void *)p, fill, len);
+}
+
+/* A kept arena of exactly size bytes (placement depends on the size), its
+ * page map cleared; 1, or 0 when none is kept. */
+static int spare_take(size_t size, dmm_arena_t *out)
+{
+    int found = 0;
+    dmm_spin_lock(&g_spare_lock);
+    for (int i = g_nspare; i-- > 0;) {
+        if (g_spare[i].size != size)
+            continue;
+        *out = g_spare[i];
+        g_spare[i] = g_spare[--g_nspare];
+        found = 1;
+        break;
+    }
+    dmm_spin_unlock(&g_spare_lock);
+    if (found) {
+        memset(out->map, DMM_OWNER_NONE, (out->used + DMM_PAGE - 1) / DMM_PAGE);
+        out->used = 0;
+        out->map_pages = 0;
+    }
+    return found;
+}
+
+/* Keep a simulated arena for the next page source; 0, or -1 when the
+ * spares are full. */
+static int spare_put(const dmm_arena_t *a)
+{
+    int kept = 0;
+    dmm_spin_lock(&g_spare_lock);
+    if (g_nspare < SPARES) {
+        g_spare[g_nspare++] = *a;
+        kept = 1;
+    }
+    dmm_spin_unlock(&g_spare_lock);
+    return kept ? 0 : -1;
+}
+
 static void account(dmm_pagesrc_t *ps, ptrdiff_t delta)
 {
     ps->footprint = (size_t)((ptrdiff_t)ps->footprint + delta);
@@ -44,6 +110,8 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
 {
     for (int i = 0; i < ps->narenas; i++) {
         dmm_arena_t *a = &ps->arenas[i];
+        if (ps->mode == DMM_PS_SIM && spare_put(a) == 0)
+            continue;
         munmap(a->raw, a->raw_len);
         munmap(a->map, round_up(a->size / DMM_PAGE, DMM_PAGE));
     }
@@ -61,6 +129,13 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
     if (want < round_up(len, DMM_ARENA_ALIGN))
         want = round_up(len, DMM_ARENA_ALIGN);
     int prot = ps->mode == DMM_PS_SIM ? PROT_READ | PROT_WRITE : PROT_NONE;
+    if (ps->mode == DMM_PS_SIM) {
+        dmm_arena_t *a = &ps->arenas[ps->narenas];
+        if (spare_take(want, a)) {
+            __atomic_store_n(&ps->narenas, ps->narenas + 1, __ATOMIC_RELEASE);
+            return a;
+        }
+    }
     for (;;) {
         size_t raw_len = want + DMM_ARENA_ALIGN;
         void *raw = mmap(NULL, raw_len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -107,6 +182,7 @@ static dmm_arena_t *arena_of(const dmm_pagesrc_t *ps, uintptr_t p)
 static int take(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t p, size_t len, unsigned owner)
 {
     memset(a->map + (p - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
+    sim_handout(ps, p, len);
     account(ps, (ptrdiff_t)len);
     ps->chunk_bytes += len;
     return 0;
@@ -188,6 +264,7 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         dmm_arena_t *a = arena_of(ps, r.start);
         memset(a->map + (r.start - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
         ps->chunk_bytes += len;
+        sim_handout(ps, r.start, len);
         dmm_spin_unlock(&ps->lock);
         return (void *)r.start;
     }
@@ -253,10 +330,12 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
 /* Drop the pages of [s, s+len) and make the range free.  Caller locks. */
 static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
 {
-    /* Both modes drop the pages, so a chunk taken again reads as zeros in
-     * both and a simulation's memory stays small.  One system call: the
-     * range stays mapped read-write for its next use. */
-    madvise((void *)s, len, MADV_DONTNEED);
+    /* The library drops the pages: one system call, and the range stays
+     * mapped read-write for its next use.  A simulation only counts that
+     * call and keeps the pages: no class reads what it did not write, and
+     * the pages are most likely touched again (see g_spare). */
+    if (ps->mode == DMM_PS_REAL)
+        madvise((void *)s, len, MADV_DONTNEED);
     if (ps->cost)
         DMM_COST(ps->cost, syscalls, 1);
     account(ps, -(ptrdiff_t)len);

@@ -105,4 +105,10 @@ static inline size_t dmm_pagesrc_overhead(const dmm_pagesrc_t *ps)
 /* The owner of the page holding p, or DMM_OWNER_NONE if p is not ours. */
 unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p);
 
+/* Tests only: every chunk a simulated page source hands out from now on is
+ * filled with this byte (-1: left as it is, the default).  A simulation
+ * gives the same result whatever the fill, or some class reads memory it
+ * did not write (test_sim_fill). */
+void dmm_pagesrc_sim_fill(int byte);
+
 #endif

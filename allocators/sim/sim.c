@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tracer/base/spinlock.h"
+
 double dmm_sim_now(void)
 {
     struct timespec t;
@@ -15,14 +17,11 @@ double dmm_sim_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* floor(log2 v), 0 for v <= 1, at most DMM_SIM_HIST - 1 */
 static unsigned bucket(uint64_t v)
 {
-    unsigned b = 0;
-    while (v > 1 && b < DMM_SIM_HIST - 1) {
-        v >>= 1;
-        b++;
-    }
-    return b;
+    unsigned b = v > 1 ? 63u - (unsigned)__builtin_clzll(v) : 0;
+    return b < DMM_SIM_HIST - 1 ? b : DMM_SIM_HIST - 1;
 }
 
 /* usable() of a block, without counting its cost: it is the simulator's
@@ -73,17 +72,71 @@ int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
     return dmm_sim_run_bounded(s, d, name, check_every, NULL, r, err);
 }
 
-/* The blocks of a replay, by id, and their live totals. */
+/* A block of the replay, by id: its address (NULL: not live), requested
+ * and usable bytes.  One cache line holds all an operation needs. */
+typedef struct slot {
+    void  *ptr;
+    size_t req, use;
+} slot_t;
+
+/* The blocks of a replay and their live totals. */
 typedef struct blocks {
-    void  **ptr;
-    size_t *req, *use;     /* requested and usable bytes */
+    slot_t *b;
+    size_t  n;             /* slots */
     size_t  live, live_usable;
 } blocks_t;
+
+/* Slot tables outlive their replay: a search replays one trace thousands
+ * of times, and a fresh table of millions of slots is a page fault per
+ * 170 of them.  A kept table is cleared with memset instead. */
+#define SPARE_TABLES 4
+static int     g_table_lock;
+static int     g_ntables;
+static slot_t *g_table[SPARE_TABLES];
+static size_t  g_table_n[SPARE_TABLES];
+
+static int blocks_open(blocks_t *bl, size_t n)
+{
+    memset(bl, 0, sizeof *bl);
+    bl->n = n ? n : 1;
+    dmm_spin_lock(&g_table_lock);
+    for (int i = g_ntables; i-- > 0;) {
+        if (g_table_n[i] < bl->n)
+            continue;
+        bl->b = g_table[i];
+        bl->n = g_table_n[i];
+        g_ntables--;
+        g_table[i] = g_table[g_ntables];
+        g_table_n[i] = g_table_n[g_ntables];
+        break;
+    }
+    dmm_spin_unlock(&g_table_lock);
+    if (bl->b) {
+        memset(bl->b, 0, n * sizeof *bl->b);
+        return 0;
+    }
+    bl->b = calloc(bl->n, sizeof *bl->b);
+    return bl->b ? 0 : -1;
+}
+
+static void blocks_close(blocks_t *bl)
+{
+    dmm_spin_lock(&g_table_lock);
+    if (g_ntables < SPARE_TABLES) {
+        g_table[g_ntables] = bl->b;
+        g_table_n[g_ntables] = bl->n;
+        g_ntables++;
+        bl->b = NULL;
+    }
+    dmm_spin_unlock(&g_table_lock);
+    free(bl->b);
+    bl->b = NULL;
+}
 
 /* Replay one operation; 0, or -1 when it is not one (skipped). */
 static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_result_t *r)
 {
-    uint32_t id = op->id;
+    slot_t *b = &bl->b[op->id];
     switch (op->kind) {
     case DMM_OP_ALLOC: {
         void *p = op->align_log2 > 4 ? dmm_chain_memalign(c, (size_t)1 << op->align_log2, op->size)
@@ -92,39 +145,39 @@ static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_r
             r->failed++;
             return 0;
         }
-        bl->ptr[id] = p;
+        b->ptr = p;
         break;
     }
     case DMM_OP_REALLOC: {
         /* a block whose allocation failed: treat as a new one */
-        void *p = !bl->ptr[id] ? dmm_chain_malloc(c, op->size)
-                               : dmm_chain_realloc(c, bl->ptr[id], op->size ? op->size : 1);
+        void *p = !b->ptr ? dmm_chain_malloc(c, op->size)
+                          : dmm_chain_realloc(c, b->ptr, op->size ? op->size : 1);
         if (!p) {
             r->failed++;
             return 0;
         }
-        if (bl->ptr[id]) {
-            bl->live -= bl->req[id];
-            bl->live_usable -= bl->use[id];
+        if (b->ptr) {
+            bl->live -= b->req;
+            bl->live_usable -= b->use;
         }
-        bl->ptr[id] = p;
+        b->ptr = p;
         break;
     }
     case DMM_OP_FREE:
-        if (bl->ptr[id]) {
-            dmm_chain_free(c, bl->ptr[id]);
-            bl->live -= bl->req[id];
-            bl->live_usable -= bl->use[id];
-            bl->ptr[id] = NULL;
+        if (b->ptr) {
+            dmm_chain_free(c, b->ptr);
+            bl->live -= b->req;
+            bl->live_usable -= b->use;
+            b->ptr = NULL;
         }
         return 0;
     default:
         return -1;
     }
-    bl->req[id] = op->size;
-    bl->use[id] = usable_uncounted(c, bl->ptr[id]);
-    bl->live += bl->req[id];
-    bl->live_usable += bl->use[id];
+    b->req = op->size;
+    b->use = usable_uncounted(c, b->ptr);
+    bl->live += b->req;
+    bl->live_usable += b->use;
     return 0;
 }
 
@@ -137,14 +190,8 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
     dmm_chain_t *c = dmm_chain_new(d, DMM_PS_SIM, err);
     if (!c)
         return -1;
-    blocks_t bl = { 0 };
-    bl.ptr = calloc(s->nids ? s->nids : 1, sizeof *bl.ptr);
-    bl.req = calloc(s->nids ? s->nids : 1, sizeof *bl.req);
-    bl.use = calloc(s->nids ? s->nids : 1, sizeof *bl.use);
-    if (!bl.ptr || !bl.req || !bl.use) {
-        free(bl.ptr);
-        free(bl.req);
-        free(bl.use);
+    blocks_t bl;
+    if (blocks_open(&bl, s->nids) != 0) {
         dmm_chain_delete(c);
         dmm_err_set(err, "out of memory for %u block slots", s->nids);
         return -1;
@@ -196,9 +243,7 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
     for (int i = 0; i < c->n; i++)
         r->served[i] = c->alloc[i].served;
     r->large_served = c->large_served;
-    free(bl.ptr);
-    free(bl.req);
-    free(bl.use);
+    blocks_close(&bl);
     dmm_chain_delete(c);
     return rc;
 }

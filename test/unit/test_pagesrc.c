@@ -181,3 +181,35 @@ Test(pagesrc, large_chunks_are_retained_for_reuse)
     cr_expect_eq(ps->footprint, before - 4096);
     del_ps(ps);
 }
+
+/* A simulated page source's arena outlives it: the next one takes it back
+ * (no fresh mapping, no page fault), with an empty page map, and places
+ * chunks at the same offsets as on a fresh arena. */
+Test(pagesrc, simulated_arenas_are_kept_for_the_next_simulation)
+{
+    dmm_pagesrc_t *ps = new_ps(DMM_PS_SIM);
+    char *a = dmm_pagesrc_get(ps, 3 * 4096, 0, 5);
+    char *b = dmm_pagesrc_get(ps, 4096, 0, 6);
+    cr_assert(a && b);
+    memset(a, 0x77, 3 * 4096);
+    uintptr_t base = ps->arenas[0].base;
+    del_ps(ps);
+    ps = new_ps(DMM_PS_SIM);
+    char *c = dmm_pagesrc_get(ps, 4096, 0, 9);
+    cr_assert_not_null(c);
+    cr_expect_eq(ps->arenas[0].base, base, "the kept arena came back");
+    cr_expect_eq(c, a, "at the same offset as on a fresh arena");
+    cr_expect_eq(dmm_pagesrc_owner(ps, c), 9);
+    cr_expect_eq(ps->footprint, 2 * 4096, "one chunk page and one map page");
+    /* an aligned chunk leaves a gap over the old chunks: nobody owns it */
+    char *e = dmm_pagesrc_get(ps, 4096, 65536, 10);
+    cr_assert_eq((uintptr_t)e - base, 65536);
+    cr_expect_eq(dmm_pagesrc_owner(ps, a + 4096), DMM_OWNER_NONE, "the old owners are gone");
+    cr_expect_eq(dmm_pagesrc_owner(ps, b), DMM_OWNER_NONE);
+    del_ps(ps);
+    /* a real page source never takes a simulated arena */
+    ps = new_ps(DMM_PS_REAL);
+    c = dmm_pagesrc_get(ps, 4096, 0, 1);
+    cr_expect_neq(ps->arenas[0].base, base);
+    del_ps(ps);
+}
