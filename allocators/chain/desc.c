@@ -1,6 +1,7 @@
 /* desc.c - parse and print .dmm descriptions (see desc.h).  No malloc:
  * libdmm.so parses DMM_CONFIG before it has a heap. */
 #include "allocators/chain/desc.h"
+#include "allocators/classes/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -388,4 +389,25 @@ const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf
         s += w;
     }
     return NULL;
+}
+
+void dmm_desc_effective(dmm_desc_t *d)
+{
+    for (int i = 0; i < d->n; i++) {
+        dmm_alloc_desc_t *a = &d->a[i];
+        const dmm_class_ops_t *ops = dmm_class_ops(a->cls);
+        unsigned reads = ops ? ops->options : DMM_OPT_ALL;
+        if (!(reads & DMM_OPT_SPLIT))
+            a->split = 0;
+        if (!(reads & DMM_OPT_COALESCE))
+            a->coalesce = 0;
+        if (!(reads & DMM_OPT_LIST))
+            a->list = DMM_LIST_SLL;
+        if (!(reads & DMM_OPT_FIT))
+            a->fit = DMM_FIT_FIRST;
+        if (!(reads & DMM_OPT_ORDER))
+            a->order = DMM_ORDER_LIFO;
+        if (!(reads & DMM_OPT_LISTS))
+            a->lists = 0;
+    }
 }

@@ -53,6 +53,11 @@ size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap);
 /* The value of the word key=VALUE in d's title ("dmm 1  trace=app.trc
  * seed=7 fitness=0.61"), cut to fit buf; NULL when there is none. */
 const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf, size_t cap);
+/* Set every option that a line's class does not read (DMM_OPT_*, its
+ * dmm_class_ops_t.options) to its default (split=no coalesce=no list=sll
+ * fit=first order=lifo, no lists=): the same allocator, written one way.
+ * Two descriptions that print alike after this behave alike. */
+void dmm_desc_effective(dmm_desc_t *d);
 /* One allocator line, canonical. */
 size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);
 /* The words of the list, fit and order fields ("sll", "best", "fifo", ...),

@@ -818,6 +818,7 @@ size_t dmm_buddy_debug_regions(const dmm_alloc_t *a)
 
 const dmm_class_ops_t dmm_class_buddy_binary = {
     .name = "buddy-binary",
+    .options = DMM_OPT_SPLIT | DMM_OPT_COALESCE | DMM_OPT_LIST | DMM_OPT_ORDER,
     .init = b_init_binary,
     .malloc = b_malloc,
     .free = b_free,
@@ -829,6 +830,7 @@ const dmm_class_ops_t dmm_class_buddy_binary = {
 
 const dmm_class_ops_t dmm_class_buddy_fib = {
     .name = "buddy-fib",
+    .options = DMM_OPT_SPLIT | DMM_OPT_COALESCE | DMM_OPT_LIST | DMM_OPT_ORDER,
     .init = b_init_fib,
     .malloc = b_malloc,
     .free = b_free,

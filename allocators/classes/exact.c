@@ -99,6 +99,7 @@ static int exact_init(dmm_alloc_t *a)
 
 const dmm_class_ops_t dmm_class_exact = {
     .name = "exact",
+    .options = DMM_OPT_SPLIT | DMM_OPT_COALESCE | DMM_OPT_LIST | DMM_OPT_FIT | DMM_OPT_ORDER,
     .init = exact_init,
     .malloc = dmm_seg_malloc,
     .free = dmm_seg_free,

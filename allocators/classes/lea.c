@@ -784,6 +784,7 @@ static void lea_destroy(dmm_alloc_t *a)
 
 const dmm_class_ops_t dmm_class_lea = {
     .name = "lea",
+    .options = DMM_OPT_ORDER,
     .init = lea_init,
     .malloc = lea_malloc,
     .free = lea_free,

@@ -81,6 +81,7 @@ static int seg_init(dmm_alloc_t *a)
 
 const dmm_class_ops_t dmm_class_segregated = {
     .name = "segregated",
+    .options = DMM_OPT_ALL,
     .init = seg_init,
     .malloc = dmm_seg_malloc,
     .free = dmm_seg_free,

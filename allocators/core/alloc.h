@@ -64,8 +64,19 @@ typedef struct dmm_alloc_desc {
 
 typedef struct dmm_alloc dmm_alloc_t;
 
+/* The options of a .dmm line that a class reads (dmm_class_ops_t.options).
+ * The others change nothing it does: dmm_desc_effective() (chain/desc.h)
+ * sets them to their defaults, so that the search simulates two lines that
+ * differ only there once (test_chain checks every class against its
+ * claim). */
+enum {
+    DMM_OPT_SPLIT = 1, DMM_OPT_COALESCE = 2, DMM_OPT_LIST = 4, DMM_OPT_FIT = 8,
+    DMM_OPT_ORDER = 16, DMM_OPT_LISTS = 32, DMM_OPT_ALL = 63
+};
+
 typedef struct dmm_class_ops {
     const char *name;         /* as written in .dmm text */
+    unsigned    options;      /* DMM_OPT_* it reads */
     /* Set up a->state (a->state_area bytes are free to use; take more
      * from the page source as DMM_OWNER_META).  0, or -1 with errno. */
     int    (*init)(dmm_alloc_t *a);

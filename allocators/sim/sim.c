@@ -39,10 +39,42 @@ static size_t usable_uncounted(dmm_chain_t *c, void *p)
  * operation of a hopeless DMM may walk millions of list nodes). */
 #define CHECK_COST ((uint64_t)1 << 22)
 
-/* After each operation: 1 when the bound ends the replay here.  *next_T is
- * the cost at which stop and deadline are looked at next. */
+static int is_call(const dmm_op_t *op)
+{
+    return op->kind == DMM_OP_ALLOC || op->kind == DMM_OP_REALLOC;
+}
+
+uint64_t dmm_sim_calls(const dmm_opstream_t *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->nops; i++)
+        n += s->ops[i].id < s->nids && is_call(&s->ops[i]);
+    return n;
+}
+
+/* Where a bounded replay stands: when stop and deadline are looked at next
+ * (a cost), and the cost from which the cap may be reached with the
+ * footprint M_at (a threshold a little under the exact one: crossing it
+ * only leads to the exact test, dmm_sim_weighted). */
+typedef struct watch {
+    uint64_t next_T;
+    uint64_t T_near;
+    size_t   M_at;
+} watch_t;
+
+static uint64_t near_cap(const dmm_sim_bound_t *b, size_t M)
+{
+    double x = (b->cap - 0.5 * (double)M / (double)b->M_ref) * 2.0 * (double)b->T_ref;
+    x = x * (1 - 1e-9) - 2;
+    if (!(x > 0))
+        return 0;
+    return x >= 1.8e19 ? UINT64_MAX : (uint64_t)x;
+}
+
+/* After each operation: 1 when the bound ends the replay here.  T_later is
+ * what the calls still to come cost at least. */
 static int bound_reached(const dmm_sim_bound_t *b, const dmm_chain_t *c, uint64_t T,
-                         dmm_sim_result_t *r, uint64_t *next_T)
+                         uint64_t T_later, dmm_sim_result_t *r, watch_t *w)
 {
     if (r->failed > b->fail_limit) {
         r->over_fail_at = r->ops;
@@ -50,15 +82,20 @@ static int bound_reached(const dmm_sim_bound_t *b, const dmm_chain_t *c, uint64_
     }
     if (b->cap > 0 && !r->capped_at) {
         size_t M = c->ps.peak > b->M_floor ? c->ps.peak : b->M_floor;
-        if (dmm_sim_weighted(T, M, b->T_ref, b->M_ref) >= b->cap) {
+        if (M != w->M_at) {
+            w->M_at = M;
+            w->T_near = near_cap(b, M);
+        }
+        if (T + T_later >= w->T_near &&
+            dmm_sim_weighted(T + T_later, M, b->T_ref, b->M_ref) >= b->cap) {
             r->capped_at = r->ops;
             if (b->stop_at_cap)
                 return 1;
         }
     }
-    if ((r->ops & 4095) != 0 && T < *next_T)
+    if ((r->ops & 4095) != 0 && T < w->next_T)
         return 0;
-    *next_T = T + CHECK_COST;
+    w->next_T = T + CHECK_COST;
     if ((b->stop && *b->stop) || (b->deadline > 0 && dmm_sim_now() >= b->deadline)) {
         r->interrupted = 1;
         return 1;
@@ -133,8 +170,10 @@ static void blocks_close(blocks_t *bl)
     bl->b = NULL;
 }
 
-/* Replay one operation; 0, or -1 when it is not one (skipped). */
-static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_result_t *r)
+/* Replay one operation; 0, or -1 when it is not one (skipped).  lean: the
+ * usable sizes are not asked for. */
+static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_result_t *r,
+                     int lean)
 {
     slot_t *b = &bl->b[op->id];
     switch (op->kind) {
@@ -175,7 +214,7 @@ static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_r
         return -1;
     }
     b->req = op->size;
-    b->use = usable_uncounted(c, b->ptr);
+    b->use = lean ? 0 : usable_uncounted(c, b->ptr);
     bl->live += b->req;
     bl->live_usable += b->use;
     return 0;
@@ -196,14 +235,19 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
         dmm_err_set(err, "out of memory for %u block slots", s->nids);
         return -1;
     }
+    const dmm_cost_t one_call = { .ops = 1 };
+    const uint64_t call_units = dmm_cost_units(&one_call);
+    uint64_t calls_later = b ? b->calls : 0;
     double t0 = dmm_sim_now();
     size_t peak_seen = 0;
-    uint64_t before = 0, next_check = CHECK_COST;
+    uint64_t before = 0;
+    watch_t watch = { CHECK_COST, 0, (size_t)-1 };
+    const int lean = b && b->lean;
     int rc = 0;
     size_t i;
     for (i = 0; i < s->nops; i++) {
         const dmm_op_t *op = &s->ops[i];
-        if (op->id >= s->nids || replay_op(c, &bl, op, r) != 0)
+        if (op->id >= s->nids || replay_op(c, &bl, op, r, lean) != 0)
             continue;
         r->ops++;
         uint64_t after = dmm_cost_units(&c->cost);
@@ -214,7 +258,7 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
             r->max_op_cost = cost;
         if (bl.live > r->peak_live)
             r->peak_live = bl.live;
-        if (c->ps.peak > peak_seen) {
+        if (!lean && c->ps.peak > peak_seen) {
             /* the footprint's new peak: how is it used at this moment? */
             peak_seen = c->ps.peak;
             r->int_frag = (double)(bl.live_usable - bl.live) / (double)peak_seen;
@@ -226,7 +270,9 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
                 dmm_err_set(err, "%s: %zu violations after operation %zu", name, v, i);
             r->violations += v;
         }
-        if (b && bound_reached(b, c, after, r, &next_check)) {
+        if (calls_later && is_call(op))
+            calls_later--;
+        if (b && bound_reached(b, c, after, calls_later * call_units, r, &watch)) {
             i++;
             break;
         }

@@ -31,27 +31,37 @@ static inline double dmm_sim_weighted(uint64_t T, size_t M, uint64_t T_ref, size
 }
 
 /* Limits on one simulation (dmm_sim_run_bounded).  T and M only grow as the
- * replay goes on (costs are counts, M a peak), so once
- *   dmm_sim_weighted(T so far, max(M so far, M_floor), T_ref, M_ref) >= cap
+ * replay goes on (costs are counts, M a peak), and each allocation or
+ * realloc still to come costs at least one call's units, so once
+ *   dmm_sim_weighted(T so far + calls to come x a call's units,
+ *                    max(M so far, M_floor), T_ref, M_ref) >= cap
  * the final value is at least cap as well: r->capped_at notes the first
  * operation after which that holds, and with stop_at_cap the replay ends
- * there.  M_floor is a footprint the result is known to reach anyway (the
- * trace's peak of live bytes, when no request may fail: every live block
- * lies in memory held from the page source).  Failing more than fail_limit
+ * there.  calls is dmm_sim_calls() of the stream (0: the calls to come are
+ * not counted).  M_floor is a footprint the result is known to reach anyway
+ * (the trace's peak of live bytes, when no request may fail: every live
+ * block lies in memory held from the page source).  Failing more than fail_limit
  * requests ends the replay (r->over_fail_at).  stop and deadline end it too
  * (r->interrupted): they are looked at every 4096 operations and whenever
  * T grew by 2^22 since the last look (one operation of a hopeless DMM may
- * walk millions of list nodes). */
+ * walk millions of list nodes).  lean leaves out what only reports use
+ * (usable sizes, so int_frag and ext_frag): T and M are the same. */
 typedef struct dmm_sim_bound {
     uint64_t T_ref;
     size_t   M_ref;
     double   cap;          /* <= 0: no cap */
     size_t   M_floor;
+    uint64_t calls;
     int      stop_at_cap;
+    int      lean;
     uint64_t fail_limit;
     const volatile sig_atomic_t *stop;   /* NULL: none */
     double   deadline;     /* dmm_sim_now() seconds; <= 0: none */
 } dmm_sim_bound_t;
+
+/* The operations of s that call the allocator whatever happened before
+ * (allocations and reallocs): dmm_sim_bound_t.calls. */
+uint64_t dmm_sim_calls(const dmm_opstream_t *s);
 
 /* CLOCK_MONOTONIC in seconds: the clock of dmm_sim_bound_t.deadline. */
 double dmm_sim_now(void);

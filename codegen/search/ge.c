@@ -215,6 +215,7 @@ typedef struct state {
     const dmm_opstream_t  *s;
     rng_t     rng;
     cache_t   cache;
+    dmm_desc_t key_desc;  /* evaluate()'s scratch */
     int       jobs;
     uint64_t  T_KNG;
     size_t    M_LEA;
@@ -487,6 +488,29 @@ static void mutate(state_t *st, uint32_t *g)
             g[i] = (uint32_t)rng_below(&st->rng, st->cfg->codon_bound);
 }
 
+/* Map x's genome and write its cache key into text: the canonical text of
+ * what the allocators do, not of how the genes said it (options a class
+ * does not read would make one DMM many).  0, or -1: invalid. */
+static int phenotype_key(state_t *st, indiv_t *x, char *text, size_t cap)
+{
+    const dmm_ge_custom_t *custom = st->cfg->custom;
+    dmm_err_t err;
+    if (dmm_ge_map(st->g, x->genome, (size_t)st->cfg->length, st->cfg->wraps, st->pheno,
+                   st->pheno_cap) < 0)
+        return -1;
+    if (custom) {
+        x->lines = 0;
+        return custom->canon(st->pheno, text, cap, custom->arg) != 0 ? -1 : 0;
+    }
+    if (dmm_phenotype_to_desc(st->pheno, &x->desc, &err) != 0)
+        return -1;
+    x->desc.title[0] = 0;
+    x->lines = x->desc.n;
+    st->key_desc = x->desc;
+    dmm_desc_effective(&st->key_desc);
+    return dmm_desc_print(&st->key_desc, text, cap) >= cap ? -1 : 0;
+}
+
 /* Give pop[from..pop) a fitness: map each genome and look its phenotype up
  * in the cache, in index order (so which ones hit is reproducible); then
  * simulate the new phenotypes on the worker threads, each into its own slot;
@@ -495,7 +519,6 @@ static int evaluate(state_t *st, int from)
 {
     const dmm_ge_config_t *cfg = st->cfg;
     const dmm_ge_custom_t *custom = cfg->custom;
-    dmm_err_t err;
     st->nwork = 0;
     for (int i = from; i < cfg->pop; i++) {
         indiv_t *x = &st->pop[i];
@@ -504,25 +527,10 @@ static int evaluate(state_t *st, int from)
         x->cut = 0;
         st->evaluations++;
         char text[DMM_DESC_MAX * 160 + 300];
-        if (dmm_ge_map(st->g, x->genome, (size_t)cfg->length, cfg->wraps, st->pheno,
-                       st->pheno_cap) < 0 ||
-            (custom ? custom->canon(st->pheno, text, sizeof text, custom->arg) != 0
-                    : dmm_phenotype_to_desc(st->pheno, &x->desc, &err) != 0)) {
+        if (phenotype_key(st, x, text, sizeof text) != 0) {
             set_invalid(x);
             st->invalid++;
             continue;
-        }
-        if (custom) {
-            x->lines = 0;
-        } else {
-            x->desc.title[0] = 0;
-            x->lines = x->desc.n;
-            size_t n = dmm_desc_print(&x->desc, text, sizeof text);
-            if (n >= sizeof text) {
-                set_invalid(x);
-                st->invalid++;
-                continue;
-            }
         }
         entry_t e;
         if (cache_get(&st->cache, text, &e)) {
@@ -779,6 +787,7 @@ static int references(state_t *st, dmm_err_t *err)
     b->T_ref = kng->T;
     b->M_ref = lea->M;
     b->fail_limit = kng->failed < lea->failed ? kng->failed : lea->failed;
+    b->lean = 1;
     st->cap = DMM_GE_WORST;
     if (st->cfg->hopeless > 0) {
         double fk = dmm_ge_fitness(kng->T, kng->M, kng->T, lea->M);
@@ -786,6 +795,7 @@ static int references(state_t *st, dmm_err_t *err)
         st->cap = st->cfg->hopeless * (fk > fl ? fk : fl);
         b->cap = st->cap;
         b->stop_at_cap = !st->cfg->finish_hopeless;
+        b->calls = dmm_sim_calls(st->s);
         /* with no failure allowed, every live byte of the trace is held */
         if (b->fail_limit == 0 && !kng->failed)
             b->M_floor = kng->peak_live;

@@ -419,3 +419,79 @@ Test(chain, simulation_depends_on_no_byte_it_did_not_write)
     cr_expect_geq(tried, 4 * (DMM_CLASS_COUNT - 1), "only %d chains parsed", tried);
     free(s.ops);
 }
+
+/* dmm_desc_effective() resets the options a class does not read, and the
+ * search simulates lines that differ only there once: so for every class,
+ * every value of every option it claims not to read gives the same replay
+ * (T, M, histogram), and so does the effective description. */
+static void sim_or_fail(const dmm_opstream_t *s, const dmm_desc_t *d, dmm_sim_result_t *r,
+                        int *rc)
+{
+    dmm_err_t err = { { 0 } };
+    *rc = dmm_sim_run(s, d, "opt", 0, r, &err);
+}
+
+static void expect_same_replay(const dmm_sim_result_t *a, int rca, const dmm_sim_result_t *b,
+                               int rcb, const char *cls, const char *what)
+{
+    cr_expect_eq(rca, rcb, "%s: %s decides whether it builds", cls, what);
+    if (rca || rcb)
+        return;
+    cr_expect_eq(a->T, b->T, "%s: %s changes T (%llu, %llu)", cls, what,
+                 (unsigned long long)a->T, (unsigned long long)b->T);
+    cr_expect_eq(a->M, b->M, "%s: %s changes M", cls, what);
+    cr_expect_eq(memcmp(a->hist, b->hist, sizeof a->hist), 0, "%s: %s", cls, what);
+}
+
+Test(chain, options_a_class_does_not_read_change_nothing)
+{
+    dmm_opstream_t s;
+    synthetic_stream_of(&s, 20000);
+    int checked = 0;
+    for (int k = 1; k < DMM_CLASS_COUNT; k++) {
+        const dmm_class_ops_t *ops = dmm_class_ops(k);
+        cr_assert_not_null(ops);
+        char text[512];
+        snprintf(text, sizeof text,
+                 "%s range=(0,65536] split=yes coalesce=yes list=dll fit=best order=fifo\n"
+                 "kingsley range=(65536,inf] split=no coalesce=no list=sll fit=first order=lifo\n",
+                 dmm_class_name(k));
+        dmm_desc_t base;
+        dmm_err_t err = { { 0 } };
+        cr_assert_eq(dmm_desc_parse("opt", text, strlen(text), &base, &err), 0, "%s", err.msg);
+        dmm_sim_result_t r0, r;
+        int rc0, rc;
+        sim_or_fail(&s, &base, &r0, &rc0);
+        cr_expect_eq(rc0, 0, "%s builds", dmm_class_name(k));
+        dmm_desc_t eff = base;
+        dmm_desc_effective(&eff);
+        sim_or_fail(&s, &eff, &r, &rc);
+        expect_same_replay(&r0, rc0, &r, rc, dmm_class_name(k), "the effective description");
+        static const struct { unsigned bit; const char *name; unsigned nvals; } opt[] = {
+            { DMM_OPT_SPLIT, "split", 2 }, { DMM_OPT_COALESCE, "coalesce", 2 },
+            { DMM_OPT_LIST, "list", 3 },   { DMM_OPT_FIT, "fit", 3 },
+            { DMM_OPT_ORDER, "order", 2 }, { DMM_OPT_LISTS, "lists", 3 },
+        };
+        for (size_t o = 0; o < sizeof opt / sizeof opt[0]; o++) {
+            if (ops->options & opt[o].bit)
+                continue;
+            for (unsigned v = 0; v < opt[o].nvals; v++) {
+                dmm_desc_t d = base;
+                dmm_alloc_desc_t *a = &d.a[0];
+                switch (opt[o].bit) {
+                case DMM_OPT_SPLIT: a->split = (uint8_t)v; break;
+                case DMM_OPT_COALESCE: a->coalesce = (uint8_t)v; break;
+                case DMM_OPT_LIST: a->list = (uint8_t)v; break;
+                case DMM_OPT_FIT: a->fit = (uint8_t)v; break;
+                case DMM_OPT_ORDER: a->order = (uint8_t)v; break;
+                default: a->lists = v == 0 ? 0 : v == 1 ? 3 : 20; break;
+                }
+                sim_or_fail(&s, &d, &r, &rc);
+                expect_same_replay(&r0, rc0, &r, rc, dmm_class_name(k), opt[o].name);
+                checked++;
+            }
+        }
+    }
+    cr_expect_geq(checked, 30, "only %d variations were unread options", checked);
+    free(s.ops);
+}

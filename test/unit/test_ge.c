@@ -205,6 +205,37 @@ Test(ge, the_cache_answers_repeated_phenotypes)
     dmm_grammar_free(g);
 }
 
+/* Kingsley reads none of the options and Lea only the order: phenotypes
+ * that differ elsewhere are one DMM, simulated once (dmm_desc_effective),
+ * and the search's result is what it would be without that. */
+Test(ge, options_a_class_does_not_read_are_one_phenotype)
+{
+    dmm_grammar_t *g = grammar("<S> ::= Kingsley <B> <B> 4000 <L> <F> <O>\n"
+                               "<B> ::= true | false\n"
+                               "<L> ::= SLL | DLL | BTREE\n"
+                               "<F> ::= FIRST | BEST | EXACT\n"
+                               "<O> ::= LIFO | FIFO\n");
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 5, 2);
+    run(&c, g, &r);
+    cr_expect_eq(r.simulations, 1, "%llu simulations", (unsigned long long)r.simulations);
+    cr_expect_eq(r.invalid, 0);
+    dmm_ge_result_free(&r);
+    dmm_grammar_free(g);
+
+    g = grammar("<S> ::= Lea <B> <B> 4000 <L> <F> <O>\n"
+                "<B> ::= true | false\n"
+                "<L> ::= SLL | DLL | BTREE\n"
+                "<F> ::= FIRST | BEST | EXACT\n"
+                "<O> ::= LIFO | FIFO\n");
+    small_config(&c, 5, 2);
+    run(&c, g, &r);
+    cr_expect_eq(r.simulations, 2, "one per order: %llu", (unsigned long long)r.simulations);
+    dmm_ge_result_free(&r);
+    dmm_grammar_free(g);
+}
+
 /* Needs 1 + 4 + 16 + 64 + 256 = 341 codons: more than 50 with 3 wraps. */
 static const char deep[] =
     "<S> ::= <A> <A> <A> <A>\n"
@@ -453,6 +484,28 @@ Test(ge, a_cut_replay_is_a_lower_bound_and_the_rank_is_the_cap)
     cr_expect(on.complete);
     cr_expect_eq(on.T, full.T);
     cr_expect_eq(on.M, full.M);
+
+    /* counting the calls still to come (each costs a call's units at
+     * least) cuts sooner, and still only what reaches the cap */
+    uint64_t calls = dmm_sim_calls(&s);
+    cr_expect_gt(calls, s.nops / 3);
+    cr_expect_geq(full.cost.ops, calls, "every allocation and realloc is a call");
+    cr_expect_geq(rk.cost.ops, calls);
+    b.stop_at_cap = 1;
+    b.calls = calls;
+    dmm_sim_result_t sooner;
+    cr_assert_eq(dmm_sim_run_bounded(&s, &slow, "slow", 0, &b, &sooner, &err), 0);
+    cr_expect_gt(sooner.capped_at, 0);
+    cr_expect_lt(sooner.capped_at, part.capped_at, "%llu, not before %llu",
+                 (unsigned long long)sooner.capped_at, (unsigned long long)part.capped_at);
+    b.cap = 0.999 * dmm_sim_weighted(rk.T, rk.M, rk.T, rl.M);
+    dmm_sim_result_t ref;
+    cr_assert_eq(dmm_sim_run_bounded(&s, &kng, "kng", 0, &b, &ref, &err), 0);
+    cr_expect_gt(ref.capped_at, 0, "kng's own F is above the cap");
+    b.cap = 1.001 * dmm_sim_weighted(rk.T, rk.M, rk.T, rl.M);
+    cr_assert_eq(dmm_sim_run_bounded(&s, &kng, "kng", 0, &b, &ref, &err), 0);
+    cr_expect_eq(ref.capped_at, 0, "kng's own F is below the cap: never cut");
+    cr_expect(ref.complete);
     dmm_grammar_free(g);
     dmm_opstream_free(&s);
 }
