@@ -9,7 +9,7 @@ Records, under libdmmtrace.so, the workloads of bench/record_traces.py
 dict entries, about 11 M allocator operations.  For each trace:
 
   generation 0 of the paper's search (population 100, 2 jobs), with the
-  default --hopeless 2 and with --hopeless 0 (every candidate simulated to
+  default --hopeless 1 and with --hopeless 0 (every candidate simulated to
   the end, as the paper did, under a budget of 10x the first run's time
   within [60 s, --nocut-max 1200 s]): seconds, seconds per million
   operations, evaluations per second, hopeless and cut simulations, the
@@ -132,7 +132,7 @@ def main():
     L = ["# dmm evolve speed", "",
          benchlib.machine_line(), "",
          "Generation 0 of the paper's search (population 100, `--jobs 2`) on traces of real "
-         "programs recorded here, with hopeless candidates cut short (`--hopeless 2`, the "
+         "programs recorded here, with hopeless candidates cut short (`--hopeless 1`, the "
          "default) and without (`--hopeless 0`: every candidate simulated to the end, under a "
          "budget of 10 times the first's time, at least 60 s, at most %g s: `>` marks a run "
          "the budget stopped). `saved` is the cuts' own estimate of the simulation time they "

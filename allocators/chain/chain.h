@@ -33,7 +33,9 @@ typedef struct dmm_chain {
 } dmm_chain_t;
 
 /* A chain for description d (mapped from the OS, never malloc).  NULL with
- * err set ("allocator N (class): why") when a class cannot be set up. */
+ * err set ("allocator N (class): why") when a class cannot be set up.  A
+ * DMM_PS_REAL chain may be called from any thread; a DMM_PS_SIM one (a
+ * simulation) by one thread at a time: it takes no locks. */
 dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err);
 /* Give everything back. */
 void dmm_chain_delete(dmm_chain_t *c);

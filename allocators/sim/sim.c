@@ -44,11 +44,27 @@ static int is_call(const dmm_op_t *op)
     return op->kind == DMM_OP_ALLOC || op->kind == DMM_OP_REALLOC;
 }
 
-uint64_t dmm_sim_calls(const dmm_opstream_t *s)
+uint64_t dmm_sim_calls(const dmm_opstream_t *s, int frees)
 {
     uint64_t n = 0;
-    for (size_t i = 0; i < s->nops; i++)
-        n += s->ops[i].id < s->nids && is_call(&s->ops[i]);
+    uint8_t *live = frees ? calloc(s->nids / 8 + 1, 1) : NULL;
+    if (frees && !live)
+        return 0;
+    for (size_t i = 0; i < s->nops; i++) {
+        const dmm_op_t *op = &s->ops[i];
+        if (op->id >= s->nids)
+            continue;
+        uint8_t bit = (uint8_t)(1u << (op->id & 7));
+        if (is_call(op)) {
+            n++;
+            if (live)
+                live[op->id / 8] |= bit;
+        } else if (live && op->kind == DMM_OP_FREE && (live[op->id / 8] & bit)) {
+            n++;
+            live[op->id / 8] &= (uint8_t)~bit;
+        }
+    }
+    free(live);
     return n;
 }
 
@@ -170,8 +186,9 @@ static void blocks_close(blocks_t *bl)
     bl->b = NULL;
 }
 
-/* Replay one operation; 0, or -1 when it is not one (skipped).  lean: the
- * usable sizes are not asked for. */
+/* Replay one operation: 1 when it called the allocator, 0 when not (the
+ * free of a block whose allocation failed), -1 when it is not an operation
+ * (skipped).  lean: the usable sizes are not asked for. */
 static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_result_t *r,
                      int lean)
 {
@@ -182,7 +199,7 @@ static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_r
                                      : dmm_chain_malloc(c, op->size);
         if (!p) {
             r->failed++;
-            return 0;
+            return 1;
         }
         b->ptr = p;
         break;
@@ -193,7 +210,7 @@ static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_r
                           : dmm_chain_realloc(c, b->ptr, op->size ? op->size : 1);
         if (!p) {
             r->failed++;
-            return 0;
+            return 1;
         }
         if (b->ptr) {
             bl->live -= b->req;
@@ -208,6 +225,7 @@ static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_r
             bl->live -= b->req;
             bl->live_usable -= b->use;
             b->ptr = NULL;
+            return 1;
         }
         return 0;
     default:
@@ -217,7 +235,7 @@ static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_r
     b->use = lean ? 0 : usable_uncounted(c, b->ptr);
     bl->live += b->req;
     bl->live_usable += b->use;
-    return 0;
+    return 1;
 }
 
 int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
@@ -247,7 +265,8 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
     size_t i;
     for (i = 0; i < s->nops; i++) {
         const dmm_op_t *op = &s->ops[i];
-        if (op->id >= s->nids || replay_op(c, &bl, op, r, lean) != 0)
+        int called = op->id < s->nids ? replay_op(c, &bl, op, r, lean) : -1;
+        if (called < 0)
             continue;
         r->ops++;
         uint64_t after = dmm_cost_units(&c->cost);
@@ -270,7 +289,8 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
                 dmm_err_set(err, "%s: %zu violations after operation %zu", name, v, i);
             r->violations += v;
         }
-        if (calls_later && is_call(op))
+        /* what dmm_sim_calls(s, fail_limit == 0) counted */
+        if (calls_later && called && (is_call(op) || b->fail_limit == 0))
             calls_later--;
         if (b && bound_reached(b, c, after, calls_later * call_units, r, &watch)) {
             i++;

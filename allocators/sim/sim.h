@@ -32,13 +32,15 @@ static inline double dmm_sim_weighted(uint64_t T, size_t M, uint64_t T_ref, size
 
 /* Limits on one simulation (dmm_sim_run_bounded).  T and M only grow as the
  * replay goes on (costs are counts, M a peak), and each allocation or
- * realloc still to come costs at least one call's units, so once
+ * realloc still to come costs at least one call's units (and each free of
+ * a live block, when no request may fail: one failure ends the replay, so
+ * every block the stream allocates is live until its free), so once
  *   dmm_sim_weighted(T so far + calls to come x a call's units,
  *                    max(M so far, M_floor), T_ref, M_ref) >= cap
  * the final value is at least cap as well: r->capped_at notes the first
  * operation after which that holds, and with stop_at_cap the replay ends
- * there.  calls is dmm_sim_calls() of the stream (0: the calls to come are
- * not counted).  M_floor is a footprint the result is known to reach anyway
+ * there.  calls is dmm_sim_calls(stream, fail_limit == 0) (0: the calls to
+ * come are not counted).  M_floor is a footprint the result is known to reach anyway
  * (the trace's peak of live bytes, when no request may fail: every live
  * block lies in memory held from the page source).  Failing more than fail_limit
  * requests ends the replay (r->over_fail_at).  stop and deadline end it too
@@ -59,9 +61,11 @@ typedef struct dmm_sim_bound {
     double   deadline;     /* dmm_sim_now() seconds; <= 0: none */
 } dmm_sim_bound_t;
 
-/* The operations of s that call the allocator whatever happened before
- * (allocations and reallocs): dmm_sim_bound_t.calls. */
-uint64_t dmm_sim_calls(const dmm_opstream_t *s);
+/* The operations of s that call the allocator: allocations and reallocs,
+ * and with frees the frees of blocks the stream allocated before (what a
+ * replay in which nothing fails calls): dmm_sim_bound_t.calls.  0 when out
+ * of memory (no calls counted: a looser bound, nothing else). */
+uint64_t dmm_sim_calls(const dmm_opstream_t *s, int frees);
 
 /* CLOCK_MONOTONIC in seconds: the clock of dmm_sim_bound_t.deadline. */
 double dmm_sim_now(void);

@@ -1,5 +1,6 @@
 /* ge.c - the grammatical-evolution engine (see ge.h). */
 #include "codegen/search/ge.h"
+#include "codegen/search/order.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -205,6 +206,7 @@ typedef struct indiv {
     int        unevaluated; /* the search stopped before its result */
     int        cut;        /* its replay stopped at the cap */
     double     saved;      /* ... and this is the estimated time it saved */
+    double     secs;       /* seconds its replay took */
     char      *key;        /* canonical text (malloc'd) while evaluating */
     dmm_desc_t desc;
 } indiv_t;
@@ -233,7 +235,9 @@ typedef struct state {
     double    saved_s;
     int       oom;
     /* the parallel phase */
-    int      *work;        /* indices of pop to simulate */
+    int      *work;        /* indices of pop to simulate, longest expected first */
+    double   *expect;      /* ... the seconds each is expected to take */
+    dmm_ge_times_t times;  /* what the replays so far took (order.h) */
     int       nwork;
     int       cursor;
     pthread_mutex_t wlock;
@@ -252,7 +256,7 @@ void dmm_ge_config_default(dmm_ge_config_t *cfg)
     cfg->length = 50;
     cfg->codon_bound = 1u << 31;
     cfg->seed = 1;
-    cfg->hopeless = 2;
+    cfg->hopeless = 1;
 }
 
 static void set_invalid(indiv_t *x)
@@ -276,6 +280,8 @@ static void score_custom(state_t *st, indiv_t *x)
         set_invalid(x);
     } else {
         x->valid = 1;
+        x->hopeless = 0;
+        x->secs = 0;
         x->T = T;
         x->M = M;
         x->F = F;
@@ -318,6 +324,8 @@ static void apply_result(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
 {
     x->cut = 0;
     x->saved = 0;
+    x->hopeless = 0;   /* the slot may have held a hopeless individual */
+    x->secs = r->seconds;
     if (r->interrupted) {
         set_invalid(x);
         x->unevaluated = 1;
@@ -556,6 +564,9 @@ static int evaluate(state_t *st, int from)
         st->work[st->nwork++] = i;
     }
 
+    for (int k = 0; k < st->nwork; k++)
+        st->expect[k] = dmm_ge_times_expect(&st->times, st->pop[st->work[k]].key);
+    dmm_ge_order(st->work, st->expect, st->nwork);
     st->cursor = 0;
     st->simulations += (uint64_t)st->nwork;
     int remote = cfg->remote && !custom && cfg->remote->nworkers > 0;
@@ -609,6 +620,11 @@ static int evaluate(state_t *st, int from)
             st->cut++;
             st->saved_s += x->saved;
         }
+    }
+    for (int k = 0; k < st->nwork; k++) {
+        const indiv_t *x = &st->pop[st->work[k]];
+        if (!x->unevaluated)   /* out of memory: the order suffers, nothing else */
+            dmm_ge_times_note(&st->times, x->key, x->secs);
     }
     for (int k = 0; k < st->nwork; k++) {
         free(st->pop[st->work[k]].key);
@@ -795,7 +811,7 @@ static int references(state_t *st, dmm_err_t *err)
         st->cap = st->cfg->hopeless * (fk > fl ? fk : fl);
         b->cap = st->cap;
         b->stop_at_cap = !st->cfg->finish_hopeless;
-        b->calls = dmm_sim_calls(st->s);
+        b->calls = dmm_sim_calls(st->s, b->fail_limit == 0);
         /* with no failure allowed, every live byte of the trace is held */
         if (b->fail_limit == 0 && !kng->failed)
             b->M_floor = kng->peak_live;
@@ -887,12 +903,13 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     st.pop = calloc((size_t)cfg->pop, sizeof *st.pop);
     st.next = calloc((size_t)cfg->pop, sizeof *st.next);
     st.work = malloc((size_t)cfg->pop * sizeof *st.work);
+    st.expect = malloc((size_t)cfg->pop * sizeof *st.expect);
     st.spare = malloc(L * sizeof *st.spare);
     uint32_t *genomes = malloc(2 * (size_t)cfg->pop * L * sizeof *genomes);
     r->genome = calloc(L, sizeof *r->genome);
     r->log = calloc((size_t)cfg->gens + 1, sizeof *r->log);
     pthread_mutex_init(&st.wlock, NULL);
-    if (!st.pheno || !st.pop || !st.next || !st.work || !st.spare || !genomes || !r->genome || !r->log ||
+    if (!st.pheno || !st.pop || !st.next || !st.work || !st.expect || !st.spare || !genomes || !r->genome || !r->log ||
         cache_init(&st.cache) != 0) {
         dmm_err_set(err, "out of memory for a population of %d", cfg->pop);
         goto out;
@@ -953,6 +970,8 @@ out:
     free(st.pop);
     free(st.next);
     free(st.work);
+    free(st.expect);
+    dmm_ge_times_free(&st.times);
     free(st.spare);
     free(st.pheno);
     return rc;

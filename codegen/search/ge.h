@@ -28,11 +28,13 @@
  * Bounded evaluation: most of a search's time would go into hopeless
  * candidates (a free list of 100 k blocks walked on every call) simulated to
  * the end.  So a candidate is ranked by min(F, cap), cap = cfg.hopeless x
- * the worse of F_KNG and F_LEA: all candidates at least cap times worse than
- * the paper's references are equally hopeless, ties broken by index as
- * always.  T and M only grow during a replay, so the simulation can stop as
- * soon as eq. 1 on what it measured so far (with M at least the trace's peak
- * of live bytes) reaches cap: the candidate's rank is then known, and the
+ * the worse of F_KNG and F_LEA (by default 1: a DMM worse than both of the
+ * paper's references is of no use): all candidates at or above cap are
+ * equally hopeless, ties broken by index as always.  T and M only grow
+ * during a replay, and every allocation still to come costs at least one
+ * call, so the simulation can stop as soon as eq. 1 on what it measured so
+ * far plus those calls (with M at least the trace's peak of live bytes)
+ * reaches cap: the candidate's rank is then known, and the
  * same as if it had been simulated to the end.  Whether a replay is cut or
  * finished (cfg.finish_hopeless) therefore never changes a rank, a
  * selection, or the result.  A candidate that fails more requests than the
@@ -132,7 +134,7 @@ typedef struct dmm_ge_config {
      * kng.T or lea.M 0 = simulate them at the start. */
     dmm_ge_ref_t kng, lea;
     /* Hopeless candidates (see "Bounded evaluation" above): cap = hopeless
-     * x the worse of F_KNG and F_LEA (2); 0 = no cap, every candidate
+     * x the worse of F_KNG and F_LEA (1); 0 = no cap, every candidate
      * ranked by its exact F and simulated to the end. */
     double   hopeless;
     /* Simulate hopeless candidates to the end all the same (their rank

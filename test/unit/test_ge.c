@@ -487,12 +487,14 @@ Test(ge, a_cut_replay_is_a_lower_bound_and_the_rank_is_the_cap)
 
     /* counting the calls still to come (each costs a call's units at
      * least) cuts sooner, and still only what reaches the cap */
-    uint64_t calls = dmm_sim_calls(&s);
+    uint64_t calls = dmm_sim_calls(&s, 0), all = dmm_sim_calls(&s, 1);
     cr_expect_gt(calls, s.nops / 3);
-    cr_expect_geq(full.cost.ops, calls, "every allocation and realloc is a call");
-    cr_expect_geq(rk.cost.ops, calls);
+    cr_expect_gt(all, calls, "the churn trace frees");
+    cr_expect_eq(full.failed, 0);
+    cr_expect_eq(full.cost.ops, all, "every allocation, realloc and free is one call");
+    cr_expect_eq(rk.cost.ops, all);
     b.stop_at_cap = 1;
-    b.calls = calls;
+    b.calls = all;   /* fail_limit 0: frees count */
     dmm_sim_result_t sooner;
     cr_assert_eq(dmm_sim_run_bounded(&s, &slow, "slow", 0, &b, &sooner, &err), 0);
     cr_expect_gt(sooner.capped_at, 0);
