@@ -17,8 +17,11 @@ dict entries, about 11 M allocator operations.  For each trace:
   load the trace, parsed and from TRACE.ops, is reported too.
 
 Then the paper's full search (population 100, 250 generations, 2 jobs) on
-the big trace under a time budget (--budget, 900 s): whether it finished,
-the generations it ran, the best F, evaluations per second, cuts.
+every trace but the big one, with cuts and without (--hopeless 0, under
+the same budget as generation 0's): seconds and best F, which the cuts must
+not make worse; and on the big trace under a time budget (--budget, 900 s):
+whether it finished, the generations it ran, the best F, evaluations per
+second, cuts.
 
 --quick: the big trace at 20000 entries and 120 s budgets.  Writes
 build/bench/evolve_speed.md and .json."""
@@ -122,6 +125,18 @@ def main():
         print("%s: %d ops, gen 0 %.1f s (no cut %.1f s)" % (name, ops, bounded["wall"],
                                                             full["wall"]))
 
+    full_rows = []
+    for name, trc in traces:
+        if name == "python3-big":
+            continue
+        cut = evolve(dmm, trc, os.path.join(work, name + ".full"), [])
+        budget = min(max(10 * cut["wall"], 60), a.nocut_max)
+        nocut = evolve(dmm, trc, os.path.join(work, name + ".full-nocut"),
+                       ["--hopeless", "0", "--time", "%.0f" % budget])
+        data[name]["full"] = cut
+        data[name]["full_no_cut"] = nocut
+        full_rows.append((name, data[name]["operations"], cut, nocut))
+
     big = [t for t in traces if t[0] == "python3-big"]
     search = None
     if big:
@@ -147,6 +162,17 @@ def main():
           "| trace | M ops | parsing the trace s | from TRACE.ops s |", "|---|---:|---:|---:|"]
     for name, ops, _, _, parse, cached in rows:
         L.append("| %s | %.2f | %.2f | %.2f |" % (name, ops / 1e6, parse, cached))
+    if full_rows:
+        L += ["", "The paper's full search (population 100, 250 generations, `--jobs 2`), with "
+              "cuts and without (`--hopeless 0`; `>`: stopped by its budget):", "",
+              "| trace | M ops | s | best F | s without cuts | best F without cuts |",
+              "|---|---:|---:|---:|---:|---:|"]
+        for name, ops, cut, nocut in full_rows:
+            more = "> " if nocut["stopped"] != "completed" else ""
+            L.append("| %s | %.2f | %.1f | %s | %s%.1f | %s |" % (
+                name, ops / 1e6, cut["wall"],
+                "%.6f" % cut["best"]["F"] if cut.get("best") else "-", more, nocut["wall"],
+                "%.6f" % nocut["best"]["F"] if nocut.get("best") else "-"))
     if search:
         h = search["hopeless"]
         L += ["", "The paper's full search (population 100, 250 generations, `--jobs 2`) on "
