@@ -3,7 +3,9 @@
  * -Wall -Wextra -Werror; a bad .dmm exits 2 with the parser's message; the
  * library built by `make` runs real programs with a plain run's output, the
  * tracee's modes (errno, threads, fork, aligned calls), ignores DMM_CONFIG
- * with a notice, and holds the footprint dmm sim predicts for its chain. */
+ * with a notice, and holds the footprint dmm sim predicts for its chain;
+ * and on the bundled workload's trace the search cut short gives the same
+ * best.dmm and log as the search that finishes every candidate. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -271,5 +273,74 @@ Test(evolved, footprint_equals_simulated_M)
     free(txt);
     dmm_opstream_free(&s);
     dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* log.csv without the columns of the clock and of the cuts (seconds, cut,
+ * saved_seconds): what the search did, generation by generation. */
+static char *log_without_clock(const char *path)
+{
+    char *txt = slurp(path, NULL);
+    cr_assert_not_null(txt, "%s", path);
+    size_t n = strlen(txt);
+    char *out = malloc(n + 1), *o = out;
+    int col = 0;
+    for (const char *p = txt; *p; p++) {
+        if (*p == '\n')
+            col = 0;
+        else if (*p == ',')
+            col++;
+        /* columns 7, 13 and 14, counted from 0 */
+        if ((col == 7 || col == 13 || col == 14) && *p != ',')
+            continue;
+        *o++ = *p;
+    }
+    *o = 0;
+    free(txt);
+    return out;
+}
+
+/* On the bundled workload's trace, cutting hopeless candidates short
+ * changes nothing the search does: the same best.dmm and the same log as
+ * simulating every one of them to the end (--finish-hopeless). */
+Test(evolved, cutting_hopeless_candidates_changes_nothing_on_the_bundled_workload)
+{
+    make_tmpdir();
+    char tfile[320], trc[330], out[2][340], file[720];
+    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media.trc", tmpdir);
+    snprintf(trc, sizeof trc, "%s/media.trc", tmpdir);
+    char *media[] = { MEDIA, "-f", "200", NULL };
+    const char *tenv[] = { "LD_PRELOAD=" TRACER, tfile, NULL };
+    cr_assert_eq(run(media, tenv, tmpdir, NULL, NULL, NULL), 0);
+    char *text[2], *log[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(out[k], sizeof out[k], "%s/%s", tmpdir, k ? "finished" : "cut");
+        char *argv[] = { DMM, "evolve", "-q", "--pop", "30", "--gens", "6", "--seed", "4",
+                         "--jobs", "2", "--out", out[k], trc, NULL, NULL };
+        if (k) {   /* every candidate simulated to the end */
+            argv[13] = "--finish-hopeless";
+            argv[14] = trc;
+        }
+        cr_assert_eq(run(argv, NULL, tmpdir, NULL, NULL, NULL), 0);
+        snprintf(file, sizeof file, "%s/best.dmm", out[k]);
+        text[k] = slurp(file, NULL);
+        cr_assert_not_null(text[k]);
+        snprintf(file, sizeof file, "%s/log.csv", out[k]);
+        log[k] = log_without_clock(file);
+    }
+    cr_expect_str_eq(text[0], text[1]);
+    cr_expect_str_eq(log[0], log[1]);
+    /* and there was something to cut */
+    snprintf(file, sizeof file, "%s/search.json", out[0]);
+    char *js = slurp(file, NULL);
+    cr_assert_not_null(js);
+    char *cut = strstr(js, "\"cut\"");
+    cr_assert_not_null(cut, "%s", js);
+    cr_expect_gt(strtol(cut + 6 + strspn(cut + 6, ": "), NULL, 10), 0, "%s", js);
+    free(js);
+    for (int k = 0; k < 2; k++) {
+        free(text[k]);
+        free(log[k]);
+    }
     remove_tmpdir();
 }
