@@ -85,17 +85,19 @@ int dmm_chain_which(const dmm_chain_t *c, size_t n)
 }
 
 /* A simulated chain belongs to the one thread that replays through it: its
- * allocators need no lock (an atomic exchange per call, a quarter of a
- * search's time).  The real one takes them while other threads run. */
+ * allocators need no lock (an atomic exchange per call in a search, which
+ * runs several threads).  The real one takes them while other threads run.
+ * A single-threaded process is looked at first, so that the library's
+ * fast path is what dmm_spin_lock_mt alone makes it. */
 static inline void lock(const dmm_chain_t *c, int *l)
 {
-    if (c->mode == DMM_PS_REAL)
+    if (!__libc_single_threaded && c->mode == DMM_PS_REAL)
         dmm_spin_lock_mt(l);
 }
 
 static inline void unlock(const dmm_chain_t *c, int *l)
 {
-    if (c->mode == DMM_PS_REAL)
+    if (__libc_single_threaded || c->mode == DMM_PS_REAL)
         dmm_spin_unlock_mt(l);
 }
 
