@@ -3,6 +3,7 @@
 #include "allocators/chain/chain.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -144,12 +145,134 @@ static void large_free(dmm_chain_t *c, void *p)
     dmm_pagesrc_put(&c->ps, (void *)h->chunk, (size_t)h->len_pages * DMM_PAGE);
 }
 
+/* ---- the block cache (cache.h) -------------------------------------- */
+
+__thread dmm_cache_t dmm_chain_thread_cache __attribute__((tls_model("initial-exec")));
+
+static dmm_chain_t *tls_chain;   /* the chain whose cache is per thread */
+static pthread_key_t tls_key;
+
+/* A block of at least n bytes from c's cache, or NULL. */
+static void *cache_take(dmm_chain_t *c, size_t n)
+{
+    unsigned b = dmm_cache_bin_for_request(n);
+    void *p;
+    if (c->cache_tls) {
+        p = dmm_cache_pop(&dmm_chain_thread_cache, b);
+    } else {
+        lock(c, &c->cache_lock);
+        p = dmm_cache_pop(&c->cache, b);
+        unlock(c, &c->cache_lock);
+    }
+    if (p)
+        DMM_COST(&c->cost, cached, 1);
+    return p;
+}
+
+/* Keep block p of allocator i in c's cache: 1, or 0 when it does not fit
+ * (too large, or its bin is full). */
+static int cache_give(dmm_chain_t *c, int i, void *p)
+{
+    dmm_alloc_t *a = &c->alloc[i];
+    size_t u;
+    if (a->ops->usable_nolock) {
+        u = a->ops->usable(a, p);
+    } else {
+        lock(c, &c->locks[i]);
+        u = a->ops->usable(a, p);
+        unlock(c, &c->locks[i]);
+    }
+    if (u > c->desc.cache_max)
+        return 0;
+    unsigned b = dmm_cache_bin_for_block(u);
+    int kept;
+    if (c->cache_tls) {
+        kept = dmm_chain_cache_push_thread(p, b, c->desc.cache_count);
+    } else {
+        lock(c, &c->cache_lock);
+        kept = dmm_cache_push(&c->cache, b, p, c->desc.cache_count);
+        unlock(c, &c->cache_lock);
+    }
+    if (kept)
+        DMM_COST(&c->cost, cached, 1);
+    return kept;
+}
+
+/* Every block of k back to its allocator. */
+static void cache_drain(dmm_chain_t *c, dmm_cache_t *k)
+{
+    for (unsigned b = 0; b + 1 < DMM_CACHE_BINS; b++) {
+        void *p;
+        while ((p = dmm_cache_pop(k, b))) {
+            unsigned o = dmm_pagesrc_owner(&c->ps, p);
+            dmm_alloc_t *a = &c->alloc[o - 1];
+            lock(c, &c->locks[o - 1]);
+            a->ops->free(a, p);
+            unlock(c, &c->locks[o - 1]);
+        }
+    }
+}
+
+/* Thread exit: the thread's cache back to the allocators, and closed. */
+static void thread_exit(void *arg)
+{
+    (void)arg;
+    dmm_cache_t *k = &dmm_chain_thread_cache;
+    if (tls_chain)
+        cache_drain(tls_chain, k);
+    for (unsigned b = 0; b < DMM_CACHE_BINS; b++)
+        k->count[b] = DMM_CACHE_CLOSED;
+}
+
+void dmm_chain_cache_register(void)
+{
+    dmm_cache_t *k = &dmm_chain_thread_cache;
+    k->registered = 1;
+    pthread_setspecific(tls_key, k);
+}
+
+int dmm_chain_cache_per_thread(dmm_chain_t *c)
+{
+    if (c->mode != DMM_PS_REAL)
+        return -1;
+    if (!__atomic_load_n(&tls_chain, __ATOMIC_ACQUIRE)) {
+        dmm_chain_t *none = NULL;
+        if (pthread_key_create(&tls_key, thread_exit) != 0)
+            return -1;
+        if (!__atomic_compare_exchange_n(&tls_chain, &none, c, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            pthread_key_delete(tls_key);
+            return -1;
+        }
+    }
+    if (__atomic_load_n(&tls_chain, __ATOMIC_ACQUIRE) != c)
+        return -1;
+    c->cache_tls = 1;
+    return 0;
+}
+
+void dmm_chain_cache_flush(dmm_chain_t *c)
+{
+    if (c->cache_tls) {
+        cache_drain(c, &dmm_chain_thread_cache);
+        return;
+    }
+    lock(c, &c->cache_lock);
+    cache_drain(c, &c->cache);
+    unlock(c, &c->cache_lock);
+}
+
 /* ---- the malloc family --------------------------------------------- */
 
 void *dmm_chain_malloc(dmm_chain_t *c, size_t n)
 {
     if (n == 0)
         n = 1;
+    if (n <= c->desc.cache_max) {
+        void *p = cache_take(c, n);
+        if (p)
+            return p;
+    }
     DMM_COST(&c->cost, ops, 1);
     int i = dmm_chain_which(c, n);
     if (i < 0)
@@ -198,8 +321,10 @@ void dmm_chain_free(dmm_chain_t *c, void *p)
 {
     if (!p)
         return;
-    DMM_COST(&c->cost, ops, 1);
     unsigned o = dmm_pagesrc_owner(&c->ps, p);
+    if (c->desc.cache_max && o >= 1 && o <= (unsigned)c->n && cache_give(c, (int)o - 1, p))
+        return;
+    DMM_COST(&c->cost, ops, 1);
     if (o == DMM_OWNER_LARGE) {
         large_free(c, p);
         return;

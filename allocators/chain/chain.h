@@ -9,7 +9,8 @@
  * The same code runs the simulator (DMM_PS_SIM: payloads never touched;
  * calloc does not clear and realloc does not copy, it only counts) and the
  * preload libraries (DMM_PS_REAL).  Calls lock the allocator they use,
- * except while the process is single-threaded. */
+ * except while the process is single-threaded.  A description's cache line
+ * puts a block cache in front of the allocators (cache.h). */
 #ifndef DMM_CHAIN_H
 #define DMM_CHAIN_H
 
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "allocators/core/alloc.h"
+#include "allocators/chain/cache.h"
 #include "allocators/chain/desc.h"
 #include "tracer/base/err.h"
 #include "allocators/core/pagesrc.h"
@@ -30,7 +32,14 @@ typedef struct dmm_chain {
     int           locks[DMM_DESC_MAX];
     dmm_cost_t    cost;
     uint64_t      large_served;  /* requests that took the fallback path */
+    int           cache_tls;     /* the cache is per thread (dmm_chain_thread_cache) */
+    int           cache_lock;    /* else it is cache, under this lock */
+    dmm_cache_t   cache;
 } dmm_chain_t;
+
+/* The calling thread's block cache, for the one chain that keeps its cache
+ * per thread. */
+extern __thread dmm_cache_t dmm_chain_thread_cache __attribute__((tls_model("initial-exec")));
 
 /* A chain for description d (mapped from the OS, never malloc).  NULL with
  * err set ("allocator N (class): why") when a class cannot be set up.  A
@@ -54,6 +63,24 @@ int    dmm_chain_owns(const dmm_chain_t *c, const void *p);
 int    dmm_chain_which(const dmm_chain_t *c, size_t n);
 /* Violations found by every allocator's check(). */
 size_t dmm_chain_check(dmm_chain_t *c);
+/* Keep c's block cache (if its description has one) per thread from now on,
+ * each thread's given back to the allocators when the thread exits: what
+ * the preload libraries do, before the chain serves any block.  One chain
+ * per process may: 0, or -1 (another one does; c keeps one cache). */
+int    dmm_chain_cache_per_thread(dmm_chain_t *c);
+/* Give the blocks of c's cache (the calling thread's, when per thread) back
+ * to their allocators. */
+void   dmm_chain_cache_flush(dmm_chain_t *c);
+/* The calling thread's cache, ready to push on: set up to be given back
+ * at thread exit on the first call (the slow path of a push). */
+void   dmm_chain_cache_register(void);
+static inline int dmm_chain_cache_push_thread(void *p, unsigned bin, unsigned limit)
+{
+    dmm_cache_t *k = &dmm_chain_thread_cache;
+    if (__builtin_expect(!k->registered, 0))
+        dmm_chain_cache_register();
+    return dmm_cache_push(k, bin, p, limit);
+}
 /* Take / release every lock of the chain (fork: prepare, then parent and
  * child). */
 void   dmm_chain_lock_all(dmm_chain_t *c);

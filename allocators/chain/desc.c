@@ -207,30 +207,14 @@ static int parse_field(const where_t *w, const char *key, size_t kl, const char 
     return 0;
 }
 
-/* An allocator line: its class word at text[i], fields up to ce; appended
- * to d. */
-static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+/* The fields of an allocator or cache line from text[i] to ce: calls
+ * field(w, key, kl, value, vl, arg) for each key=value; 0 or -1. */
+typedef int (*field_fn)(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                        void *arg);
+
+static int parse_fields(const where_t *w, const char *text, size_t i, size_t ce, field_fn fn,
+                        void *arg)
 {
-    size_t ws = i;
-    while (i < ce && !is_blank(text[i]))
-        i++;
-    const char *cls = text + ws;
-    size_t cl = i - ws;
-    if (d->n == DMM_DESC_MAX)
-        return fail(w->err, "%s: line %d: more than %d allocators in one chain",
-                    w->name, w->line, DMM_DESC_MAX);
-    dmm_alloc_desc_t *a = &d->a[d->n];
-    memset(a, 0, sizeof *a);
-    a->fit = DMM_FIT_FIRST;
-    a->order = DMM_ORDER_LIFO;
-    for (int c = 1; c < DMM_CLASS_COUNT; c++)
-        if (dmm_class_name((dmm_class_t)c) && word_is(cls, cl, dmm_class_name((dmm_class_t)c)))
-            a->cls = (dmm_class_t)c;
-    if (!a->cls)
-        return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
-                    "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea)",
-                    w->name, w->line, CUT(cl), cls);
-    int have_range = 0;
     while (i < ce) {
         while (i < ce && is_blank(text[i]))
             i++;
@@ -248,11 +232,95 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
         size_t vs = i;
         while (i < ce && !is_blank(text[i]))
             i++;
-        if (parse_field(w, key, kl, text + vs, i - vs, a) != 0)
+        if (fn(w, key, kl, text + vs, i - vs, arg) != 0)
             return -1;
-        have_range |= word_is(key, kl, "range");
     }
-    if (!have_range)
+    return 0;
+}
+
+/* One key=value of the cache line. */
+static int cache_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                       void *arg)
+{
+    dmm_desc_t *d = arg;
+    size_t x;
+    if (word_is(key, kl, "max")) {
+        if (parse_size(v, vl, 0, &x) != 0 || x < 16 || x > DMM_DESC_CACHE_MAX)
+            return fail(w->err, "%s: line %d: field 'max': expected 16 to %u bytes, got '%.*s'",
+                        w->name, w->line, DMM_DESC_CACHE_MAX, CUT(vl), v);
+        d->cache_max = (uint32_t)x;
+    } else if (word_is(key, kl, "count")) {
+        if (parse_size(v, vl, 0, &x) != 0 || x < 1 || x > DMM_DESC_CACHE_COUNT)
+            return fail(w->err, "%s: line %d: field 'count': expected 1 to %u blocks, got '%.*s'",
+                        w->name, w->line, DMM_DESC_CACHE_COUNT, CUT(vl), v);
+        d->cache_count = (uint32_t)x;
+    } else {
+        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the cache line "
+                    "(max, count)", w->name, w->line, CUT(kl), key);
+    }
+    return 0;
+}
+
+/* The cache line: its fields from text[i] to ce. */
+static int parse_cache(const where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+{
+    if (d->cache_max)
+        return fail(w->err, "%s: line %d: a second cache line: a chain has one cache",
+                    w->name, w->line);
+    d->cache_count = 0;
+    if (parse_fields(w, text, i, ce, cache_field, d) != 0)
+        return -1;
+    if (!d->cache_max || !d->cache_count) {
+        const char *miss = d->cache_max ? "count" : "max";
+        d->cache_max = 0;
+        return fail(w->err, "%s: line %d: field '%s': missing", w->name, w->line, miss);
+    }
+    return 0;
+}
+
+struct alloc_arg {
+    dmm_alloc_desc_t *a;
+    int have_range;
+};
+
+static int alloc_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                       void *arg)
+{
+    struct alloc_arg *x = arg;
+    x->have_range |= word_is(key, kl, "range");
+    return parse_field(w, key, kl, v, vl, x->a);
+}
+
+/* An allocator line: its class word at text[i], fields up to ce; appended
+ * to d. */
+static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+{
+    size_t ws = i;
+    while (i < ce && !is_blank(text[i]))
+        i++;
+    const char *cls = text + ws;
+    size_t cl = i - ws;
+    if (word_is(cls, cl, "cache"))
+        return parse_cache(w, text, i, ce, d);
+    if (d->n == DMM_DESC_MAX)
+        return fail(w->err, "%s: line %d: more than %d allocators in one chain",
+                    w->name, w->line, DMM_DESC_MAX);
+    dmm_alloc_desc_t *a = &d->a[d->n];
+    memset(a, 0, sizeof *a);
+    a->fit = DMM_FIT_FIRST;
+    a->order = DMM_ORDER_LIFO;
+    for (int c = 1; c < DMM_CLASS_COUNT; c++)
+        if (dmm_class_name((dmm_class_t)c) && word_is(cls, cl, dmm_class_name((dmm_class_t)c)))
+            a->cls = (dmm_class_t)c;
+    if (!a->cls)
+        return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
+                    "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea; "
+                    "or a cache line)",
+                    w->name, w->line, CUT(cl), cls);
+    struct alloc_arg x = { a, 0 };
+    if (parse_fields(w, text, i, ce, alloc_field, &x) != 0)
+        return -1;
+    if (!x.have_range)
         return fail(w->err, "%s: line %d: field 'range': missing", w->name, w->line);
     if (d->n > 0 && a->lo < d->a[d->n - 1].hi)
         return fail(w->err, "%s: line %d: field 'range': (%zu,...] overlaps or "
@@ -347,6 +415,14 @@ size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n;
 }
 
+size_t dmm_desc_print_cache(const dmm_desc_t *d, char *buf, size_t cap)
+{
+    int n = d->cache_max ? snprintf(buf, cap, "%-13s max=%u count=%u", "cache",
+                                    (unsigned)d->cache_max, (unsigned)d->cache_count)
+                         : snprintf(buf, cap, "%s", "");
+    return n < 0 ? 0 : (size_t)n;
+}
+
 size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
 {
     size_t used = 0;
@@ -354,9 +430,14 @@ size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
     int n = snprintf(line, sizeof line, "# %s\n", d->title[0] ? d->title : "dmm 1");
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;
-    for (int i = -1; i < d->n; i++) {
-        if (i >= 0) {
-            dmm_desc_print_line(&d->a[i], line, sizeof line - 2);
+    for (int i = -2; i < d->n; i++) {
+        if (i == -1 && !d->cache_max)
+            continue;
+        if (i >= -1) {
+            if (i == -1)
+                dmm_desc_print_cache(d, line, sizeof line - 2);
+            else
+                dmm_desc_print_line(&d->a[i], line, sizeof line - 2);
             n = (int)strlen(line);
             line[n++] = '\n';
             line[n] = 0;

@@ -6,7 +6,14 @@
  *
  * One allocator a line, in chain order; `range=(lo,hi]` with hi a number or
  * `inf`; fields in any order, missing ones take the defaults below; `lists=N`
- * for segregated.  Ranges must be sorted and must not overlap; sizes in the
+ * for segregated.  At most one line
+ *
+ *   cache         max=256 count=16
+ *
+ * anywhere (printed first) puts a block cache in front of the chain: each
+ * thread keeps up to `count` freed blocks per 8-byte usable size up to
+ * `max` bytes (16 to 1024) and serves the next request of that size from
+ * them without calling their allocator (allocators/chain/chain.h).  Ranges must be sorted and must not overlap; sizes in the
  * gaps between them, and above the last, take the chain's fallback path.
  * '#' starts a comment; the first line's comment ("# dmm 1 ...") is kept as
  * the description's title.  dmm_desc_print(dmm_desc_parse(x)) == x for text
@@ -27,10 +34,14 @@
 #include "tracer/base/err.h"
 
 #define DMM_DESC_MAX 32   /* allocators in one chain */
+#define DMM_DESC_CACHE_MAX   1024u  /* the largest cache max= */
+#define DMM_DESC_CACHE_COUNT 4096u  /* the largest cache count= */
 
 typedef struct dmm_desc {
     int              n;
     dmm_alloc_desc_t a[DMM_DESC_MAX];
+    uint32_t         cache_max;     /* the cache line's max=; 0: no cache */
+    uint32_t         cache_count;   /* its count= */
     char             title[256];   /* the first line's comment, without "# " */
 } dmm_desc_t;
 
@@ -60,6 +71,8 @@ const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf
 void dmm_desc_effective(dmm_desc_t *d);
 /* One allocator line, canonical. */
 size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);
+/* The cache line, canonical ("" when d has no cache). */
+size_t dmm_desc_print_cache(const dmm_desc_t *d, char *buf, size_t cap);
 /* The words of the list, fit and order fields ("sll", "best", "fifo", ...),
  * or NULL for a value out of range. */
 const char *dmm_desc_list_name(unsigned list);

@@ -819,6 +819,7 @@ size_t dmm_buddy_debug_regions(const dmm_alloc_t *a)
 const dmm_class_ops_t dmm_class_buddy_binary = {
     .name = "buddy-binary",
     .options = DMM_OPT_SPLIT | DMM_OPT_COALESCE | DMM_OPT_LIST | DMM_OPT_ORDER,
+    .usable_nolock = 1,
     .init = b_init_binary,
     .malloc = b_malloc,
     .free = b_free,
@@ -831,6 +832,7 @@ const dmm_class_ops_t dmm_class_buddy_binary = {
 const dmm_class_ops_t dmm_class_buddy_fib = {
     .name = "buddy-fib",
     .options = DMM_OPT_SPLIT | DMM_OPT_COALESCE | DMM_OPT_LIST | DMM_OPT_ORDER,
+    .usable_nolock = 1,
     .init = b_init_fib,
     .malloc = b_malloc,
     .free = b_free,

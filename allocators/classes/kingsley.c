@@ -295,6 +295,7 @@ static void k_destroy(dmm_alloc_t *a)
 const dmm_class_ops_t dmm_class_kingsley = {
     .name = "kingsley",
     .options = 0,
+    .usable_nolock = 1,
     .init = k_init,
     .malloc = k_malloc,
     .free = k_free,

@@ -340,6 +340,7 @@ static void sss_destroy(dmm_alloc_t *a)
 const dmm_class_ops_t dmm_class_sss = {
     .name = "sss",
     .options = DMM_OPT_LIST | DMM_OPT_ORDER,
+    .usable_nolock = 1,
     .init = sss_init,
     .malloc = sss_malloc,
     .free = sss_free,

@@ -77,6 +77,10 @@ enum {
 typedef struct dmm_class_ops {
     const char *name;         /* as written in .dmm text */
     unsigned    options;      /* DMM_OPT_* it reads */
+    /* 1 when usable() of a block the caller holds reads only what no other
+     * call of the allocator writes (a header fixed at allocation): the
+     * chain's block cache then asks it without the allocator's lock. */
+    unsigned    usable_nolock;
     /* Set up a->state (a->state_area bytes are free to use; take more
      * from the page source as DMM_OWNER_META).  0, or -1 with errno. */
     int    (*init)(dmm_alloc_t *a);

@@ -28,6 +28,9 @@ typedef struct dmm_cost {
     uint64_t pages;         /* fresh pages handed out by the page source (chunks and
                                page-map pages): each one faults when first touched */
     uint64_t syscalls;      /* system calls of the page source (mprotect, madvise) */
+    uint64_t cached;        /* calls the chain's block cache served alone (a malloc
+                               that popped a cached block, a free that pushed one):
+                               counted here instead of ops */
 } dmm_cost_t;
 
 #ifndef DMM_COUNT
@@ -64,7 +67,7 @@ typedef struct dmm_cost_weight {
     double      weight;
 } dmm_cost_weight_t;
 
-#define DMM_COST_NWEIGHTS 11
+#define DMM_COST_NWEIGHTS 12
 extern const dmm_cost_weight_t dmm_cost_weights[DMM_COST_NWEIGHTS];
 /* a += b */
 void dmm_cost_add(dmm_cost_t *a, const dmm_cost_t *b);

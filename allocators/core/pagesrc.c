@@ -372,11 +372,11 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
     dmm_spin_unlock(&ps->lock);
 }
 
-unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p)
+unsigned dmm_pagesrc_owner_older(const dmm_pagesrc_t *ps, const void *p)
 {
     uintptr_t u = (uintptr_t)p;
-    /* arenas are few; the newest is the likeliest */
-    for (int i = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE) - 1; i >= 0; i--) {
+    /* arenas are few; the newest is the likeliest (dmm_pagesrc_owner looked) */
+    for (int i = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE) - 2; i >= 0; i--) {
         const dmm_arena_t *a = &ps->arenas[i];
         if (u >= a->base && u - a->base < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE))
             return a->map[(u - a->base) / DMM_PAGE];

@@ -102,8 +102,20 @@ static inline size_t dmm_pagesrc_overhead(const dmm_pagesrc_t *ps)
 {
     return ps->footprint - ps->chunk_bytes;
 }
-/* The owner of the page holding p, or DMM_OWNER_NONE if p is not ours. */
-unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p);
+/* The owner of the page holding p, or DMM_OWNER_NONE if p is not ours:
+ * the newest arena looked at inline, the others by a call. */
+unsigned dmm_pagesrc_owner_older(const dmm_pagesrc_t *ps, const void *p);
+static inline unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p)
+{
+    int n = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(n > 0, 1)) {
+        const dmm_arena_t *a = &ps->arenas[n - 1];
+        uintptr_t off = (uintptr_t)p - a->base;
+        if (__builtin_expect(off < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 1))
+            return a->map[off / DMM_PAGE];
+    }
+    return dmm_pagesrc_owner_older(ps, p);
+}
 
 /* Tests only: every chunk a simulated page source hands out from now on is
  * filled with this byte (-1: left as it is, the default).  A simulation

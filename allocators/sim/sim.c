@@ -253,8 +253,11 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
         dmm_err_set(err, "out of memory for %u block slots", s->nids);
         return -1;
     }
-    const dmm_cost_t one_call = { .ops = 1 };
-    const uint64_t call_units = dmm_cost_units(&one_call);
+    /* the least a call costs: one the block cache serves alone, if any */
+    const dmm_cost_t one_call = { .ops = 1 }, one_cached = { .cached = 1 };
+    uint64_t call_units = dmm_cost_units(&one_call);
+    if (d->cache_max && dmm_cost_units(&one_cached) < call_units)
+        call_units = dmm_cost_units(&one_cached);
     uint64_t calls_later = b ? b->calls : 0;
     double t0 = dmm_sim_now();
     size_t peak_seen = 0;

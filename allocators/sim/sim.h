@@ -32,7 +32,8 @@ static inline double dmm_sim_weighted(uint64_t T, size_t M, uint64_t T_ref, size
 
 /* Limits on one simulation (dmm_sim_run_bounded).  T and M only grow as the
  * replay goes on (costs are counts, M a peak), and each allocation or
- * realloc still to come costs at least one call's units (and each free of
+ * realloc still to come costs at least one call's units (the units of a
+ * call the block cache serves, when the chain has one) (and each free of
  * a live block, when no request may fail: one failure ends the replay, so
  * every block the stream allocates is live until its free), so once
  *   dmm_sim_weighted(T so far + calls to come x a call's units,

@@ -35,6 +35,7 @@ static const col_t rows[] = {
     { "size-class lookup steps", 0, U64(cost.lookups) },
     { "fresh pages", 0, U64(cost.pages) },
     { "page-source system calls", 0, U64(cost.syscalls) },
+    { "calls served by the cache", 0, U64(cost.cached) },
     { "largest single-op cost", 0, U64(max_op_cost) },
     { "fallback-path requests", 0, U64(large_served) },
     { "check violations", 0, U64(violations) },

@@ -119,6 +119,10 @@ static void put_header(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *in)
     }
     fputs(" *\n * The DMM map (the paper's Table 1 layout), in chain order:\n *\n", f);
     put_map(f, d, " *   ");
+    if (d->cache_max)
+        fprintf(f, " *   Block cache, per thread: up to %u freed blocks per 8-byte size, up to\n"
+                   " *   %u bytes, served again without calling their allocator.\n",
+                (unsigned)d->cache_count, (unsigned)d->cache_max);
     fputs(" *\n * Requests in no range above, and alignments above 16 bytes, take the\n"
           " * chain's fallback path (a page-granular chunk of their own).\n *\n"
           " * libdmm_evolved.so links this file with preload/shim/backend_evolved.c,\n"
@@ -145,7 +149,11 @@ static void put_desc(FILE *f, const dmm_desc_t *d)
             fprintf(f, ", .lists = %u", (unsigned)a->lists);
         fputs(" },\n", f);
     }
-    fputs("    },\n    .title = ", f);
+    fputs("    },\n", f);
+    if (d->cache_max)
+        fprintf(f, "    .cache_max = %u, .cache_count = %u,\n", (unsigned)d->cache_max,
+                (unsigned)d->cache_count);
+    fputs("    .title = ", f);
     put_c_string(f, d->title);
     fputs(",\n};\n\n", f);
     fputs("const dmm_desc_t *dmm_evolved_description(void)\n{\n"
@@ -191,7 +199,25 @@ static void put_calls(FILE *f, const dmm_desc_t *d)
     for (int i = 0; i < d->n; i++)
         fprintf(f, "    case %d:\n        %s.free(&c->alloc[%d], p);\n        break;\n", i,
                 classes[d->a[i].cls].ops, i);
-    fputs("    default:\n        break;\n    }\n}\n", f);
+    fputs("    default:\n        break;\n    }\n}\n\n", f);
+    fputs("inline size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p)\n{\n"
+          "    switch (i) {\n", f);
+    for (int i = 0; i < d->n; i++)
+        fprintf(f, "    case %d:\n        return %s.usable(&c->alloc[%d], p);\n", i,
+                classes[d->a[i].cls].ops, i);
+    fputs("    default:\n        return 0;\n    }\n}\n\n", f);
+    fputs("/* Allocator i's usable() needs no lock (its class's usable_nolock). */\n"
+          "inline int dmm_evolved_usable_nolock(int i)\n{\n    switch (i) {\n", f);
+    for (int i = 0; i < d->n; i++) {
+        const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
+        fprintf(f, "    case %d:\n        return %d;\n", i, ops && ops->usable_nolock ? 1 : 0);
+    }
+    fputs("    default:\n        return 0;\n    }\n}\n\n", f);
+    fprintf(f, "inline int dmm_evolved_count(void)\n{\n    return %d;\n}\n\n", d->n);
+    fprintf(f, "/* The block cache (allocators/chain/cache.h): max= and count=, 0 for none. */\n"
+               "inline unsigned dmm_evolved_cache_max(void)\n{\n    return %uu;\n}\n\n"
+               "inline unsigned dmm_evolved_cache_count(void)\n{\n    return %uu;\n}\n",
+            (unsigned)d->cache_max, (unsigned)d->cache_count);
 }
 
 int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info)
@@ -204,6 +230,11 @@ int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info)
             errno = EINVAL;
             return -1;
         }
+    if (d->cache_max > DMM_DESC_CACHE_MAX || d->cache_count > DMM_DESC_CACHE_COUNT ||
+        !d->cache_max != !d->cache_count) {
+        errno = EINVAL;
+        return -1;
+    }
     put_header(f, d, info ? info : &none);
     fputs("#ifndef DMM_EVOLVED_C\n#define DMM_EVOLVED_C\n\n"
           "#include \"preload/shim/dmm_evolved.h\"\n\n#include <stddef.h>\n\n"

@@ -34,7 +34,8 @@
  * above the previous one serves nothing and is dropped.  Class names are the
  * paper's (SegregatedFreeList, SimpleSegregatedStorage, ExactSegregatedFit,
  * BuddySystemBinary, BuddySystemFibonacci) plus Kingsley and Lea, or dmm's
- * .dmm names. */
+ * .dmm names.  "BlockCache MAX COUNT" before the first allocator (the
+ * grammar's <BlockCache>, not the paper's) is the .dmm cache line. */
 #ifndef DMM_GRAMMAR_GRAMMAR_H
 #define DMM_GRAMMAR_GRAMMAR_H
 

@@ -1,6 +1,7 @@
 /* phenotype.c - a phenotype (the terminals a mapping produced) read as a
  * DMM description (dmm_phenotype_to_desc, grammar.h): seven words per
- * allocator, in the paper's order. */
+ * allocator, in the paper's order, after "BlockCache MAX COUNT" when the
+ * grammar gave the chain a block cache. */
 #include "codegen/grammar/grammar.h"
 
 #include <ctype.h>
@@ -101,6 +102,27 @@ static int next_word(const char **p, word_t *w)
     return 1;
 }
 
+/* "BlockCache M K" (the word BlockCache read): M and K into d. */
+static int cache_of(const char **p, dmm_desc_t *d, dmm_err_t *err)
+{
+    word_t w = { "", 0 };
+    size_t v[2];
+    static const char *const what[] = { "cache size (16 to 1024 bytes)",
+                                        "cache count (1 to 4096 blocks)" };
+    static const size_t lo[] = { 16, 1 }, hi[] = { DMM_DESC_CACHE_MAX, DMM_DESC_CACHE_COUNT };
+    for (int i = 0; i < 2; i++) {
+        if (!next_word(p, &w) || size_of(w, &v[i]) != 0 || v[i] < lo[i] || v[i] > hi[i]) {
+            dmm_err_set(err, "phenotype: terminal %d: '%.*s' is not a %s", i + 2,
+                        (int)(w.n > 64 ? 64 : w.n), w.s, what[i]);
+            memset(d, 0, sizeof *d);
+            return -1;
+        }
+    }
+    d->cache_max = (uint32_t)v[0];
+    d->cache_count = (uint32_t)v[1];
+    return 0;
+}
+
 int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
 {
     static const char *const lists[] = { "SLL", "DLL", "BTREE" };
@@ -124,13 +146,29 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
     word_t w;
     for (const char *p = phenotype; next_word(&p, &w);)
         nw++;
-    if (nw == 0 || nw % 7 != 0) {
-        dmm_err_set(err,
-                "phenotype: %zu terminals; an allocator is 7 (class, splitting, coalescing, "
-                "size, data structure, mechanism, policy)", nw);
+    if (nw == 0) {
+        dmm_err_set(err, "phenotype: 0 terminals; an allocator is 7 (class, splitting, "
+                    "coalescing, size, data structure, mechanism, policy)");
         return -1;
     }
     const char *p = phenotype;
+    size_t skip = 0;   /* terminals before the first allocator */
+    if (next_word(&p, &w) && word_eq(w, "BlockCache")) {
+        if (cache_of(&p, d, err) != 0)
+            return -1;
+        skip = 3;
+        nw -= 3;
+    } else {
+        p = phenotype;
+    }
+    if (nw == 0 || nw % 7 != 0) {
+        dmm_err_set(err,
+                "phenotype: %zu terminals%s; an allocator is 7 (class, splitting, "
+                "coalescing, size, data structure, mechanism, policy)", nw,
+                skip ? " after the block cache's 3" : "");
+        memset(d, 0, sizeof *d);
+        return -1;
+    }
     size_t prev = 0;   /* the top of the ranges kept so far */
     for (size_t k = 0; k < nw / 7; k++) {
         dmm_alloc_desc_t a;
@@ -150,7 +188,7 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
             }
             if (v < 0) {
                 dmm_err_set(err, "phenotype: allocator %zu, terminal %zu: '%.*s' is not a %s",
-                        k + 1, k * 7 + (size_t)f + 1, (int)(w.n > 64 ? 64 : w.n), w.s,
+                        k + 1, skip + k * 7 + (size_t)f + 1, (int)(w.n > 64 ? 64 : w.n), w.s,
                         f == 3 ? "size below 2^64 - 1" : field[f]);
                 memset(d, 0, sizeof *d);
                 return -1;

@@ -137,7 +137,7 @@ char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace
               "# Risco-Martin et al. (grammatical evolution of DMMs, Figure 3).\n"
               "# trace: %s\n"
               "# <Size>: the %zu distinct request sizes of the trace (%llu .. %llu bytes);\n"
-              "# <MaxSize>: the largest.  Classes: %s.\n"
+              "# <MaxSize>: the largest.  Classes: %s%s.\n"
               "#\n"
               "# A DMM is a chain of allocators; each serves the sizes from the previous\n"
               "# allocator's size (exclusive; 0 for the first) up to its own.\n"
@@ -153,10 +153,11 @@ char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace
               "# grammar in this notation.\n"
               "\n",
               tn, nsz, (unsigned long long)sz[0], (unsigned long long)sz[nsz - 1],
-              paper ? "the paper's five" : "the paper's five, Kingsley and Lea");
+              paper ? "the paper's five" : "the paper's five, Kingsley and Lea",
+              paper ? "" : "; a block cache");
+    sb_printf(&b, "<DynamicMemoryManager> ::= <Allocators>\n%s\n",
+              paper ? "" : "                         | <BlockCache> <Allocators>\n");
     sb_printf(&b,
-              "<DynamicMemoryManager> ::= <Allocators>\n"
-              "\n"
               "<Allocators> ::= <AllocatorClass> <AllowSplitting> <AllowCoalescing> <MaxSize>"
               " <DataStructure> <AllocationMechanism> <AllocationPolicy>\n"
               "               | <AllocatorClass> <AllowSplitting> <AllowCoalescing> <Size>"
@@ -186,6 +187,15 @@ char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace
               "<AllocationMechanism> ::= FIRST | BEST | EXACT\n"
               "<AllocationPolicy> ::= FIFO | LIFO\n",
               (unsigned long long)sz[nsz - 1]);
+    if (!paper)
+        sb_printf(&b,
+                  "\n"
+                  "# Not the paper's: a block cache in front of the chain (the .dmm line\n"
+                  "# `cache max=M count=K`): up to K freed blocks per 8-byte size up to M bytes,\n"
+                  "# per thread, served again without calling their allocator.\n"
+                  "<BlockCache> ::= BlockCache <CacheMax> <CacheCount>\n"
+                  "<CacheMax> ::= 64 | 128 | 256 | 512 | 1024\n"
+                  "<CacheCount> ::= 8 | 32 | 128\n");
     free(sz);
     if (b.oom) {
         free(b.s);

@@ -2,6 +2,7 @@
  * DMM_CONFIG at the start, called through the chain's generic dispatch. */
 #include "preload/shim/backend.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,6 +35,16 @@ void *dmm_backend_malloc(dmm_chain_t *c, size_t n)
 void dmm_backend_free(dmm_chain_t *c, void *p)
 {
     dmm_chain_free(c, p);
+}
+
+int dmm_backend_free_if_ours(dmm_chain_t *c, void *p)
+{
+    if (!dmm_chain_owns(c, p))
+        return 0;
+    int e = errno;
+    dmm_chain_free(c, p);
+    errno = e;
+    return 1;
 }
 
 /* What dmm_chain_free does inside the allocator's lock. */

@@ -9,7 +9,8 @@
  *   not read (a one-line notice says so if it is set);
  * - malloc and free skip the chain's generic dispatch: the allocator is
  *   picked by dmm_evolved_pick(), whose range bounds are constants, and
- *   called through its class's ops by name (dmm_evolved.h).
+ *   called through its class's ops by name (dmm_evolved.h); a cache line's
+ *   max and count are constants too, and a cache hit calls no allocator.
  * Everything else (calloc, realloc, the aligned calls, the fallback path,
  * fork, DMM_STATS, DMM_CHECK, DMM_OFFLOAD) is the chain's and the shim's;
  * DMM_CHECK's blocks also come from dmm_backend_malloc and go back through
@@ -41,8 +42,12 @@ const dmm_desc_t *dmm_backend_desc(int check)
 
 /* The allocators' locks are the chain's own words (c->locks), taken as
  * chain.c takes them, so that dmm_chain_lock_all() holds them across fork
- * and the chain's calloc, realloc and fallback path exclude these calls. */
-void *dmm_backend_malloc(dmm_chain_t *c, size_t n)
+ * and the chain's calloc, realloc and fallback path exclude these calls.
+ * With a cache (dmm_evolved_cache_max() > 0, a constant), a request it
+ * covers first pops the thread's cache (allocators/chain/cache.h), which
+ * the chain keeps per thread in the preload libraries (shim.c). */
+/* A request the cache did not serve. */
+static __attribute__((noinline)) void *malloc_class(dmm_chain_t *c, size_t n)
 {
     if (n == 0)
         n = 1;
@@ -59,20 +64,72 @@ void *dmm_backend_malloc(dmm_chain_t *c, size_t n)
     return p;
 }
 
-/* inline: a hint that lets link-time optimisation put this, and the class
- * call in it, into free (backend.h declares it, so this is still the
- * function's one external definition). */
-inline void dmm_backend_free(dmm_chain_t *c, void *p)
+/* inline, and no stack frame on a cache hit: link-time optimisation puts
+ * this into malloc. */
+inline void *dmm_backend_malloc(dmm_chain_t *c, size_t n)
+{
+    if (dmm_evolved_cache_max() && n - 1 < dmm_evolved_cache_max()) {
+        void *p = dmm_cache_pop(&dmm_chain_thread_cache, dmm_cache_bin_for_request(n));
+        if (__builtin_expect(p != NULL, 1))
+            return p;
+    }
+    return malloc_class(c, n);
+}
+
+/* Block p of allocator i into the thread's cache: 1, or 0 when it does not
+ * fit there. */
+static inline int cache_keep(dmm_chain_t *c, int i, void *p)
+{
+    size_t u;
+    if (dmm_evolved_usable_nolock(i)) {
+        u = dmm_evolved_class_usable(c, i, p);
+    } else {
+        dmm_spin_lock_mt(&c->locks[i]);
+        u = dmm_evolved_class_usable(c, i, p);
+        dmm_spin_unlock_mt(&c->locks[i]);
+    }
+    return u <= dmm_evolved_cache_max() &&
+           dmm_chain_cache_push_thread(p, dmm_cache_bin_for_block(u), dmm_evolved_cache_count());
+}
+
+/* Block p of allocator i (or of the fallback path: i < 0) that the cache
+ * did not take back to its allocator, errno kept. */
+static __attribute__((noinline)) void free_class(dmm_chain_t *c, int i, void *p)
+{
+    int e = errno;
+    if (i < 0) {
+        dmm_chain_free(c, p);            /* the fallback path */
+    } else {
+        dmm_spin_lock_mt(&c->locks[i]);
+        dmm_evolved_class_free(c, i, p);
+        dmm_spin_unlock_mt(&c->locks[i]);
+    }
+    errno = e;
+}
+
+/* inline: a hint that lets link-time optimisation put this, and the cache
+ * push in it, into free (backend.h declares it, so this is still the
+ * function's one external definition).  One page-map look-up finds the
+ * owner. */
+inline int dmm_backend_free_if_ours(dmm_chain_t *c, void *p)
 {
     unsigned o = dmm_pagesrc_owner(&c->ps, p);
-    if (__builtin_expect(o < 1 || o > (unsigned)dmm_evolved_description()->n, 0)) {
-        dmm_chain_free(c, p);            /* the fallback path */
-        return;
+    if (__builtin_expect(o - 1u >= (unsigned)dmm_evolved_count(), 0)) {
+        if (o != DMM_OWNER_LARGE)
+            return 0;
+        free_class(c, -1, p);
+        return 1;
     }
     int i = (int)o - 1;
-    dmm_spin_lock_mt(&c->locks[i]);
-    dmm_evolved_class_free(c, i, p);
-    dmm_spin_unlock_mt(&c->locks[i]);
+    if (dmm_evolved_cache_max() && cache_keep(c, i, p))
+        return 1;
+    free_class(c, i, p);
+    return 1;
+}
+
+void dmm_backend_free(dmm_chain_t *c, void *p)
+{
+    (void)dmm_backend_free_if_ours(c, p);
 }
 
 void dmm_backend_class_free(dmm_chain_t *c, int i, void *p)

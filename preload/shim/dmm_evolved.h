@@ -22,6 +22,15 @@ int   dmm_evolved_pick(size_t n);
  * holds its lock. */
 void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n);
 void  dmm_evolved_class_free(dmm_chain_t *c, int i, void *p);
+size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p);
+/* Whether allocator i's usable() may be asked without its lock (its
+ * class's usable_nolock). */
+int   dmm_evolved_usable_nolock(int i);
+/* The number of allocators; the cache line's max= and count= (0 and 0
+ * without one). */
+int      dmm_evolved_count(void);
+unsigned dmm_evolved_cache_max(void);
+unsigned dmm_evolved_cache_count(void);
 
 #pragma GCC visibility pop
 

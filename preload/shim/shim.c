@@ -161,6 +161,8 @@ static void init(void)
         __atomic_store_n(&dmm_shim_state, DMM_SHIM_GLIBC, __ATOMIC_RELEASE);
         return;
     }
+    if (c->desc.cache_max)
+        dmm_chain_cache_per_thread(c);   /* the process's one chain: it cannot fail */
     dmm_shim_chain = c;
     if (check) {
         dmm_check_init();
@@ -307,12 +309,8 @@ EXPORT void free(void *p)
     if (!p)
         return;
     dmm_chain_t *c = on_free();
-    if (__builtin_expect(c != NULL, 1) && dmm_chain_owns(c, p)) {
-        int e = errno;
-        dmm_backend_free(c, p);
-        errno = e;
+    if (__builtin_expect(c != NULL, 1) && dmm_backend_free_if_ours(c, p))
         return;
-    }
     free_slow(p);
 }
 

@@ -33,11 +33,24 @@ static const char *const chains[] = {
     "segregated    range=(8,inf]          split=no  coalesce=yes list=sll   fit=first order=lifo\n",
     "exact         range=(0,1024]         split=no  coalesce=no  list=sll   fit=exact order=lifo\n"
     "kingsley      range=(2048,inf]       split=no  coalesce=no  list=sll   fit=exact order=lifo\n",
+    /* block caches (cache.h) in front of classes whose usable() needs the
+     * lock and of classes whose does not */
+    "cache         max=512 count=4\n"
+    "sss           range=(0,256]          split=no  coalesce=no  list=sll   fit=first order=lifo\n"
+    "segregated    range=(256,65536]      split=yes coalesce=yes list=btree fit=best  order=fifo lists=6\n"
+    "buddy-binary  range=(65536,1048576]  split=yes coalesce=yes list=dll   fit=first order=lifo\n",
+    "cache         max=1024 count=64\n"
+    "lea           range=(0,inf]          split=yes coalesce=yes list=dll   fit=best  order=fifo\n",
 };
+/* The chains above whose cache is kept per thread (dmm_chain_cache_per_thread)
+ * in the tests on real memory, as the preload libraries keep it: chain N is
+ * also run as "tlsN". */
+static const int per_thread[] = { 4, 5 };
 
 static cfg_t *all_cfgs(size_t *n)
 {
-    size_t k = sizeof preset_names / sizeof preset_names[0] + sizeof chains / sizeof chains[0];
+    size_t k = sizeof preset_names / sizeof preset_names[0] + sizeof chains / sizeof chains[0] +
+               sizeof per_thread / sizeof per_thread[0];
     cfg_t *c = cr_malloc(k * sizeof *c);
     size_t i = 0;
     for (; i < 5; i++) {
@@ -47,6 +60,10 @@ static cfg_t *all_cfgs(size_t *n)
     for (size_t j = 0; j < sizeof chains / sizeof chains[0]; j++, i++) {
         snprintf(c[i].name, sizeof c[i].name, "chain%zu", j + 1);
         snprintf(c[i].text, sizeof c[i].text, "%s", chains[j]);
+    }
+    for (size_t j = 0; j < sizeof per_thread / sizeof per_thread[0]; j++, i++) {
+        snprintf(c[i].name, sizeof c[i].name, "tls%d", per_thread[j]);
+        snprintf(c[i].text, sizeof c[i].text, "%s", chains[per_thread[j] - 1]);
     }
     *n = k;
     return c;
@@ -65,6 +82,8 @@ static dmm_chain_t *make(const cfg_t *cfg, int mode)
                  "%s", err.msg);
     dmm_chain_t *c = dmm_chain_new(&d, mode, &err);
     cr_assert_not_null(c, "%s: %s", cfg->name, err.msg);
+    if (mode == DMM_PS_REAL && !strncmp(cfg->name, "tls", 3))
+        cr_assert_eq(dmm_chain_cache_per_thread(c), 0, "%s", cfg->name);
     return c;
 }
 

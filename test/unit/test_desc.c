@@ -97,6 +97,56 @@ Test(desc, bad_input_names_the_line_and_field)
     bad("lea range=(0,5]\xff\n", "not text", NULL);
 }
 
+Test(desc, a_cache_line_round_trips_and_is_printed_first)
+{
+    const char *text =
+        "# dmm 1 cached\n"
+        "sss           range=(0,144]          split=no  coalesce=no  list=sll   fit=first order=lifo\n"
+        "  cache count=32 max=256   # per thread\n"
+        "lea           range=(144,inf]        split=yes coalesce=yes list=dll   fit=best  order=fifo\n";
+    const char *canon =
+        "# dmm 1 cached\n"
+        "cache         max=256 count=32\n"
+        "sss           range=(0,144]          split=no  coalesce=no  list=sll   fit=first order=lifo\n"
+        "lea           range=(144,inf]        split=yes coalesce=yes list=dll   fit=best  order=fifo\n";
+    dmm_desc_t d, e;
+    dmm_err_t err = { { 0 } };
+    char out[4096], again[4096];
+    cr_assert_eq(dmm_desc_parse("t", text, strlen(text), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.n, 2);
+    cr_expect_eq(d.cache_max, 256);
+    cr_expect_eq(d.cache_count, 32);
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_str_eq(out, canon);
+    cr_assert_eq(dmm_desc_parse("t", out, strlen(out), &e, &err), 0, "%s", err.msg);
+    dmm_desc_print(&e, again, sizeof again);
+    cr_expect_str_eq(again, canon);
+    /* the cache is no option of a class: the effective text keeps it */
+    dmm_desc_effective(&e);
+    cr_expect_eq(e.cache_max, 256);
+    cr_expect_eq(e.cache_count, 32);
+    /* without one, nothing is printed for it */
+    cr_assert_eq(dmm_desc_parse("t", canon + 46, strlen(canon + 46), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.cache_max, 0);
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_null(strstr(out, "cache"), "%s", out);
+}
+
+Test(desc, bad_cache_lines_name_the_line_and_field)
+{
+    bad("lea range=(0,5]\ncache max=256\n", "line 2", "field 'count': missing");
+    bad("cache count=4\nlea range=(0,5]\n", "line 1", "field 'max': missing");
+    bad("cache max=8 count=4\nlea range=(0,5]\n", "field 'max'", "16 to 1024");
+    bad("cache max=2048 count=4\nlea range=(0,5]\n", "field 'max'", NULL);
+    bad("cache max=64 count=0\nlea range=(0,5]\n", "field 'count'", "1 to 4096");
+    bad("cache max=64 count=5000\nlea range=(0,5]\n", "field 'count'", NULL);
+    bad("cache max=64 count=x\nlea range=(0,5]\n", "field 'count'", NULL);
+    bad("cache max=64 count=4 range=(0,5]\n", "field 'range'", "unknown field of the cache line");
+    bad("cache max=64 count=4\ncache max=64 count=4\nlea range=(0,5]\n", "line 2",
+        "second cache line");
+    bad("cache max=64 count=4\n", "no allocator", NULL);
+}
+
 Test(desc, at_most_the_maximum_allocators)
 {
     char text[8192];

@@ -399,13 +399,27 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_eq(d.a[1].cls, DMM_CLASS_LEA);
     cr_expect_eq(d.a[1].lo, 24);
     cr_expect_eq(d.a[1].hi, 100);
+
+    /* the same with a block cache: codon 1 picks <BlockCache> <Allocators>,
+     * then <BlockCache> (one alternative), 256 (2 mod 5), 32 (1 mod 3) */
+    const uint32_t cgen[] = { 1, 0, 2, 1, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, cgen, 20, 0, out, sizeof out), 20);
+    cr_expect_str_eq(out, "BlockCache 256 32 Kingsley true false 24 BTREE BEST LIFO "
+                          "Lea false true 100 SLL EXACT FIFO");
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.n, 2);
+    cr_expect_eq(d.cache_max, 256);
+    cr_expect_eq(d.cache_count, 32);
+    cr_expect_eq(d.a[1].lo, 24);
     dmm_grammar_free(g);
     free(text);
 
-    /* the paper's five classes only: codon 5 is SegregatedFreeList again */
+    /* the paper's five classes only: codon 5 is SegregatedFreeList again,
+     * and no block cache */
     text = dmm_grammar_for_trace(&t, 1, "small.trc", &err);
     cr_assert_not_null(text, "%s", err.msg);
     cr_expect_null(strstr(text, "| Kingsley"), "%s", text);
+    cr_expect_null(strstr(text, "BlockCache"), "%s", text);
     g = parse_ok(text);
     cr_expect_eq(dmm_ge_map(g, gen, 17, 0, out, sizeof out), 17);
     cr_expect_str_eq(out,
@@ -486,6 +500,14 @@ Test(phenotype, errors)
     expect_pheno_error("Lea true true 8 SLL BEST LIFO Lea true true 16 SLL BEST LIFOX",
                        "allocator 2, terminal 14");
     expect_pheno_error("Lea true true 0 SLL BEST LIFO", "no allocator");
+    expect_pheno_error("BlockCache 256 Lea true true 8 SLL BEST LIFO", "terminal 3: 'Lea' is not a cache count");
+    expect_pheno_error("BlockCache 2048 8 Lea true true 8 SLL BEST LIFO", "terminal 2: '2048' is not a cache size");
+    expect_pheno_error("BlockCache 256 0 Lea true true 8 SLL BEST LIFO", "is not a cache count");
+    expect_pheno_error("BlockCache", "terminal 2: '' is not a cache size");
+    expect_pheno_error("BlockCache 256 8", "0 terminals after the block cache's 3");
+    expect_pheno_error("BlockCache 256 8 Lea true true 8 SLL BEST LIFO Lea",
+                       "8 terminals after the block cache's 3");
+    expect_pheno_error("BlockCache 256 8 Lea true true 8 SLL BEST LIFOX", "terminal 10: 'LIFOX'");
     char big[40 * 64] = "";
     for (int i = 1; i <= DMM_DESC_MAX + 1; i++) {
         char one[64];
