@@ -78,6 +78,53 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
     return text;
 }
 
+/* The rules, after the header comment: the paper's Figure 3 with the
+ * trace's sizes, and (not --paper) the block cache. */
+static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
+{
+    sb_printf(bp, "<DynamicMemoryManager> ::= <Allocators>\n%s\n",
+              paper ? "" : "                         | <BlockCache> <Allocators>\n");
+    sb_printf(bp,
+              "<Allocators> ::= <AllocatorClass> <AllowSplitting> <AllowCoalescing> <MaxSize>"
+              " <DataStructure> <AllocationMechanism> <AllocationPolicy>\n"
+              "               | <AllocatorClass> <AllowSplitting> <AllowCoalescing> <Size>"
+              " <DataStructure> <AllocationMechanism> <AllocationPolicy> <Allocators>\n"
+              "\n"
+              "<AllocatorClass> ::= SegregatedFreeList | SimpleSegregatedStorage"
+              " | ExactSegregatedFit\n"
+              "                   | BuddySystemBinary | BuddySystemFibonacci%s\n"
+              "\n",
+              paper ? "" : "\n                   | Kingsley | Lea");
+    sb_printf(bp, "<Size> ::=");
+    for (size_t i = 0; i < nsz; i++) {
+        if (i == 0)
+            sb_printf(bp, " %llu", (unsigned long long)sz[i]);
+        else if (i % 10 == 0)
+            sb_printf(bp, "\n         | %llu", (unsigned long long)sz[i]);
+        else
+            sb_printf(bp, " | %llu", (unsigned long long)sz[i]);
+    }
+    sb_printf(bp,
+              "\n\n"
+              "<MaxSize> ::= %llu\n"
+              "\n"
+              "<AllowSplitting> ::= true | false\n"
+              "<AllowCoalescing> ::= true | false\n"
+              "<DataStructure> ::= SLL | DLL | BTREE\n"
+              "<AllocationMechanism> ::= FIRST | BEST | EXACT\n"
+              "<AllocationPolicy> ::= FIFO | LIFO\n",
+              (unsigned long long)sz[nsz - 1]);
+    if (!paper)
+        sb_printf(bp,
+                  "\n"
+                  "# Not the paper's: a block cache in front of the chain (the .dmm line\n"
+                  "# `cache max=M count=K`): up to K freed blocks per 8-byte size up to M bytes,\n"
+                  "# per thread, served again without calling their allocator.\n"
+                  "<BlockCache> ::= BlockCache <CacheMax> <CacheCount>\n"
+                  "<CacheMax> ::= 64 | 128 | 256 | 512 | 1024\n"
+                  "<CacheCount> ::= 8 | 32 | 128\n");
+}
+
 char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,
                           dmm_err_t *err)
 {
@@ -155,47 +202,7 @@ char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace
               tn, nsz, (unsigned long long)sz[0], (unsigned long long)sz[nsz - 1],
               paper ? "the paper's five" : "the paper's five, Kingsley and Lea",
               paper ? "" : "; a block cache");
-    sb_printf(&b, "<DynamicMemoryManager> ::= <Allocators>\n%s\n",
-              paper ? "" : "                         | <BlockCache> <Allocators>\n");
-    sb_printf(&b,
-              "<Allocators> ::= <AllocatorClass> <AllowSplitting> <AllowCoalescing> <MaxSize>"
-              " <DataStructure> <AllocationMechanism> <AllocationPolicy>\n"
-              "               | <AllocatorClass> <AllowSplitting> <AllowCoalescing> <Size>"
-              " <DataStructure> <AllocationMechanism> <AllocationPolicy> <Allocators>\n"
-              "\n"
-              "<AllocatorClass> ::= SegregatedFreeList | SimpleSegregatedStorage"
-              " | ExactSegregatedFit\n"
-              "                   | BuddySystemBinary | BuddySystemFibonacci%s\n"
-              "\n",
-              paper ? "" : "\n                   | Kingsley | Lea");
-    sb_printf(&b, "<Size> ::=");
-    for (size_t i = 0; i < nsz; i++) {
-        if (i == 0)
-            sb_printf(&b, " %llu", (unsigned long long)sz[i]);
-        else if (i % 10 == 0)
-            sb_printf(&b, "\n         | %llu", (unsigned long long)sz[i]);
-        else
-            sb_printf(&b, " | %llu", (unsigned long long)sz[i]);
-    }
-    sb_printf(&b,
-              "\n\n"
-              "<MaxSize> ::= %llu\n"
-              "\n"
-              "<AllowSplitting> ::= true | false\n"
-              "<AllowCoalescing> ::= true | false\n"
-              "<DataStructure> ::= SLL | DLL | BTREE\n"
-              "<AllocationMechanism> ::= FIRST | BEST | EXACT\n"
-              "<AllocationPolicy> ::= FIFO | LIFO\n",
-              (unsigned long long)sz[nsz - 1]);
-    if (!paper)
-        sb_printf(&b,
-                  "\n"
-                  "# Not the paper's: a block cache in front of the chain (the .dmm line\n"
-                  "# `cache max=M count=K`): up to K freed blocks per 8-byte size up to M bytes,\n"
-                  "# per thread, served again without calling their allocator.\n"
-                  "<BlockCache> ::= BlockCache <CacheMax> <CacheCount>\n"
-                  "<CacheMax> ::= 64 | 128 | 256 | 512 | 1024\n"
-                  "<CacheCount> ::= 8 | 32 | 128\n");
+    put_rules(&b, sz, nsz, paper);
     free(sz);
     if (b.oom) {
         free(b.s);
