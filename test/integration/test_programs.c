@@ -34,11 +34,18 @@
 #define LIMIT_S 120   /* seconds before a run counts as hung */
 
 /* The runs of every program: plain first, then each library. */
-enum { PLAIN, TRACED, NRUNS = 8 };
+enum { PLAIN, TRACED, CACHED = 8, NRUNS = 9 };
 static const char *const run_name[NRUNS] = {
     "glibc", "libdmmtrace.so", "libdmm.so kng", "libdmm.so lea", "libdmm.so fib",
-    "libdmm.so s10", "libdmm.so exa", "libdmm_evolved.so",
+    "libdmm.so s10", "libdmm.so exa", "libdmm_evolved.so", "libdmm.so with a block cache",
 };
+/* The chain of the CACHED run: a per-thread block cache in front of a class
+ * whose usable() takes no lock and of one whose does. */
+static const char cached_dmm[] =
+    "# dmm 1 test_programs: a block cache\n"
+    "cache         max=512 count=16\n"
+    "sss           range=(0,256]          split=no  coalesce=no  list=sll   fit=first order=lifo\n"
+    "lea           range=(256,inf]        split=yes coalesce=yes list=dll   fit=best  order=fifo\n";
 
 static char work[300], trcdir[300], home[300];
 
@@ -166,6 +173,17 @@ static void run_env(int r, const char *env[])
         env[n++] = cfg;
     } else if (r == 7) {
         env[n++] = "LD_PRELOAD=" EVOLVED;
+    } else if (r == CACHED) {
+        static char cf[360];
+        char path[330];
+        snprintf(path, sizeof path, "%s/cached.dmm", tmpdir);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(cached_dmm, f);
+        fclose(f);
+        snprintf(cf, sizeof cf, "DMM_CONFIG=%s", path);
+        env[n++] = "LD_PRELOAD=" LIBDMM;
+        env[n++] = cf;
     }
     env[n] = NULL;
 }

@@ -39,7 +39,7 @@ Test(cost, the_sum_of_every_counter)
                      .coalesces = 6, .pagesrc_calls = 7, .copied = 11, .lookups = 8,
                      .pages = 9, .syscalls = 10, .cached = 12 };
     cr_expect_eq(dmm_cost_units(&c),
-                 20 + 2 + 9 + 12 + 50 + 60 + 350 + 2 + 40 + 18900 + 10000 + 48);
+                 20 + 2 + 9 + 12 + 50 + 60 + 350 + 2 + 40 + 18900 + 10000 + 120);
 }
 
 /* dmm sim --json prints the table as cost_model, and every counter it

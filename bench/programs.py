@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""programs.py - real programs on their own evolved allocator, side by side
+with the allocators a user could install instead.
+
+    python3 bench/programs.py [--build DIR] [--reps N] [--only a,b] [--time S]
+
+For each program below that is installed: record one run under
+libdmmtrace.so, evolve a DMM for its trace (`dmm evolve`, its defaults, at
+most --time seconds), build libdmm_evolved.so from the winner, then run the
+program itself under glibc, jemalloc, mimalloc, tcmalloc and that library,
+interleaved, --reps rounds (default 5), spawned by GNU time: wall time, CPU
+time and peak RSS, and its output compared with glibc's.
+
+F_real = 0.5 time / time_glibc + 0.5 peak RSS / peak RSS_glibc (medians; lower
+is better), per program and allocator, the best peer of each program, and
+the geometric means.  Writes DIR/bench/programs.md and .json; the searches
+and libraries stay in DIR/bench/programs/NAME/.  build/libdmm_evolved.so is
+rebuilt from the Makefile's default .dmm at the end.
+
+  python3   PYTHONMALLOC=malloc, a dict of 60k entries to JSON and back
+  perl      a hash of 200k keys, half of them deleted
+  sqlite3   200k rows into an indexed table (:memory:)
+  jq        a filter over 100k generated JSON records (about 18 MB)
+  git-log   `git log -p` of this repository (its last 300 commits)
+  cc1plus   the C++ compiler proper, -O2, on a generated translation unit
+            that uses the standard containers and algorithms
+Timing only: the tests check correctness, never speed."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+import peers  # noqa: E402
+from benchlib import fmt, geomean  # noqa: E402
+
+PROGRAMS = ("python3", "perl", "sqlite3", "jq", "git-log", "cc1plus")
+
+
+def jq_input(path, records):
+    """records JSON objects in one array, the same every time."""
+    with open(path, "w") as f:
+        f.write("[")
+        for i in range(records):
+            f.write('%s{"id":%d,"name":"item%d","tags":["t%d","u%d"],"v":%d,'
+                    '"nested":{"a":%d,"b":"%s"}}' % ("," if i else "", i, i, i % 13, i % 7,
+                                                     i * 7 % 1000, i % 97, "x" * (i % 50)))
+        f.write("]\n")
+
+
+CXX_UNIT = r"""
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+template <int N> struct Node {
+    std::map<std::string, std::vector<int>> m;
+    std::unordered_map<int, std::set<std::string>> u;
+    int work(int k) {
+        std::ostringstream o; o << k << N;
+        m[o.str()].push_back(k);
+        u[k].insert(o.str());
+        std::vector<int> v(m.size());
+        std::sort(v.begin(), v.end());
+        return (int)v.size() + Node<N - 1>().work(k + 1);
+    }
+};
+template <> struct Node<0> { int work(int k) { return k; } };
+"""
+
+
+def cxx_input(path, funcs):
+    """A translation unit with funcs instantiations of Node<60>."""
+    with open(path, "w") as f:
+        f.write(CXX_UNIT)
+        for i in range(funcs):
+            f.write("template <int N> struct Tag%d : Node<N> {};\n"
+                    "int f%d(int k) { return Tag%d<60>().work(k); }\n" % (i, i, i))
+
+
+def find_cc1plus():
+    try:
+        r = subprocess.run(["g++", "-print-prog-name=cc1plus"], capture_output=True, text=True,
+                           timeout=20)
+        p = r.stdout.strip()
+        return p if os.path.isabs(p) and os.access(p, os.X_OK) else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def workload(name, work):
+    """(argv, extra env) of a program, its input written into work; None
+    when the program is not here."""
+    if name in ("python3", "perl", "sqlite3"):
+        size = dict(python3=60000, perl=200000, sqlite3=200000)[name]
+        argv, env = benchlib.command(name, size, work)
+        return (argv, env) if benchlib.installed(argv[0]) else None
+    if name == "jq":
+        if not benchlib.installed("jq"):
+            return None
+        path = os.path.join(work, "records.json")
+        jq_input(path, 100000)
+        return ["jq", "-c", "[.[] | select(.v % 3 == 0) | {id, name, t: .tags[0]}] | length",
+                path], {}
+    if name == "git-log":
+        if not benchlib.installed("git") or not os.path.isdir(os.path.join(benchlib.ROOT, ".git")):
+            return None
+        return ["git", "-C", benchlib.ROOT, "--no-pager", "log", "-p", "-n", "300",
+                "--no-color"], {}
+    if name == "cc1plus":
+        cc1 = find_cc1plus()
+        if not cc1:
+            return None
+        src, ii = os.path.join(work, "unit.cc"), os.path.join(work, "unit.ii")
+        cxx_input(src, 40)
+        subprocess.run(["g++", "-E", "-o", ii, src], check=True)
+        return [cc1, "-quiet", "-O2", "-fpreprocessed", ii, "-o", os.devnull], {}
+    raise ValueError(name)
+
+
+def measure(name, argv, extra, allocs, reps, gnu_time):
+    """{allocator: {wall, cpu, rss: [per round], same: output equal to glibc's}}"""
+    res = {a: dict(wall=[], cpu=[], rss=[], same=True) for a, _ in allocs}
+    ref = None
+    for _ in range(reps):
+        for a, lib in allocs:
+            env = dict(benchlib.clean_env(), **extra)
+            if lib:
+                env["LD_PRELOAD"] = lib
+            r = benchlib.run(argv, env, gnu_time=gnu_time, timeout=600)
+            if r["exit"] != 0:
+                raise RuntimeError("%s under %s exited %s: %s" % (
+                    name, a, r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
+            digest = hashlib.sha256(r["out"] or b"").hexdigest()
+            if a == "glibc" and ref is None:
+                ref = digest
+            res[a]["same"] &= digest == ref
+            res[a]["wall"].append(r["wall_s"])
+            res[a]["cpu"].append(r["cpu_s"])
+            res[a]["rss"].append(r["maxrss_kib"])
+    return res
+
+
+def f_real(m, base):
+    return 0.5 * m["wall"] / base["wall"] + 0.5 * m["rss"] / base["rss"]
+
+
+def evolve_for(build, name, argv, extra, out, seconds):
+    """Record, evolve, build: (libdmm_evolved.so, best.dmm text, trace ops,
+    search seconds)."""
+    trc = os.path.join(out, name + ".trc")
+    r = benchlib.record(build, trc, argv, extra)
+    if r["exit"] != 0 or not os.path.exists(trc):
+        raise RuntimeError("recording %s failed: %s" % (name, "\n".join(benchlib.tail(r["err"]))))
+    best, lib, secs = peers.evolve(build, name, trc, os.path.join(out, "search"), seconds)
+    keep = os.path.join(out, "libdmm_evolved.so")
+    shutil.copyfile(lib, keep)
+    dmm_text = open(best).read()
+    st = subprocess.run([os.path.join(build, "dmm"), "stats", "--json", trc],
+                        capture_output=True, text=True)
+    ops = None
+    try:
+        o = json.loads(st.stdout)["op_stream"]
+        ops = o["allocs"] + o["reallocs"] + o["frees"]
+    except (ValueError, KeyError):
+        pass
+    os.unlink(trc)
+    for f in os.listdir(out):
+        if f.endswith(".ops"):
+            os.unlink(os.path.join(out, f))
+    return keep, dmm_text, ops, secs
+
+
+def table(rows):
+    lines = ["| program | allocator | wall s (min–max) | CPU s | peak RSS MiB | time vs glibc | "
+             "RSS vs glibc | F_real | output |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for p in rows:
+        base = p["median"]["glibc"]
+        for a, m in p["median"].items():
+            raw = p["runs"][a]
+            lines.append("| %s | %s | %.3f (%.3f–%.3f) | %.3f | %.1f | %.3f | %.3f | **%.3f** | %s |" % (
+                p["name"], a, m["wall"], min(raw["wall"]), max(raw["wall"]), m["cpu"],
+                m["rss"] / 1024, m["wall"] / base["wall"], m["rss"] / base["rss"],
+                f_real(m, base), "same" if raw["same"] else "DIFFERENT"))
+    return lines
+
+
+def summary(rows):
+    lines = ["| program | F_real evolved | best peer | its F_real | evolved ahead | "
+             "evolved DMM |", "|---|---:|---|---:|---|---|"]
+    ev, best = [], []
+    for p in rows:
+        base = p["median"]["glibc"]
+        f = {a: f_real(m, base) for a, m in p["median"].items()}
+        peer = min((a for a in f if a != "evolved"), key=lambda a: f[a])
+        ev.append(f["evolved"])
+        best.append(f[peer])
+        lines.append("| %s | %.3f | %s | %.3f | %s | `%s` |" % (
+            p["name"], f["evolved"], peer, f[peer], "yes" if f["evolved"] < f[peer] else "no",
+            " / ".join(l.split()[0] + (" " + l.split()[1] if l.startswith("cache") else "")
+                       for l in p["dmm"].splitlines() if l and not l.startswith("#"))))
+    lines.append("| geometric mean | %s | | %s | | |" % (fmt(geomean(ev)), fmt(geomean(best))))
+    return lines
+
+
+def main():
+    ap = benchlib.parser(__doc__, 5)
+    ap.add_argument("--only", default=",".join(PROGRAMS))
+    ap.add_argument("--time", type=int, default=300, help="search budget per program (s)")
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    gnu_time = benchlib.find_gnu_time()
+    if not gnu_time:
+        raise SystemExit("programs: GNU time is needed for peak RSS (apt-get install time)")
+    allocs, skipped = peers.peer_allocators()
+    rows, notes = [], ["%s skipped: %s" % s for s in skipped]
+    root = os.path.join(build, "bench", "programs")
+    try:
+        for name in a.only.split(","):
+            out = os.path.join(root, name)
+            os.makedirs(out, exist_ok=True)
+            w = workload(name, out)
+            if not w:
+                notes.append("%s skipped: not installed" % name)
+                continue
+            argv, extra = w
+            print("programs: %s: recording and evolving" % name, file=sys.stderr, flush=True)
+            lib, dmm_text, ops, secs = evolve_for(build, name, argv, extra, out, a.time)
+            print("programs: %s: %s operations, searched %.0f s; measuring" % (name, ops, secs),
+                  file=sys.stderr, flush=True)
+            runs = measure(name, argv, extra, allocs + [("evolved", lib)], a.reps, gnu_time)
+            med = {k: {x: benchlib.median(v[x]) for x in ("wall", "cpu", "rss")}
+                   for k, v in runs.items()}
+            rows.append(dict(name=name, argv=argv, ops=ops, search_s=secs, dmm=dmm_text,
+                             runs=runs, median=med))
+    finally:
+        peers.make_evolved(build, None)
+    lines = ["# Real programs on their own evolved allocator", "",
+             benchlib.machine_line(), "",
+             "Each program recorded once, `dmm evolve` on its trace (at most %d s), then run "
+             "%d interleaved rounds under each allocator (medians). F_real = ½·time/time_glibc "
+             "+ ½·peak RSS/peak RSS_glibc." % (a.time, a.reps), ""]
+    lines += summary(rows) + [""] + table(rows) + [""]
+    lines += ["- %s: %s operations recorded, search %.0f s" % (p["name"], p["ops"], p["search_s"])
+              for p in rows]
+    lines += ["- " + n for n in notes]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    benchlib.write_results(build, "programs", text, dict(rows=rows, notes=notes, reps=a.reps))
+
+
+if __name__ == "__main__":
+    main()
