@@ -124,6 +124,15 @@ $(O)/pic-nocount/%.o: %.c | deps
 $(O)/libdmm_evolved.so: $(EVOLVED_OBJ)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
 
+# The candidates `make evolve` measures (scripts/measure_candidates.py): the
+# library of any .dmm, $(O)/candidates/NAME.so from NAME.c (dmm codegen),
+# linked with the objects of libdmm_evolved.so.
+$(O)/candidates/%.o: $(O)/candidates/%.c | deps
+	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -c $< -o $@
+
+$(O)/candidates/%.so: $(O)/candidates/%.o $(filter-out $(O)/evolved/dmm_evolved.o,$(EVOLVED_OBJ))
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
+
 $(O)/libdmmcore.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -159,6 +168,7 @@ demo: all
 # grammar, search, codegen, libdmm_evolved.so, report (scripts/evolve.sh).
 evolve: deps all
 	@TRACE='$(TRACE)' POP='$(POP)' GENS='$(GENS)' SEED='$(SEED)' JOBS='$(JOBS)' TIME='$(TIME)' \
+	    MEASURE='$(MEASURE)' \
 	    MPI='$(MPI)' BUILD='$(BUILD)' scripts/evolve.sh
 
 # glibc malloc's tunables for TRACE=file (dmm tune-glibc), or for the bundled

@@ -2,7 +2,7 @@
 # evolve.sh - the `make evolve` pipeline: a trace in, a memory allocator made
 # for it out.
 #
-#   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS MPI=N]
+#   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS MPI=N MEASURE=N]
 #
 # Without TRACE it records the bundled workload (build/bench/work_media) under
 # libdmmtrace.so; with TRACE it uses that trace (any format dmm reads), named
@@ -11,9 +11,14 @@
 #   stats.txt, stats.json      dmm stats: what the program asks for (Table 2)
 #   grammar.bnf, best.dmm,     dmm evolve: the grammar of the trace and the
 #   log.csv, references.csv,   search over it (POP, GENS, SEED, JOBS, TIME
-#   search.json                passed through; MPI=N: under mpirun -np N)
-#   sim.json                   dmm sim of best.dmm: each allocator's share
-#   dmm_evolved.c              dmm codegen of best.dmm
+#   search.json, top-N.dmm     passed through; MPI=N: under mpirun -np N)
+#   chosen.dmm, measured.json, the five best designs and the five presets
+#   measured.csv               compiled and the trace replayed under each for
+#                              real (MEASURE=N rounds, 5; MEASURE=0: none,
+#                              best.dmm is chosen): the best measured F is
+#                              the one built (scripts/measure_candidates.py)
+#   sim.json                   dmm sim of chosen.dmm: each allocator's share
+#   dmm_evolved.c              dmm codegen of chosen.dmm
 #   libdmm_evolved.so          built from it (also copied to build/)
 #   report.md, plots/          scripts/evolve_report.py: Tables 2, 3/4 and 1,
 #                              the search's convergence and the request sizes
@@ -99,18 +104,27 @@ fi
 for f in "$tmp/search"/*; do mv "$f" "$tmp/"; done
 rmdir "$tmp/search"
 
-step "dmm codegen best.dmm -> dmm_evolved.c"
-(cd "$tmp" && "$dmm" codegen -o dmm_evolved.c best.dmm)
+if [ "${MEASURE:-5}" != 0 ]; then
+    step "measuring the search's best designs and the five presets on the trace (${MEASURE:-5} rounds)"
+    python3 "$top/scripts/measure_candidates.py" --dir "$tmp" --trace "$trace" \
+        --build "$top/$build" --reps "${MEASURE:-5}" ||
+        die "measuring the candidates failed"
+else
+    cp "$tmp/best.dmm" "$tmp/chosen.dmm"
+fi
 
-step "building libdmm_evolved.so from best.dmm"
-${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$tmp/best.dmm" \
+step "dmm codegen chosen.dmm -> dmm_evolved.c"
+(cd "$tmp" && "$dmm" codegen -o dmm_evolved.c chosen.dmm)
+
+step "building libdmm_evolved.so from chosen.dmm"
+${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$tmp/chosen.dmm" \
     "$build/libdmm_evolved.so" >"$tmp/build.log" 2>&1 ||
     { cat "$tmp/build.log" >&2; die "building libdmm_evolved.so failed"; }
 rm -f "$tmp/build.log"
 cp "$build/libdmm_evolved.so" "$tmp/libdmm_evolved.so"
 
-step "dmm sim best.dmm (each allocator's share)"
-"$dmm" sim --json --dmm "$tmp/best.dmm" "$trace" >"$tmp/sim.json"
+step "dmm sim chosen.dmm (each allocator's share)"
+"$dmm" sim --json --dmm "$tmp/chosen.dmm" "$trace" >"$tmp/sim.json"
 
 elapsed=$(awk "BEGIN { print $(date +%s.%N) - $start }")
 set --
@@ -132,7 +146,7 @@ mv "$tmp" "$out"
 trap - EXIT
 # build/libdmm_evolved.so (and the make rules' record of its source) from
 # the result's final place; the same .dmm, so the same library
-${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$out/best.dmm" \
+${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$out/chosen.dmm" \
     "$build/libdmm_evolved.so" >/dev/null
 step "done: $out"
 say "report:  $out/report.md"

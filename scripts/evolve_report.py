@@ -71,6 +71,35 @@ def regenerate(d):
                         m.get("real_peak"), m.get("bench_report"), quiet=True)
 
 
+def measured_section(d, w):
+    """Predicted against measured rank of each candidate (measured.json of
+    scripts/measure_candidates.py), when make evolve measured them."""
+    path = os.path.join(d, "measured.json")
+    if not os.path.exists(path):
+        return
+    m = json.load(open(path))
+    w("## Chosen by measurement")
+    w("")
+    w("The search's %d best distinct designs and the five presets, each compiled and the trace "
+      "replayed under it for real (`dmm replay`, %d interleaved rounds, medians), against glibc: "
+      "F_meas = ½·time/time_glibc + ½·heap/heap_glibc (heap: the replay's peak RSS above its "
+      "baseline). Built: **%s**." % (sum(1 for c in m["candidates"] if c["name"].startswith("top-")),
+                                     m["reps"], m["chosen"]))
+    w("")
+    w("| candidate | predicted F | predicted rank | time vs glibc | heap vs glibc | F_meas | "
+      "measured rank |")
+    w("|---|---:|---:|---:|---:|---:|---:|")
+    for c in sorted(m["candidates"], key=lambda c: c["measured_rank"]):
+        w("| %s%s | %.4f | %d | %.3f | %.3f | %.4f | %d |" % (
+            c["name"], " (built)" if c["name"] == m["chosen"] else "", c["predicted_F"],
+            c["predicted_rank"], c["time_vs_glibc"], c["heap_vs_glibc"], c["F_meas"],
+            c["measured_rank"]))
+    if m.get("errors"):
+        w("")
+        w("Left out: " + "; ".join(m["errors"]))
+    w("")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dir", required=True)
@@ -110,8 +139,14 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
     cmd = stats.get("trace", {}).get("command", "")
     if cmd:
         w("Program: `%s`" % cmd)
+    chosen = os.path.join(d, "chosen.dmm")
+    built = "chosen.dmm" if os.path.exists(chosen) else "best.dmm"
     if title:
-        w("Best DMM: `%s` — `%s`" % (os.path.join(final, "best.dmm"), title))
+        w("Built DMM: `%s` — `%s`" % (os.path.join(final, built), title))
+    if built == "chosen.dmm":
+        w("The search's best: `%s` — `%s`" % (os.path.join(final, "best.dmm"),
+                                               open(os.path.join(d, "best.dmm")).readline()
+                                               .lstrip("# ").strip()))
     facts = []
     par = search.get("parameters", {})
     for label, v in (("population", par.get("population")),
@@ -194,12 +229,13 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
         fallback, 100.0 * fallback / total if total else 0.0))
     w("```")
     w("")
-    w("As `.dmm` text (`%s`):" % os.path.join(final, "best.dmm"))
+    w("As `.dmm` text (`%s`):" % os.path.join(final, built))
     w("")
     w("```")
-    w(open(os.path.join(d, "best.dmm")).read().rstrip("\n"))
+    w(open(os.path.join(d, built)).read().rstrip("\n"))
     w("```")
     w("")
+    measured_section(d, w)
 
     w("## Running the program on it")
     w("")

@@ -50,6 +50,8 @@ static void usage(FILE *f)
         "                    to the end)\n"
         "  --finish-hopeless simulate hopeless candidates to the end all the same\n"
         "                    (same result, slower: shows what the cuts save)\n"
+        "  --top K           write the K best distinct designs as DIR/top-1.dmm ..\n"
+        "                    top-K.dmm (5; at most 50): make evolve measures them\n"
         "  --no-cache        parse TRACE even when TRACE.ops holds its operations, and\n"
         "                    write no TRACE.ops (by default it is kept beside the trace)\n"
         "  --mpi             under mpirun: rank 0 searches, every other rank evaluates\n"
@@ -127,6 +129,7 @@ static const int_opt_t int_opts[] = {
     { "--wraps", 0, 1000, offsetof(dmm_ge_config_t, wraps) },
     { "--length", 1, 100000, offsetof(dmm_ge_config_t, length) },
     { "--jobs", 1, 256, offsetof(dmm_ge_config_t, jobs) },
+    { "--top", 0, DMM_EVOLVE_TOP_MAX, offsetof(dmm_ge_config_t, top) },
 };
 
 static const real_opt_t real_opts[] = {

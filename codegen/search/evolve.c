@@ -173,6 +173,22 @@ static void put_log(FILE *f, const dmm_evolve_t *ev)
     }
 }
 
+/* The rank-th best distinct design (0-based) as .dmm text with its title;
+ * its length, or 0 when it does not fit or does not parse. */
+static size_t top_text(const dmm_evolve_t *ev, int rank, char *buf, size_t cap)
+{
+    const dmm_ge_top_t *t = &ev->r.top[rank];
+    dmm_desc_t d;
+    dmm_err_t e;
+    if (dmm_desc_parse("top", t->key, strlen(t->key), &d, &e) != 0)
+        return 0;
+    snprintf(d.title, sizeof d.title,
+             "dmm 1  trace=%.100s seed=%llu rank=%d fitness=%.6f T=%llu M=%zu", ev->name,
+             (unsigned long long)ev->cfg.seed, rank + 1, t->F, (unsigned long long)t->T, t->M);
+    size_t n = dmm_desc_print(&d, buf, cap);
+    return n < cap ? n : 0;
+}
+
 static void put_parameters(dmm_json_t *j, const dmm_evolve_t *ev)
 {
     const dmm_ge_config_t *c = &ev->cfg;
@@ -216,6 +232,19 @@ static void put_search(FILE *f, const dmm_evolve_t *ev)
         dmm_json_num(&j, "F", "%.9f", dmm_ge_fitness(x->T, x->M, r->T_KNG, r->M_LEA));
         dmm_json_u64(&j, "T", x->T);
         dmm_json_u64(&j, "M", x->M);
+        dmm_json_string(&j, "dmm", dmm_desc_preset(x->name));
+        dmm_json_close_obj(&j);
+    }
+    dmm_json_close_arr(&j);
+    dmm_json_arr(&j, "top");
+    for (int i = 0; i < r->ntop; i++) {
+        char text[DMM_DESC_MAX * 160 + 400];
+        dmm_json_obj(&j, NULL);
+        dmm_json_i64(&j, "rank", i + 1);
+        dmm_json_num(&j, "F", "%.9f", r->top[i].F);
+        dmm_json_u64(&j, "T", r->top[i].T);
+        dmm_json_u64(&j, "M", r->top[i].M);
+        dmm_json_string(&j, "dmm", top_text(ev, i, text, sizeof text) ? text : "");
         dmm_json_close_obj(&j);
     }
     dmm_json_close_arr(&j);
@@ -248,6 +277,27 @@ static void put_search(FILE *f, const dmm_evolve_t *ev)
     dmm_json_end(&j);
 }
 
+/* DIR/top-N.dmm for each of the best distinct designs; older ones past
+ * them removed. */
+static int write_top(const dmm_evolve_t *ev, dmm_err_t *err)
+{
+    char path[4096], text[DMM_DESC_MAX * 160 + 400];
+    for (int i = 0; i < DMM_EVOLVE_TOP_MAX; i++) {
+        snprintf(path, sizeof path, "%s/top-%d.dmm", ev->out, i + 1);
+        if (i >= ev->r.ntop) {
+            unlink(path);
+            continue;
+        }
+        size_t tl = top_text(ev, i, text, sizeof text);
+        if (!tl)
+            return dmm_err_set(err, "%s: the description does not fit in %zu bytes", path,
+                               sizeof text);
+        if (dmm_write_file(path, text, tl, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 size_t dmm_evolve_best_text(dmm_evolve_t *ev, char *buf, size_t cap)
 {
     dmm_ge_result_t *r = &ev->r;
@@ -263,7 +313,7 @@ int dmm_evolve_write(dmm_evolve_t *ev, dmm_err_t *err)
     if ((ev->gtext && output(ev, "grammar.bnf", put_grammar, err) != 0) ||
         output(ev, "references.csv", put_references, err) != 0 ||
         output(ev, "log.csv", put_log, err) != 0 ||
-        output(ev, "search.json", put_search, err) != 0)
+        output(ev, "search.json", put_search, err) != 0 || write_top(ev, err) != 0)
         return -1;
     char path[4096];
     snprintf(path, sizeof path, "%s/best.dmm", ev->out);

@@ -9,7 +9,9 @@
  *               T and lea's M)
  *   search      grammatical evolution (ge.h), progress and stop as cfg says
  *   write       DIR/grammar.bnf (when generated), references.csv, log.csv,
- *               search.json, and best.dmm last, so that its presence means a
+ *               search.json, top-1.dmm .. top-K.dmm (the cfg.top best
+ *               distinct designs, best first: the candidates `make evolve`
+ *               measures for real), and best.dmm last, so that its presence means a
  *               complete run; a run without a valid individual removes an
  *               older best.dmm instead
  *
@@ -28,6 +30,8 @@
 #include "codegen/search/ge.h"
 #include "tracer/format/opcache.h"
 #include "tracer/format/opstream.h"
+
+#define DMM_EVOLVE_TOP_MAX 50   /* the most top-N.dmm files (--top) */
 
 typedef struct dmm_evolve {
     /* inputs */

@@ -257,6 +257,7 @@ void dmm_ge_config_default(dmm_ge_config_t *cfg)
     cfg->codon_bound = 1u << 31;
     cfg->seed = 1;
     cfg->hopeless = 1;
+    cfg->top = 5;
 }
 
 static void set_invalid(indiv_t *x)
@@ -853,8 +854,54 @@ static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
     return bad ? -1 : 0;
 }
 
+/* Best first; equal F by text, so that the list is the same on every run. */
+static int top_cmp(const void *a, const void *b)
+{
+    const dmm_ge_top_t *x = a, *y = b;
+    if (x->F != y->F)
+        return x->F < y->F ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+/* r->top: the k best valid phenotypes of the cache that were simulated to
+ * the end.  0, or -1 out of memory. */
+static int collect_top(const cache_t *c, int k, dmm_ge_result_t *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->cap; i++) {
+        const entry_t *e = &c->slots[i];
+        n += e->key && e->valid && !e->hopeless && e->pending < 0;
+    }
+    if (k <= 0 || n == 0)
+        return 0;
+    dmm_ge_top_t *all = malloc(n * sizeof *all);
+    if (!all)
+        return -1;
+    n = 0;
+    for (size_t i = 0; i < c->cap; i++) {
+        const entry_t *e = &c->slots[i];
+        if (e->key && e->valid && !e->hopeless && e->pending < 0)
+            all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M };
+    }
+    qsort(all, n, sizeof *all, top_cmp);
+    r->ntop = n < (size_t)k ? (int)n : k;
+    for (int i = 0; i < r->ntop; i++)
+        if (!(all[i].key = strdup(all[i].key))) {
+            r->ntop = i;
+            free(all);
+            return -1;
+        }
+    r->top = all;
+    return 0;
+}
+
 void dmm_ge_result_free(dmm_ge_result_t *r)
 {
+    for (int i = 0; i < r->ntop; i++)
+        free(r->top[i].key);
+    free(r->top);
+    r->top = NULL;
+    r->ntop = 0;
     free(r->genome);
     free(r->log);
     free(r->best_key);
@@ -947,6 +994,8 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
         r->stopped = cfg->stop && *cfg->stop ? DMM_GE_STOPPED : DMM_GE_TIME;
     }
     if (r->found && st.best_hopeless && !cfg->custom && finish_best(&st, r) != 0)
+        goto oom;
+    if (collect_top(&st.cache, cfg->top, r) != 0)
         goto oom;
     rc = 0;
     goto out;

@@ -148,7 +148,19 @@ typedef struct dmm_ge_config {
     const dmm_ge_custom_t *custom;
     /* NULL: every evaluation in this process. */
     const dmm_ge_remote_t *remote;
+    /* How many of the best distinct phenotypes the result lists (r->top):
+     * the candidates that `make evolve` measures for real (5). */
+    int      top;
 } dmm_ge_config_t;
+
+/* One of the best distinct phenotypes of a run (dmm_ge_result_t.top): its
+ * canonical text (the phenotype cache's key), exact F, T and M. */
+typedef struct dmm_ge_top {
+    char    *key;
+    double   F;
+    uint64_t T;
+    size_t   M;
+} dmm_ge_top_t;
 
 /* One generation: a row of log.csv. */
 struct dmm_ge_gen {
@@ -196,6 +208,10 @@ typedef struct dmm_ge_result {
     uint64_t     hopeless, cut;
     double       saved_s;
     double       seconds;
+    /* the cfg.top best distinct phenotypes simulated to the end, best first
+     * (ties by their text): what the run knows exactly */
+    dmm_ge_top_t *top;
+    int          ntop;
     int          stopped;      /* DMM_GE_* */
     int          failed_worker; /* DMM_GE_WORKER_FAILED: which (remote's w) */
 } dmm_ge_result_t;

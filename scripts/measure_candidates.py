@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""measure_candidates.py - `make evolve`'s last step: the simulator ranks
+thousands of designs, a measurement decides which one is built.
+
+    measure_candidates.py --dir DIR --trace TRACE [--build BUILD] [--reps N]
+
+Reads DIR/search.json (dmm evolve's: the K best distinct designs, "top", and
+the five presets, "references", each with its predicted F), compiles each
+into a library of its own (BUILD/candidates/NAME.so, the same code as
+libdmm_evolved.so), and replays TRACE under glibc and under each with
+`dmm replay --json`, interleaved, N rounds (default 5).  Measured, per
+candidate (medians):
+
+    F_meas = 0.5 * t / t_glibc + 0.5 * heap / heap_glibc
+
+t the time of the replay's operations, heap its peak RSS above the replay's
+own baseline (what the allocator holds, payloads written).  The candidate
+with the lowest F_meas wins if it beats the search's best (top-1) by more
+than --margin (0.02: 2 %, this machine's noise between rounds); else top-1
+stays.  DIR/chosen.dmm is the winner's .dmm (its title says what was
+measured).  Writes DIR/measured.json and DIR/measured.csv (predicted and
+measured rank of each); prints one line per candidate.  Exit status 1 when
+no candidate could be measured (a build or replay that fails is reported
+and left out)."""
+import argparse
+import csv
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def candidates(search):
+    """[(name, .dmm text, predicted F)] from dmm evolve's search.json."""
+    out = [("top-%d" % t["rank"], t["dmm"], t["F"]) for t in search.get("top", []) if t["dmm"]]
+    out += [(r["name"], r["dmm"], r["F"]) for r in search.get("references", []) if r.get("dmm")]
+    return out
+
+
+def build_all(build, dmm, names, texts):
+    """BUILD/candidates/NAME.so for each; {name: path or None}, errors."""
+    cdir = os.path.join(build, "candidates")
+    os.makedirs(cdir, exist_ok=True)
+    targets, errors = {}, []
+    for name, text in zip(names, texts):
+        src = os.path.join(cdir, name + ".dmm")
+        with open(src, "w") as f:
+            f.write(text)
+        r = subprocess.run([dmm, "codegen", "-o", os.path.join(cdir, name + ".c"), src],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            errors.append("%s: dmm codegen: %s" % (name, r.stderr.strip()))
+            continue
+        targets[name] = os.path.join(cdir, name + ".so")
+    rel = os.path.relpath(build, TOP)
+    want = [os.path.join(rel, "candidates", n + ".so") for n in targets]
+    if want:
+        r = subprocess.run(["make", "-s", "-C", TOP, "BUILD=" + rel] + want,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            errors.append("make: %s" % r.stderr.strip()[-800:])
+    return {n: (p if os.path.exists(p) else None) for n, p in targets.items()}, errors
+
+
+def replay(dmm, trace, lib):
+    """(operation seconds, heap bytes) of one replay, or an error string."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "GLIBC_TUNABLES") and not k.startswith("DMM_")
+           and not k.startswith("MALLOC_")}
+    if lib:
+        env["LD_PRELOAD"] = lib
+    r = subprocess.run([dmm, "replay", "--json", trace], env=env, capture_output=True,
+                       text=True, timeout=600)
+    if r.returncode != 0:
+        return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:])
+    try:
+        j = json.loads(r.stdout)
+        return j["op_s"], max(1, j["peak_rss_bytes"] - j["baseline_rss_bytes"])
+    except (ValueError, KeyError) as e:
+        return "no result (%s)" % e
+
+
+def rank(values):
+    """1-based ranks of values (lower first; ties share the lower rank)."""
+    order = sorted(values)
+    return [order.index(v) + 1 for v in values]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--build", default=os.path.join(TOP, "build"))
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--margin", type=float, default=0.02)
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    dmm = os.path.join(build, "dmm")
+    with open(os.path.join(a.dir, "search.json")) as f:
+        search = json.load(f)
+    cands = candidates(search)
+    if not cands:
+        sys.exit("measure: %s/search.json lists no candidate" % a.dir)
+    names = [c[0] for c in cands]
+    libs, errors = build_all(build, dmm, names, [c[1] for c in cands])
+    runs = {n: [] for n in ["glibc"] + names}
+    for _ in range(a.reps):
+        for n in runs:
+            if n != "glibc" and not libs.get(n):
+                continue
+            r = replay(dmm, a.trace, None if n == "glibc" else libs[n])
+            if isinstance(r, str):
+                errors.append("%s: dmm replay: %s" % (n, r))
+                libs[n] = None
+                runs[n] = []
+            else:
+                runs[n].append(r)
+    if not runs["glibc"]:
+        sys.exit("measure: the replay under glibc failed: %s" % "; ".join(errors))
+    base_t = statistics.median(x[0] for x in runs["glibc"])
+    base_m = statistics.median(x[1] for x in runs["glibc"])
+    rows = []
+    for name, text, pred in cands:
+        if not runs[name]:
+            continue
+        t = statistics.median(x[0] for x in runs[name])
+        m = statistics.median(x[1] for x in runs[name])
+        rows.append(dict(name=name, predicted_F=pred, seconds=t,
+                         seconds_min=min(x[0] for x in runs[name]),
+                         seconds_max=max(x[0] for x in runs[name]), heap_bytes=m,
+                         time_vs_glibc=t / base_t, heap_vs_glibc=m / base_m,
+                         F_meas=0.5 * t / base_t + 0.5 * m / base_m, dmm=text))
+    if not rows:
+        sys.exit("measure: no candidate could be measured: %s" % "; ".join(errors))
+    for r, p, q in zip(rows, rank([r["predicted_F"] for r in rows]),
+                       rank([r["F_meas"] for r in rows])):
+        r["predicted_rank"], r["measured_rank"] = p, q
+    win = min(rows, key=lambda r: (r["F_meas"], r["predicted_F"]))
+    best = next((r for r in rows if r["name"] == "top-1"), None)
+    if best and win is not best and win["F_meas"] > best["F_meas"] * (1 - a.margin):
+        win = best   # within the noise: the model's choice stands
+    text = win["dmm"]
+    first, rest = (text.split("\n", 1) + [""])[:2]
+    if not first.startswith("#"):
+        first, rest = "# dmm 1", text
+    first = re.sub(r"\s+chosen=\S+", "", first)
+    with open(os.path.join(a.dir, "chosen.dmm"), "w") as f:
+        f.write("%s chosen=%s F_meas=%.4f\n%s" % (first, win["name"], win["F_meas"], rest))
+    out = dict(trace=a.trace, reps=a.reps, glibc=dict(seconds=base_t, heap_bytes=base_m),
+               chosen=win["name"], candidates=rows, errors=errors)
+    with open(os.path.join(a.dir, "measured.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    with open(os.path.join(a.dir, "measured.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "predicted_F", "predicted_rank", "seconds", "heap_bytes",
+                    "time_vs_glibc", "heap_vs_glibc", "F_meas", "measured_rank"])
+        for r in rows:
+            w.writerow([r["name"], "%.6f" % r["predicted_F"], r["predicted_rank"],
+                        "%.6f" % r["seconds"], r["heap_bytes"], "%.4f" % r["time_vs_glibc"],
+                        "%.4f" % r["heap_vs_glibc"], "%.4f" % r["F_meas"], r["measured_rank"]])
+    for r in sorted(rows, key=lambda r: r["measured_rank"]):
+        print("measure: %-6s predicted #%-2d F %.4f   measured #%-2d time %.3fx heap %.3fx "
+              "F_meas %.4f%s" % (r["name"], r["predicted_rank"], r["predicted_F"],
+                                 r["measured_rank"], r["time_vs_glibc"], r["heap_vs_glibc"],
+                                 r["F_meas"], "   <- chosen" if r is win else ""))
+    for e in errors:
+        print("measure: left out: " + e, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
