@@ -5,16 +5,17 @@ with the allocators a user could install instead.
     python3 bench/programs.py [--build DIR] [--reps N] [--only a,b] [--time S]
 
 For each program below that is installed: record one run under
-libdmmtrace.so, evolve a DMM for its trace (`dmm evolve`, its defaults, at
-most --time seconds), build libdmm_evolved.so from the winner, then run the
+libdmmtrace.so, `make evolve TRACE=it TIME=--time` (the search with its
+defaults, at most --time seconds, then its best designs and the presets
+measured on the trace, the winner built: build/evolve/prog-NAME/), then run the
 program itself under glibc, jemalloc, mimalloc, tcmalloc and that library,
 interleaved, --reps rounds (default 5), spawned by GNU time: wall time, CPU
 time and peak RSS, and its output compared with glibc's.
 
 F_real = 0.5 time / time_glibc + 0.5 peak RSS / peak RSS_glibc (medians; lower
 is better), per program and allocator, the best peer of each program, and
-the geometric means.  Writes DIR/bench/programs.md and .json; the searches
-and libraries stay in DIR/bench/programs/NAME/.  build/libdmm_evolved.so is
+the geometric means.  Writes DIR/bench/programs.md and .json; each library
+stays in DIR/bench/programs/NAME/.  build/libdmm_evolved.so is
 rebuilt from the Makefile's default .dmm at the end.
 
   python3   PYTHONMALLOC=malloc, a dict of 60k entries to JSON and back
@@ -31,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -152,16 +154,13 @@ def f_real(m, base):
 
 
 def evolve_for(build, name, argv, extra, out, seconds):
-    """Record, evolve, build: (libdmm_evolved.so, best.dmm text, trace ops,
-    search seconds)."""
-    trc = os.path.join(out, name + ".trc")
+    """Record, then `make evolve TRACE=... TIME=seconds` (search, the best
+    designs and the presets measured on the trace, the winner built):
+    (libdmm_evolved.so, chosen.dmm text, trace ops, pipeline seconds)."""
+    trc = os.path.join(out, "prog-%s.trc" % name)
     r = benchlib.record(build, trc, argv, extra)
     if r["exit"] != 0 or not os.path.exists(trc):
         raise RuntimeError("recording %s failed: %s" % (name, "\n".join(benchlib.tail(r["err"]))))
-    best, lib, secs = peers.evolve(build, name, trc, os.path.join(out, "search"), seconds)
-    keep = os.path.join(out, "libdmm_evolved.so")
-    shutil.copyfile(lib, keep)
-    dmm_text = open(best).read()
     st = subprocess.run([os.path.join(build, "dmm"), "stats", "--json", trc],
                         capture_output=True, text=True)
     ops = None
@@ -170,9 +169,19 @@ def evolve_for(build, name, argv, extra, out, seconds):
         ops = o["allocs"] + o["reallocs"] + o["frees"]
     except (ValueError, KeyError):
         pass
-    os.unlink(trc)
+    t0 = time.monotonic()
+    rel = os.path.relpath(build, benchlib.ROOT)
+    r = subprocess.run(["make", "-s", "-C", benchlib.ROOT, "BUILD=" + rel, "evolve",
+                        "TRACE=" + trc, "TIME=%d" % seconds], capture_output=True, text=True)
+    secs = time.monotonic() - t0
+    res = os.path.join(build, "evolve", "prog-" + name)
+    if r.returncode != 0 or not os.path.exists(os.path.join(res, "libdmm_evolved.so")):
+        raise RuntimeError("make evolve for %s failed: %s" % (name, (r.stdout + r.stderr)[-800:]))
+    keep = os.path.join(out, "libdmm_evolved.so")
+    shutil.copyfile(os.path.join(res, "libdmm_evolved.so"), keep)
+    dmm_text = open(os.path.join(res, "chosen.dmm")).read()
     for f in os.listdir(out):
-        if f.endswith(".ops"):
+        if f.endswith(".trc") or f.endswith(".ops"):
             os.unlink(os.path.join(out, f))
     return keep, dmm_text, ops, secs
 
@@ -213,7 +222,7 @@ def summary(rows):
 def main():
     ap = benchlib.parser(__doc__, 5)
     ap.add_argument("--only", default=",".join(PROGRAMS))
-    ap.add_argument("--time", type=int, default=300, help="search budget per program (s)")
+    ap.add_argument("--time", type=int, default=180, help="search budget per program (s)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     gnu_time = benchlib.find_gnu_time()
@@ -233,7 +242,7 @@ def main():
             argv, extra = w
             print("programs: %s: recording and evolving" % name, file=sys.stderr, flush=True)
             lib, dmm_text, ops, secs = evolve_for(build, name, argv, extra, out, a.time)
-            print("programs: %s: %s operations, searched %.0f s; measuring" % (name, ops, secs),
+            print("programs: %s: %s operations, make evolve %.0f s; measuring" % (name, ops, secs),
                   file=sys.stderr, flush=True)
             runs = measure(name, argv, extra, allocs + [("evolved", lib)], a.reps, gnu_time)
             med = {k: {x: benchlib.median(v[x]) for x in ("wall", "cpu", "rss")}
@@ -244,11 +253,11 @@ def main():
         peers.make_evolved(build, None)
     lines = ["# Real programs on their own evolved allocator", "",
              benchlib.machine_line(), "",
-             "Each program recorded once, `dmm evolve` on its trace (at most %d s), then run "
+             "Each program recorded once, `make evolve` on its trace (search at most %d s), then run "
              "%d interleaved rounds under each allocator (medians). F_real = ½·time/time_glibc "
              "+ ½·peak RSS/peak RSS_glibc." % (a.time, a.reps), ""]
     lines += summary(rows) + [""] + table(rows) + [""]
-    lines += ["- %s: %s operations recorded, search %.0f s" % (p["name"], p["ops"], p["search_s"])
+    lines += ["- %s: %s operations recorded, make evolve %.0f s" % (p["name"], p["ops"], p["search_s"])
               for p in rows]
     lines += ["- " + n for n in notes]
     text = "\n".join(lines) + "\n"

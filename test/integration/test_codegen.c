@@ -344,3 +344,62 @@ Test(evolved, cutting_hopeless_candidates_changes_nothing_on_the_bundled_workloa
     }
     remove_tmpdir();
 }
+
+/* make evolve's last step (scripts/measure_candidates.py): the search's best
+ * designs and the five presets are compiled, the trace is replayed under
+ * each and glibc, and chosen.dmm is one of them. */
+Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeout = 300)
+{
+    if (SANITIZED)
+        cr_skip_test("sanitizer pass: the candidates are preload libraries, built unsanitized");
+    make_tmpdir();
+    char tfile[320], trc[330], ev[340], file[720], cmd[2400];
+    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media.trc", tmpdir);
+    snprintf(trc, sizeof trc, "%s/media.trc", tmpdir);
+    char *media[] = { MEDIA, "-f", "40", NULL };
+    const char *tenv[] = { "LD_PRELOAD=" TRACER, tfile, NULL };
+    cr_assert_eq(run(media, tenv, tmpdir, NULL, NULL, NULL), 0);
+    snprintf(ev, sizeof ev, "%s/ev", tmpdir);
+    char *argv[] = { DMM, "evolve", "-q", "--pop", "12", "--gens", "2", "--top", "2",
+                     "--out", ev, trc, NULL };
+    cr_assert_eq(run(argv, NULL, tmpdir, NULL, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd,
+             "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
+             "--reps 1 > '%s/measure.out' 2>&1", DMM_SRC_DIR, ev, trc, DMM_BUILD_DIR, tmpdir);
+    int st = system(cmd);
+    snprintf(file, sizeof file, "%s/measure.out", tmpdir);
+    char *out = slurp(file, NULL);
+    cr_assert_eq(st, 0, "%s", out ? out : "");
+    /* every candidate measured: two of the search's and the five presets */
+    int lines = 0;
+    for (char *p = out; (p = strstr(p, "measure: ")); p++)
+        lines++;
+    cr_expect_eq(lines, 7, "%s", out);
+    cr_expect_not_null(strstr(out, "<- chosen"), "%s", out);
+    const char *names[] = { "top-1 ", "top-2 ", "kng ", "lea ", "fib ", "s10 ", "exa " };
+    for (size_t i = 0; i < 7; i++)
+        cr_expect_not_null(strstr(out, names[i]), "%s missing: %s", names[i], out);
+    snprintf(file, sizeof file, "%s/chosen.dmm", ev);
+    dmm_desc_t d;
+    dmm_err_t err;
+    cr_assert_eq(dmm_desc_load(file, &d, &err), 0, "%s", err.msg);
+    char buf[64];
+    const char *who = dmm_desc_title_value(&d, "chosen", buf, sizeof buf);
+    cr_assert_not_null(who, "%s", d.title);
+    /* the line marked chosen names it */
+    char *mark = strstr(out, "<- chosen");
+    cr_assert_not_null(mark);
+    char *start = mark;
+    while (start > out && start[-1] != '\n')
+        start--;
+    char want[80];
+    snprintf(want, sizeof want, "measure: %s ", who);
+    cr_expect_eq(strncmp(start, want, strlen(want)), 0, "%s: %s", want, out);
+    snprintf(file, sizeof file, "%s/measured.csv", ev);
+    char *csv = slurp(file, NULL);
+    cr_assert_not_null(csv);
+    cr_expect_eq(strncmp(csv, "name,predicted_F,predicted_rank,", 32), 0, "%s", csv);
+    free(csv);
+    free(out);
+    remove_tmpdir();
+}

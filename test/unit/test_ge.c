@@ -181,6 +181,42 @@ Test(ge, a_different_seed_takes_another_path)
     dmm_ge_result_free(&b);
 }
 
+/* r.top: the best distinct designs simulated to the end, best first, the
+ * first the run's best. */
+Test(ge, the_top_designs_are_distinct_and_best_first)
+{
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 5, 2);
+    c.top = 4;
+    run(&c, gram, &r);
+    cr_assert(r.found);
+    cr_assert_eq(r.ntop, 4);
+    char best[8192];
+    dmm_desc_t eff = r.best;
+    dmm_desc_effective(&eff);   /* the cache knows a DMM by its effective text */
+    dmm_desc_print(&eff, best, sizeof best);
+    cr_expect_str_eq(r.top[0].key, best);
+    cr_expect_eq(r.top[0].F, r.F);
+    for (int i = 0; i < r.ntop; i++) {
+        dmm_desc_t d;
+        dmm_err_t err;
+        cr_expect_eq(dmm_desc_parse("top", r.top[i].key, strlen(r.top[i].key), &d, &err), 0,
+                     "%s", err.msg);
+        cr_expect_eq(r.top[i].F, dmm_ge_fitness(r.top[i].T, r.top[i].M, r.T_KNG, r.M_LEA));
+        for (int k = 0; k < i; k++) {
+            cr_expect_leq(r.top[k].F, r.top[i].F);
+            cr_expect_str_neq(r.top[k].key, r.top[i].key);
+        }
+    }
+    dmm_ge_result_free(&r);
+    c.top = 0;
+    run(&c, gram, &r);
+    cr_expect_eq(r.ntop, 0);
+    cr_expect_null(r.top);
+    dmm_ge_result_free(&r);
+}
+
 Test(ge, the_cache_answers_repeated_phenotypes)
 {
     dmm_ge_config_t c;
@@ -703,9 +739,31 @@ Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
                             "grammar.bnf" };
     for (size_t i = 0; i < 5; i++)
         cr_expect(exists(outdir, files[i]), "%s missing", files[i]);
-    cr_expect_eq(count_files(outdir), 5, "no temporary file left");
-
+    /* top-1.dmm .. top-K.dmm: the best distinct designs, best first */
+    int ntop = 0;
+    double prev_f = 0;
     char p[512];
+    for (int k = 1; k <= 5; k++) {
+        snprintf(p, sizeof p, "top-%d.dmm", k);
+        if (!exists(outdir, p))
+            break;
+        ntop++;
+        snprintf(p, sizeof p, "%s/top-%d.dmm", outdir, k);
+        dmm_desc_t t;
+        dmm_err_t terr;
+        cr_expect_eq(dmm_desc_load(p, &t, &terr), 0, "%s", terr.msg);
+        char key[32];
+        snprintf(key, sizeof key, "%d", k);
+        char buf[64];
+        cr_expect_str_eq(dmm_desc_title_value(&t, "rank", buf, sizeof buf), key);
+        const char *f = dmm_desc_title_value(&t, "fitness", buf, sizeof buf);
+        cr_assert_not_null(f);
+        cr_expect_geq(atof(f), prev_f, "top-%d is not worse than top-%d", k, k - 1);
+        prev_f = atof(f);
+    }
+    cr_expect_eq(ntop, 5, "a 20-by-6 search simulated 5 distinct designs at least");
+    cr_expect_eq(count_files(outdir), 5 + ntop, "no temporary file left");
+
     snprintf(p, sizeof p, "%s/best.dmm", outdir);
     char *best = slurp(p);
     cr_assert_not_null(best);
@@ -776,6 +834,15 @@ Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
     cr_expect_not_null(strstr(out, "eval/s"), "%s", out);
     free(out);
     cr_expect_not_null(strstr(err, "gen 6/6"), "progress lines on stderr: %s", err);
+
+    /* again with --top 2: the older top-3 .. top-5 are gone */
+    char *args2[] = { "dmm", "evolve", "-q", "--pop", "20", "--elite", "2", "--gens", "6",
+                      "--seed", "9", "--top", "2", "--out", outdir, rep, NULL };
+    rc = run_dmm(dir, args2, err, sizeof err);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+    cr_expect(exists(outdir, "top-2.dmm"));
+    cr_expect(!exists(outdir, "top-3.dmm"));
+    cr_expect_eq(count_files(outdir), 7);
 }
 
 Test(evolve, same_seed_same_best_dmm_whatever_the_jobs)
