@@ -514,7 +514,7 @@ static void b_free(dmm_alloc_t *a, void *p)
     put_free(a, st, blk, k, virgin != 0);
 }
 
-static size_t b_usable(dmm_alloc_t *a, const void *p)
+size_t dmm_buddy_usable(dmm_alloc_t *a, const void *p)
 {
     bstate_t *st = B(a);
     const bhdr_t *h = (const bhdr_t *)((const char *)p - B_HDR);
@@ -823,7 +823,7 @@ const dmm_class_ops_t dmm_class_buddy_binary = {
     .init = b_init_binary,
     .malloc = b_malloc,
     .free = b_free,
-    .usable = b_usable,
+    .usable = dmm_buddy_usable,
     .resize = b_resize,
     .check = b_check,
     .destroy = b_destroy,
@@ -836,7 +836,7 @@ const dmm_class_ops_t dmm_class_buddy_fib = {
     .init = b_init_fib,
     .malloc = b_malloc,
     .free = b_free,
-    .usable = b_usable,
+    .usable = dmm_buddy_usable,
     .resize = b_resize,
     .check = b_check,
     .destroy = b_destroy,

@@ -190,7 +190,7 @@ static void k_free(dmm_alloc_t *a, void *p)
     st->nused[k]--;
 }
 
-static size_t k_usable(dmm_alloc_t *a, const void *p)
+size_t dmm_kingsley_usable(dmm_alloc_t *a, const void *p)
 {
     const khdr_t *h = (const khdr_t *)((const char *)p - K_HDR);
     DMM_COST(a->cost, hdr_reads, 1);
@@ -299,7 +299,7 @@ const dmm_class_ops_t dmm_class_kingsley = {
     .init = k_init,
     .malloc = k_malloc,
     .free = k_free,
-    .usable = k_usable,
+    .usable = dmm_kingsley_usable,
     .resize = k_resize,
     .check = k_check,
     .destroy = k_destroy,

@@ -562,7 +562,7 @@ static void lea_free(dmm_alloc_t *a, void *p)
     free_block(a, st, b);
 }
 
-static size_t lea_usable(dmm_alloc_t *a, const void *p)
+size_t dmm_lea_usable(dmm_alloc_t *a, const void *p)
 {
     lea_t *st = S(a);
     const blk_t *b = (const blk_t *)((const char *)p - 16);
@@ -788,7 +788,7 @@ const dmm_class_ops_t dmm_class_lea = {
     .init = lea_init,
     .malloc = lea_malloc,
     .free = lea_free,
-    .usable = lea_usable,
+    .usable = dmm_lea_usable,
     .resize = lea_resize,
     .check = lea_check,
     .destroy = lea_destroy,

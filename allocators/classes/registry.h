@@ -18,4 +18,12 @@ const char *dmm_class_name(dmm_class_t c);
  * ..., or NULL. */
 const char *dmm_class_paper_name(dmm_class_t c);
 
+/* Each class's usable(), also by name, so that the evolved library's free
+ * calls it directly and link-time optimisation can put it inline
+ * (dmm_seg_usable, of segregated and exact, is in segfit.h). */
+size_t dmm_buddy_usable(dmm_alloc_t *a, const void *p);
+size_t dmm_sss_usable(dmm_alloc_t *a, const void *p);
+size_t dmm_kingsley_usable(dmm_alloc_t *a, const void *p);
+size_t dmm_lea_usable(dmm_alloc_t *a, const void *p);
+
 #endif

@@ -222,7 +222,7 @@ static void sss_free(dmm_alloc_t *a, void *p)
     dmm_flist_insert(&c->l, p, c->bs);
 }
 
-static size_t sss_usable(dmm_alloc_t *a, const void *p)
+size_t dmm_sss_usable(dmm_alloc_t *a, const void *p)
 {
     sss_t *s = a->state;
     const sss_area_t *ar = area_of(p);
@@ -232,7 +232,7 @@ static size_t sss_usable(dmm_alloc_t *a, const void *p)
 
 static int sss_resize(dmm_alloc_t *a, void *p, size_t n)
 {
-    return n <= sss_usable(a, p) ? 0 : -1;
+    return n <= dmm_sss_usable(a, p) ? 0 : -1;
 }
 
 typedef struct {
@@ -344,7 +344,7 @@ const dmm_class_ops_t dmm_class_sss = {
     .init = sss_init,
     .malloc = sss_malloc,
     .free = sss_free,
-    .usable = sss_usable,
+    .usable = dmm_sss_usable,
     .resize = sss_resize,
     .check = sss_check,
     .destroy = sss_destroy,

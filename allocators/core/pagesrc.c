@@ -116,6 +116,7 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
         munmap(a->map, round_up(a->size / DMM_PAGE, DMM_PAGE));
     }
     ps->narenas = 0;
+    ps->newest = NULL;
     ps->nfree = 0;
 }
 
@@ -133,6 +134,7 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
         dmm_arena_t *a = &ps->arenas[ps->narenas];
         if (spare_take(want, a)) {
             __atomic_store_n(&ps->narenas, ps->narenas + 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&ps->newest, a, __ATOMIC_RELEASE);
             return a;
         }
     }
@@ -155,6 +157,7 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
                 a->map = map;
                 /* owner() reads arenas without the lock: publish it whole */
                 __atomic_store_n(&ps->narenas, ps->narenas + 1, __ATOMIC_RELEASE);
+                __atomic_store_n(&ps->newest, a, __ATOMIC_RELEASE);
                 /* later arenas: no bigger than what worked */
                 ps->arena_size = want;
                 return a;
@@ -375,8 +378,9 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
 unsigned dmm_pagesrc_owner_older(const dmm_pagesrc_t *ps, const void *p)
 {
     uintptr_t u = (uintptr_t)p;
-    /* arenas are few; the newest is the likeliest (dmm_pagesrc_owner looked) */
-    for (int i = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE) - 2; i >= 0; i--) {
+    /* arenas are few; the newest is the likeliest (dmm_pagesrc_owner looked,
+     * but one may have been added since) */
+    for (int i = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE) - 1; i >= 0; i--) {
         const dmm_arena_t *a = &ps->arenas[i];
         if (u >= a->base && u - a->base < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE))
             return a->map[(u - a->base) / DMM_PAGE];

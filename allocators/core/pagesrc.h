@@ -73,6 +73,7 @@ typedef struct dmm_pagesrc {
     int         lock;
     int         narenas;
     dmm_arena_t arenas[DMM_MAX_ARENAS];
+    dmm_arena_t *newest;      /* arenas[narenas - 1], published after it */
     size_t      nfree;
     dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
     size_t      nretained, retained_bytes;
@@ -107,9 +108,8 @@ static inline size_t dmm_pagesrc_overhead(const dmm_pagesrc_t *ps)
 unsigned dmm_pagesrc_owner_older(const dmm_pagesrc_t *ps, const void *p);
 static inline unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p)
 {
-    int n = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(n > 0, 1)) {
-        const dmm_arena_t *a = &ps->arenas[n - 1];
+    const dmm_arena_t *a = __atomic_load_n(&ps->newest, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(a != NULL, 1)) {
         uintptr_t off = (uintptr_t)p - a->base;
         if (__builtin_expect(off < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 1))
             return a->map[off / DMM_PAGE];

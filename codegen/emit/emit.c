@@ -14,16 +14,18 @@
 typedef struct class_names {
     const char *id;
     const char *ops;
+    const char *usable;   /* its usable() by name (registry.h, segfit.h) */
 } class_names_t;
 
 static const class_names_t classes[DMM_CLASS_COUNT] = {
-    [DMM_CLASS_BUDDY_BINARY] = { "DMM_CLASS_BUDDY_BINARY", "dmm_class_buddy_binary" },
-    [DMM_CLASS_BUDDY_FIB] = { "DMM_CLASS_BUDDY_FIB", "dmm_class_buddy_fib" },
-    [DMM_CLASS_SEGREGATED] = { "DMM_CLASS_SEGREGATED", "dmm_class_segregated" },
-    [DMM_CLASS_SSS] = { "DMM_CLASS_SSS", "dmm_class_sss" },
-    [DMM_CLASS_EXACT] = { "DMM_CLASS_EXACT", "dmm_class_exact" },
-    [DMM_CLASS_KINGSLEY] = { "DMM_CLASS_KINGSLEY", "dmm_class_kingsley" },
-    [DMM_CLASS_LEA] = { "DMM_CLASS_LEA", "dmm_class_lea" },
+    [DMM_CLASS_BUDDY_BINARY] = { "DMM_CLASS_BUDDY_BINARY", "dmm_class_buddy_binary",
+                                 "dmm_buddy_usable" },
+    [DMM_CLASS_BUDDY_FIB] = { "DMM_CLASS_BUDDY_FIB", "dmm_class_buddy_fib", "dmm_buddy_usable" },
+    [DMM_CLASS_SEGREGATED] = { "DMM_CLASS_SEGREGATED", "dmm_class_segregated", "dmm_seg_usable" },
+    [DMM_CLASS_SSS] = { "DMM_CLASS_SSS", "dmm_class_sss", "dmm_sss_usable" },
+    [DMM_CLASS_EXACT] = { "DMM_CLASS_EXACT", "dmm_class_exact", "dmm_seg_usable" },
+    [DMM_CLASS_KINGSLEY] = { "DMM_CLASS_KINGSLEY", "dmm_class_kingsley", "dmm_kingsley_usable" },
+    [DMM_CLASS_LEA] = { "DMM_CLASS_LEA", "dmm_class_lea", "dmm_lea_usable" },
 };
 
 static const char *const list_names[] = { "SLL", "DLL", "BTREE" };
@@ -204,8 +206,8 @@ static void put_calls(FILE *f, const dmm_desc_t *d)
     fputs("inline size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p)\n{\n"
           "    switch (i) {\n", f);
     for (int i = 0; i < d->n; i++)
-        fprintf(f, "    case %d:\n        return %s.usable(&c->alloc[%d], p);\n", i,
-                classes[d->a[i].cls].ops, i);
+        fprintf(f, "    case %d:\n        return %s(&c->alloc[%d], p);\n", i,
+                classes[d->a[i].cls].usable, i);
     fputs("    default:\n        return 0;\n    }\n}\n\n", f);
     fputs("/* Allocator i's usable() needs no lock (its class's usable_nolock). */\n"
           "inline int dmm_evolved_usable_nolock(int i)\n{\n    switch (i) {\n", f);
@@ -240,7 +242,8 @@ int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info)
     fputs("#ifndef DMM_EVOLVED_C\n#define DMM_EVOLVED_C\n\n"
           "#include \"preload/shim/dmm_evolved.h\"\n\n#include <stddef.h>\n\n"
           "#include \"allocators/core/alloc.h\"\n#include \"allocators/chain/chain.h\"\n"
-          "#include \"allocators/chain/desc.h\"\n\n", f);
+          "#include \"allocators/chain/desc.h\"\n#include \"allocators/classes/registry.h\"\n"
+          "#include \"allocators/classes/segfit.h\"\n\n", f);
     put_desc(f, d);
     put_which(f, d);
     put_calls(f, d);

@@ -268,7 +268,7 @@ static SLOW void *malloc_slow(size_t n)
     return glibc_note(__libc_malloc(n));
 }
 
-EXPORT void *malloc(size_t n)
+EXPORT __attribute__((flatten)) void *malloc(size_t n)
 {
     dmm_chain_t *c = on();
     if (__builtin_expect(c != NULL, 1))
@@ -304,7 +304,7 @@ static SLOW void free_slow(void *p)
     __libc_free(p);
 }
 
-EXPORT void free(void *p)
+EXPORT __attribute__((flatten)) void free(void *p)
 {
     if (!p)
         return;
