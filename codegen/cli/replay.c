@@ -29,7 +29,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: dmm replay [--no-write] [--check] [--json] [--csv FILE] [--plot FILE.png]\n"
-            "                  [--samples N] TRACE\n"
+            "                  [--samples N] [--no-cache] TRACE\n"
             "\n"
             "Replays TRACE's operation stream (alloc, realloc, free) through this process's\n"
             "malloc: run dmm under LD_PRELOAD= of the allocator to measure (none: glibc).\n"
@@ -45,7 +45,9 @@ static void usage(FILE *f)
             "  --json        one JSON object with every number\n"
             "  --csv FILE    op, requested bytes, RSS bytes, held bytes at each sample\n"
             "  --plot FILE   requested vs held over the run, a PNG drawn by gnuplot\n"
-            "  --samples N   RSS samples over the run (default 1000)\n");
+            "  --samples N   RSS samples over the run (default 1000)\n"
+            "  --no-cache    parse TRACE even when TRACE.ops holds its operations, and\n"
+            "                write no TRACE.ops (by default it is kept beside the trace)\n");
 }
 
 /* -1: go on; otherwise the exit status (0 after --help). */
@@ -57,6 +59,8 @@ static int parse(int argc, char **argv, cli_opts_t *o)
             o->replay.write = 0;
         } else if (!strcmp(a, "--check")) {
             o->replay.check = 1;
+        } else if (!strcmp(a, "--no-cache")) {
+            o->replay.no_cache = 1;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;
         } else if (!strcmp(a, "--csv") && i + 1 < argc) {

@@ -619,3 +619,42 @@ Test(replay_hist, mdriver_points)
     cr_expect_eq(dmm_mdriver_util_points(1.5), 40.0);
     cr_expect_eq(dmm_mdriver_thru_points(0), 0.0);
 }
+
+/* The operation stream is kept as TRACE.ops and read from there the next
+ * time (the .rep's mdriver table too: the format comes from the trace's
+ * first bytes); --no-cache neither reads nor writes it. */
+Test(replay, the_operation_stream_is_kept_beside_the_trace)
+{
+    char rep[300], ops[320];
+    put("cached.rep", rep_text, rep, sizeof rep);
+    snprintf(ops, sizeof ops, "%s.ops", rep);
+    result_t r = replay_run(plain_env, "--no-cache", "--json", rep, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_neq(access(ops, F_OK), 0, "--no-cache wrote %s", ops);
+    double n0 = jnum(r.out, NULL, "ops");
+    result_free(&r);
+    r = replay_run(plain_env, "--json", rep, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(access(ops, F_OK), 0, "no %s", ops);
+    cr_expect_eq(jnum(r.out, NULL, "ops"), n0);
+    result_free(&r);
+    struct stat a, b;
+    cr_assert_eq(stat(ops, &a), 0);
+    r = replay_run(plain_env, rep, NULL);   /* from the cache */
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(stat(ops, &b), 0);
+    cr_expect_eq(a.st_mtim.tv_nsec, b.st_mtim.tv_nsec, "the cache was read, not written again");
+    cr_expect_eq(a.st_mtim.tv_sec, b.st_mtim.tv_sec);
+    cr_expect_not_null(strstr(r.out, "Perf index = "), "%s", r.out);
+    result_free(&r);
+    /* a damaged cache is not used (and is replaced) */
+    FILE *f = fopen(ops, "r+");
+    cr_assert_not_null(f);
+    fseek(f, -1, SEEK_END);
+    fputc('x', f);
+    fclose(f);
+    r = replay_run(plain_env, "--json", rep, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(jnum(r.out, NULL, "ops"), n0);
+    result_free(&r);
+}

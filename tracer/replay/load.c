@@ -4,6 +4,7 @@
 #include "tracer/base/io.h"
 
 #include "tracer/format/load.h"
+#include "tracer/format/opcache.h"
 #include "tracer/format/trace.h"
 
 #include <errno.h>
@@ -17,25 +18,33 @@
 
 #define OPS_MAGIC 0x73706f2d6d6d64ull   /* "dmm-ops" */
 
-/* The child: trace -> op stream -> fd.  Returns the exit status. */
-static int load_child(const char *path, int fd)
+/* The trace's format, from its first bytes (DMM_FMT_UNKNOWN when it cannot
+ * be read: the loader then says why). */
+static unsigned format_of(const char *path)
 {
-    dmm_trace_t t;
-    dmm_err_t err;
-    if (dmm_trace_load(path, &t, &err) != 0) {
-        fprintf(stderr, "dmm replay: %s\n", err.msg);
-        return 2;
-    }
-    if (t.truncated)
-        fprintf(stderr, "dmm replay: warning: %s\n", t.note);
+    uint8_t head[4096];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return DMM_FMT_UNKNOWN;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n > 0 ? (unsigned)dmm_format_detect(head, (size_t)n) : DMM_FMT_UNKNOWN;
+}
+
+/* The child: trace (or its TRACE.ops, when use_cache and valid) -> op
+ * stream -> fd.  Returns the exit status. */
+static int load_child(const char *path, int use_cache, int fd)
+{
     dmm_opstream_t s;
-    if (dmm_opstream_build(&t, &s, &err) != 0) {
+    dmm_opload_t info;
+    dmm_err_t err;
+    if (dmm_opstream_load(path, use_cache, &s, &info, &err) != 0) {
         fprintf(stderr, "dmm replay: %s\n", err.msg);
-        dmm_trace_free(&t);
         return 2;
     }
-    unsigned format = t.format;
-    dmm_trace_free(&t);
+    if (info.note[0])
+        fprintf(stderr, "dmm replay: warning: %s\n", info.note);
+    unsigned format = format_of(path);
     if (!s.nops) {
         fprintf(stderr, "dmm replay: %s: the trace has no operations to replay\n", path);
         dmm_opstream_free(&s);
@@ -58,7 +67,7 @@ static int load_child(const char *path, int fd)
 
 /* Run the child on fd and wait for it; its exit status, or 1 or 2 when
  * it could not be started or died. */
-static int run_child(const char *path, int fd)
+static int run_child(const char *path, int use_cache, int fd)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -67,7 +76,7 @@ static int run_child(const char *path, int fd)
         return 1;
     }
     if (pid == 0) {
-        int rc = load_child(path, fd);
+        int rc = load_child(path, use_cache, fd);
         fflush(NULL);
         _exit(rc);
     }
@@ -112,7 +121,7 @@ static int map_stream(int fd, dmm_replay_ops_t *L)
     return 0;
 }
 
-int dmm_replay_load(const char *path, dmm_replay_ops_t *L)
+int dmm_replay_load(const char *path, int use_cache, dmm_replay_ops_t *L)
 {
     int fd = memfd_create("dmm-replay-ops", MFD_CLOEXEC);
     if (fd < 0)
@@ -122,7 +131,7 @@ int dmm_replay_load(const char *path, dmm_replay_ops_t *L)
                 strerror(errno));
         return 1;
     }
-    int rc = run_child(path, fd);
+    int rc = run_child(path, use_cache, fd);
     if (rc) {
         close(fd);
         return rc;

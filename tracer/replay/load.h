@@ -31,11 +31,13 @@ typedef struct dmm_replay_ops {
     size_t                         maplen;
 } dmm_replay_ops_t;
 
-/* Load path's operation stream into L.  Returns an exit status: 0, 1 (the
+/* Load path's operation stream into L, from its TRACE.ops when use_cache
+ * and that is valid (tracer/format/opcache.h; else parsed, and the cache
+ * written).  Returns an exit status: 0, 1 (the
  * system refused: no memfd, fork, mmap) or 2 (a bad trace, or one without
  * operations); the message has been printed on stderr, by the child for
  * the trace's faults. */
-int dmm_replay_load(const char *path, dmm_replay_ops_t *L);
+int dmm_replay_load(const char *path, int use_cache, dmm_replay_ops_t *L);
 void dmm_replay_unload(dmm_replay_ops_t *L);
 
 #endif

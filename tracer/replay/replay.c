@@ -51,7 +51,7 @@ int dmm_replay_open(dmm_replay_t *r, const dmm_replay_opts_t *o)
     memset(r, 0, sizeof *r);
     r->o = o;
     r->statm_fd = -1;
-    int rc = dmm_replay_load(o->trace, &r->L);
+    int rc = dmm_replay_load(o->trace, !o->no_cache, &r->L);
     if (rc)
         return rc;
     r->nops = r->L.h->nops;

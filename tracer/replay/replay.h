@@ -28,6 +28,7 @@ typedef struct dmm_replay_opts {
     int         write;     /* write every byte of every block */
     int         check;     /* check the payloads before frees and after reallocs */
     uint64_t    samples;   /* RSS samples over the run */
+    int         no_cache;  /* parse the trace even when TRACE.ops is valid; write none */
 } dmm_replay_opts_t;
 
 typedef struct dmm_replay_sample {
