@@ -20,7 +20,7 @@ rebuilt from the Makefile's default .dmm at the end.
 
   python3   PYTHONMALLOC=malloc, a dict of 60k entries to JSON and back
   perl      a hash of 200k keys, half of them deleted
-  sqlite3   200k rows into an indexed table (:memory:)
+  sqlite3   500k rows into an indexed table (:memory:)
   jq        a filter over 100k generated JSON records (about 18 MB)
   git-log   `git log -p` of this repository (its last 300 commits)
   cc1plus   the C++ compiler proper, -O2, on a generated translation unit
@@ -100,7 +100,7 @@ def workload(name, work):
     """(argv, extra env) of a program, its input written into work; None
     when the program is not here."""
     if name in ("python3", "perl", "sqlite3"):
-        size = dict(python3=60000, perl=200000, sqlite3=200000)[name]
+        size = dict(python3=60000, perl=200000, sqlite3=500000)[name]
         argv, env = benchlib.command(name, size, work)
         return (argv, env) if benchlib.installed(argv[0]) else None
     if name == "jq":

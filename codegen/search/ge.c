@@ -864,7 +864,7 @@ static int top_cmp(const void *a, const void *b)
 }
 
 /* r->top: the k best valid phenotypes of the cache that were simulated to
- * the end.  0, or -1 out of memory. */
+ * the end, no two with the same T and M.  0, or -1 out of memory. */
 static int collect_top(const cache_t *c, int k, dmm_ge_result_t *r)
 {
     size_t n = 0;
@@ -884,13 +884,24 @@ static int collect_top(const cache_t *c, int k, dmm_ge_result_t *r)
             all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M };
     }
     qsort(all, n, sizeof *all, top_cmp);
-    r->ntop = n < (size_t)k ? (int)n : k;
-    for (int i = 0; i < r->ntop; i++)
-        if (!(all[i].key = strdup(all[i].key))) {
-            r->ntop = i;
-            free(all);
+    /* designs that replay the trace with the same T and M behave alike on
+     * it: the first of them stands for all */
+    int kept = 0;
+    for (size_t i = 0; i < n && kept < k; i++) {
+        int same = 0;
+        for (int j = 0; j < kept && !same; j++)
+            same = all[j].T == all[i].T && all[j].M == all[i].M;
+        if (same)
+            continue;
+        all[kept] = all[i];
+        if (!(all[kept].key = strdup(all[i].key))) {
+            r->ntop = kept;
+            r->top = all;
             return -1;
         }
+        kept++;
+    }
+    r->ntop = kept;
     r->top = all;
     return 0;
 }

@@ -209,7 +209,8 @@ typedef struct dmm_ge_result {
     double       saved_s;
     double       seconds;
     /* the cfg.top best distinct phenotypes simulated to the end, best first
-     * (ties by their text): what the run knows exactly */
+     * (ties by their text), no two with the same T and M (designs that
+     * replay the trace alike: the first stands for them) */
     dmm_ge_top_t *top;
     int          ntop;
     int          stopped;      /* DMM_GE_* */

@@ -370,14 +370,16 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
     snprintf(file, sizeof file, "%s/measure.out", tmpdir);
     char *out = slurp(file, NULL);
     cr_assert_eq(st, 0, "%s", out ? out : "");
-    /* every candidate measured: two of the search's and the five presets */
+    /* every candidate measured: the search's (one or two: designs that
+     * replay alike count once) and the five presets */
     int lines = 0;
     for (char *p = out; (p = strstr(p, "measure: ")); p++)
         lines++;
-    cr_expect_eq(lines, 7, "%s", out);
+    int ntop = strstr(out, "top-2 ") ? 2 : 1;
+    cr_expect_eq(lines, 5 + ntop, "%s", out);
     cr_expect_not_null(strstr(out, "<- chosen"), "%s", out);
-    const char *names[] = { "top-1 ", "top-2 ", "kng ", "lea ", "fib ", "s10 ", "exa " };
-    for (size_t i = 0; i < 7; i++)
+    const char *names[] = { "top-1 ", "kng ", "lea ", "fib ", "s10 ", "exa " };
+    for (size_t i = 0; i < 6; i++)
         cr_expect_not_null(strstr(out, names[i]), "%s missing: %s", names[i], out);
     snprintf(file, sizeof file, "%s/chosen.dmm", ev);
     dmm_desc_t d;

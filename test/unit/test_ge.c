@@ -191,7 +191,8 @@ Test(ge, the_top_designs_are_distinct_and_best_first)
     c.top = 4;
     run(&c, gram, &r);
     cr_assert(r.found);
-    cr_assert_eq(r.ntop, 4);
+    cr_assert_geq(r.ntop, 2);
+    cr_assert_leq(r.ntop, 4);
     char best[8192];
     dmm_desc_t eff = r.best;
     dmm_desc_effective(&eff);   /* the cache knows a DMM by its effective text */
@@ -207,6 +208,8 @@ Test(ge, the_top_designs_are_distinct_and_best_first)
         for (int k = 0; k < i; k++) {
             cr_expect_leq(r.top[k].F, r.top[i].F);
             cr_expect_str_neq(r.top[k].key, r.top[i].key);
+            cr_expect(r.top[k].T != r.top[i].T || r.top[k].M != r.top[i].M,
+                      "top %d and %d replay alike", k, i);
         }
     }
     dmm_ge_result_free(&r);
@@ -761,7 +764,7 @@ Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
         cr_expect_geq(atof(f), prev_f, "top-%d is not worse than top-%d", k, k - 1);
         prev_f = atof(f);
     }
-    cr_expect_eq(ntop, 5, "a 20-by-6 search simulated 5 distinct designs at least");
+    cr_expect_geq(ntop, 3, "a 20-by-6 search simulated 3 designs of distinct T and M at least");
     cr_expect_eq(count_files(outdir), 5 + ntop, "no temporary file left");
 
     snprintf(p, sizeof p, "%s/best.dmm", outdir);
@@ -843,6 +846,7 @@ Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
     cr_expect(exists(outdir, "top-2.dmm"));
     cr_expect(!exists(outdir, "top-3.dmm"));
     cr_expect_eq(count_files(outdir), 7);
+    cr_expect_geq(ntop, 3, "so top-3 was there before");
 }
 
 Test(evolve, same_seed_same_best_dmm_whatever_the_jobs)
