@@ -34,9 +34,9 @@ const dmm_desc_t *dmm_backend_desc(int check);
 void *dmm_backend_malloc(dmm_chain_t *c, size_t n);
 /* p is a block of c: the caller checked. */
 void  dmm_backend_free(dmm_chain_t *c, void *p);
-/* Free p if it is a block of c (1; errno kept), else 0: free's fast path,
- * one look-up for both. */
-int   dmm_backend_free_if_ours(dmm_chain_t *c, void *p);
+/* free's fast path: p (not NULL) freed if it is a block of c (errno
+ * kept), else handed to dmm_shim_free_other (shim.h). */
+void  dmm_backend_free_any(dmm_chain_t *c, void *p);
 /* The free of allocator i of c, its lock held by the caller (the
  * DMM_OFFLOAD helper, which frees runs of blocks under one hold). */
 void  dmm_backend_class_free(dmm_chain_t *c, int i, void *p);

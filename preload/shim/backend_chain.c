@@ -37,14 +37,15 @@ void dmm_backend_free(dmm_chain_t *c, void *p)
     dmm_chain_free(c, p);
 }
 
-int dmm_backend_free_if_ours(dmm_chain_t *c, void *p)
+void dmm_backend_free_any(dmm_chain_t *c, void *p)
 {
-    if (!dmm_chain_owns(c, p))
-        return 0;
+    if (!dmm_chain_owns(c, p)) {
+        dmm_shim_free_other(p);
+        return;
+    }
     int e = errno;
     dmm_chain_free(c, p);
     errno = e;
-    return 1;
 }
 
 /* What dmm_chain_free does inside the allocator's lock. */

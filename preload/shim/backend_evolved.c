@@ -107,29 +107,64 @@ static __attribute__((noinline)) void free_class(dmm_chain_t *c, int i, void *p)
     errno = e;
 }
 
-/* inline: a hint that lets link-time optimisation put this, and the cache
- * push in it, into free (backend.h declares it, so this is still the
- * function's one external definition).  One page-map look-up finds the
- * owner. */
-inline int dmm_backend_free_if_ours(dmm_chain_t *c, void *p)
+/* Block p of allocator i: into the thread's cache if it fits, else back to
+ * its allocator. */
+static __attribute__((noinline)) void free_block(dmm_chain_t *c, int i, void *p)
 {
-    unsigned o = dmm_pagesrc_owner(&c->ps, p);
-    if (__builtin_expect(o - 1u >= (unsigned)dmm_evolved_count(), 0)) {
-        if (o != DMM_OWNER_LARGE)
-            return 0;
-        free_class(c, -1, p);
-        return 1;
-    }
-    int i = (int)o - 1;
     if (dmm_evolved_cache_max() && cache_keep(c, i, p))
-        return 1;
+        return;
     free_class(c, i, p);
-    return 1;
+}
+
+/* p outside the newest arena's blocks: looked up in every arena; not a
+ * block of c: the shim's (glibc's, or DMM_CHECK's). */
+static __attribute__((noinline)) void free_elsewhere(dmm_chain_t *c, void *p)
+{
+    unsigned o = dmm_pagesrc_owner_older(&c->ps, p);
+    if (o - 1u < (unsigned)dmm_evolved_count())
+        free_block(c, (int)o - 1, p);
+    else if (o == DMM_OWNER_LARGE)
+        free_class(c, -1, p);
+    else
+        dmm_shim_free_other(p);
+}
+
+/* inline, with every path but a cache push a tail call: link-time
+ * optimisation puts it into free, which then needs no stack frame for the
+ * push (backend.h declares it, so this is still the function's one
+ * external definition).  One page-map look-up, in the newest arena, finds
+ * the owner. */
+inline void dmm_backend_free_any(dmm_chain_t *c, void *p)
+{
+    const dmm_arena_t *a = __atomic_load_n(&c->ps.newest, __ATOMIC_ACQUIRE);
+    uintptr_t off = a ? (uintptr_t)p - a->base : UINTPTR_MAX;
+    if (__builtin_expect(!a || off >= __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 0)) {
+        free_elsewhere(c, p);
+        return;
+    }
+    unsigned i = a->map[off / DMM_PAGE] - 1u;
+    if (__builtin_expect(i >= (unsigned)dmm_evolved_count(), 0)) {
+        free_elsewhere(c, p);
+        return;
+    }
+    if (dmm_evolved_cache_max() && dmm_evolved_usable_nolock((int)i)) {
+        size_t u = dmm_evolved_class_usable(c, (int)i, p);
+        dmm_cache_t *k = &dmm_chain_thread_cache;
+        unsigned b = dmm_cache_bin_for_block(u);
+        if (__builtin_expect(u <= dmm_evolved_cache_max() && k->registered, 1) &&
+            dmm_cache_push(k, b, p, dmm_evolved_cache_count()))
+            return;
+    }
+    free_block(c, (int)i, p);
 }
 
 void dmm_backend_free(dmm_chain_t *c, void *p)
 {
-    (void)dmm_backend_free_if_ours(c, p);
+    unsigned o = dmm_pagesrc_owner(&c->ps, p);
+    if (o - 1u < (unsigned)dmm_evolved_count())
+        free_block(c, (int)o - 1, p);
+    else
+        free_class(c, -1, p);   /* ours, so the fallback path's */
 }
 
 void dmm_backend_class_free(dmm_chain_t *c, int i, void *p)

@@ -304,13 +304,20 @@ static SLOW void free_slow(void *p)
     __libc_free(p);
 }
 
+void dmm_shim_free_other(void *p)
+{
+    free_slow(p);
+}
+
 EXPORT __attribute__((flatten)) void free(void *p)
 {
     if (!p)
         return;
     dmm_chain_t *c = on_free();
-    if (__builtin_expect(c != NULL, 1) && dmm_backend_free_if_ours(c, p))
+    if (__builtin_expect(c != NULL, 1)) {
+        dmm_backend_free_any(c, p);
         return;
+    }
     free_slow(p);
 }
 

@@ -41,6 +41,10 @@ extern __thread int dmm_shim_starting __attribute__((tls_model("initial-exec")))
 
 /* "dmm: AB" and a newline on stderr, in one write. */
 void dmm_shim_say(const char *a, const char *b);
+/* free() of a pointer that is not a block of the running chain (glibc's
+ * blocks of the start, DMM_CHECK's, a failed start's): the back end's
+ * dmm_backend_free_any hands it back here. */
+void dmm_shim_free_other(void *p);
 
 #pragma GCC visibility pop
 
