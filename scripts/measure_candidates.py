@@ -3,6 +3,7 @@
 thousands of designs, a measurement decides which one is built.
 
     measure_candidates.py --dir DIR --trace TRACE [--build BUILD] [--reps N]
+                          [--margin X] [--presets kng,lea,fib,s10,exa]
 
 Reads DIR/search.json (dmm evolve's: the K best distinct designs, "top", and
 the five presets, "references", each with its predicted F), compiles each
@@ -34,10 +35,12 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def candidates(search):
-    """[(name, .dmm text, predicted F)] from dmm evolve's search.json."""
+def candidates(search, presets):
+    """[(name, .dmm text, predicted F)] from dmm evolve's search.json: its
+    top designs, and the presets named in presets."""
     out = [("top-%d" % t["rank"], t["dmm"], t["F"]) for t in search.get("top", []) if t["dmm"]]
-    out += [(r["name"], r["dmm"], r["F"]) for r in search.get("references", []) if r.get("dmm")]
+    out += [(r["name"], r["dmm"], r["F"]) for r in search.get("references", [])
+            if r.get("dmm") and r["name"] in presets]
     return out
 
 
@@ -59,8 +62,10 @@ def build_all(build, dmm, names, texts):
     rel = os.path.relpath(build, TOP)
     want = [os.path.join(rel, "candidates", n + ".so") for n in targets]
     if want:
+        # a make of its own (under make evolve, the parent's jobserver is not ours)
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
         r = subprocess.run(["make", "-s", "-C", TOP, "BUILD=" + rel] + want,
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=env)
         if r.returncode != 0:
             errors.append("make: %s" % r.stderr.strip()[-800:])
     return {n: (p if os.path.exists(p) else None) for n, p in targets.items()}, errors
@@ -98,12 +103,14 @@ def main():
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--margin", type=float, default=0.02)
+    ap.add_argument("--presets", default="kng,lea,fib,s10,exa",
+                    help="the presets measured beside the search's designs")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     dmm = os.path.join(build, "dmm")
     with open(os.path.join(a.dir, "search.json")) as f:
         search = json.load(f)
-    cands = candidates(search)
+    cands = candidates(search, a.presets.split(","))
     if not cands:
         sys.exit("measure: %s/search.json lists no candidate" % a.dir)
     names = [c[0] for c in cands]
