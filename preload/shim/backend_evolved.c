@@ -45,8 +45,9 @@ const dmm_desc_t *dmm_backend_desc(int check)
  * and the chain's calloc, realloc and fallback path exclude these calls.
  * With a cache (dmm_evolved_cache_max() > 0, a constant), a request it
  * covers first pops the thread's cache (allocators/chain/cache.h), which
- * the chain keeps per thread in the preload libraries (shim.c). */
-/* A request the cache did not serve. */
+ * the chain keeps per thread in the preload libraries (shim.c).
+ *
+ * malloc_class: a request the cache did not serve. */
 static __attribute__((noinline)) void *malloc_class(dmm_chain_t *c, size_t n)
 {
     if (n == 0)
