@@ -187,35 +187,56 @@ static void put_which(FILE *f, const dmm_desc_t *d)
           "int dmm_evolved_pick(size_t n)\n{\n    return dmm_evolved_which(n);\n}\n\n", f);
 }
 
+/* One function of the generated file: a switch on the allocator index i,
+ * each case's statement written by body, deflt for any other i. */
+typedef void (*case_fn)(FILE *f, const dmm_alloc_desc_t *a, int i);
+
+static void put_switch(FILE *f, const dmm_desc_t *d, const char *head, case_fn body,
+                       const char *deflt)
+{
+    fprintf(f, "%s\n{\n    switch (i) {\n", head);
+    for (int i = 0; i < d->n; i++) {
+        fprintf(f, "    case %d:\n        ", i);
+        body(f, &d->a[i], i);
+    }
+    fprintf(f, "    default:\n        %s\n    }\n}\n\n", deflt);
+}
+
+static void case_malloc(FILE *f, const dmm_alloc_desc_t *a, int i)
+{
+    fprintf(f, "return %s.malloc(&c->alloc[%d], n);\n", classes[a->cls].ops, i);
+}
+
+static void case_free(FILE *f, const dmm_alloc_desc_t *a, int i)
+{
+    fprintf(f, "%s.free(&c->alloc[%d], p);\n        break;\n", classes[a->cls].ops, i);
+}
+
+static void case_usable(FILE *f, const dmm_alloc_desc_t *a, int i)
+{
+    fprintf(f, "return %s(&c->alloc[%d], p);\n", classes[a->cls].usable, i);
+}
+
+static void case_nolock(FILE *f, const dmm_alloc_desc_t *a, int i)
+{
+    (void)i;
+    const dmm_class_ops_t *ops = dmm_class_ops(a->cls);
+    fprintf(f, "return %d;\n", ops && ops->usable_nolock ? 1 : 0);
+}
+
 static void put_calls(FILE *f, const dmm_desc_t *d)
 {
     fputs("/* Allocator i of chain c, through its class's ops by name.  inline: a hint\n"
-          " * that lets link-time optimisation put them into malloc and free. */\n"
-          "inline void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n)\n{\n"
-          "    switch (i) {\n", f);
-    for (int i = 0; i < d->n; i++)
-        fprintf(f, "    case %d:\n        return %s.malloc(&c->alloc[%d], n);\n", i,
-                classes[d->a[i].cls].ops, i);
-    fputs("    default:\n        return NULL;\n    }\n}\n\n", f);
-    fputs("inline void dmm_evolved_class_free(dmm_chain_t *c, int i, void *p)\n{\n"
-          "    switch (i) {\n", f);
-    for (int i = 0; i < d->n; i++)
-        fprintf(f, "    case %d:\n        %s.free(&c->alloc[%d], p);\n        break;\n", i,
-                classes[d->a[i].cls].ops, i);
-    fputs("    default:\n        break;\n    }\n}\n\n", f);
-    fputs("inline size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p)\n{\n"
-          "    switch (i) {\n", f);
-    for (int i = 0; i < d->n; i++)
-        fprintf(f, "    case %d:\n        return %s(&c->alloc[%d], p);\n", i,
-                classes[d->a[i].cls].usable, i);
-    fputs("    default:\n        return 0;\n    }\n}\n\n", f);
-    fputs("/* Allocator i's usable() needs no lock (its class's usable_nolock). */\n"
-          "inline int dmm_evolved_usable_nolock(int i)\n{\n    switch (i) {\n", f);
-    for (int i = 0; i < d->n; i++) {
-        const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
-        fprintf(f, "    case %d:\n        return %d;\n", i, ops && ops->usable_nolock ? 1 : 0);
-    }
-    fputs("    default:\n        return 0;\n    }\n}\n\n", f);
+          " * that lets link-time optimisation put them into malloc and free. */\n", f);
+    put_switch(f, d, "inline void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n)",
+               case_malloc, "return NULL;");
+    put_switch(f, d, "inline void dmm_evolved_class_free(dmm_chain_t *c, int i, void *p)",
+               case_free, "break;");
+    put_switch(f, d,
+               "inline size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p)",
+               case_usable, "return 0;");
+    fputs("/* Allocator i's usable() needs no lock (its class's usable_nolock). */\n", f);
+    put_switch(f, d, "inline int dmm_evolved_usable_nolock(int i)", case_nolock, "return 0;");
     fprintf(f, "inline int dmm_evolved_count(void)\n{\n    return %d;\n}\n\n", d->n);
     fprintf(f, "/* The block cache (allocators/chain/cache.h): max= and count=, 0 for none. */\n"
                "inline unsigned dmm_evolved_cache_max(void)\n{\n    return %uu;\n}\n\n"
