@@ -344,7 +344,7 @@ static void synthetic_stream_of(dmm_opstream_t *s, size_t cap)
 
 static void synthetic_stream(dmm_opstream_t *s)
 {
-    synthetic_stream_of(s, 200000);
+    synthetic_stream_of(s, 150000);
 }
 
 ParameterizedTestParameters(chain, simulated_M_is_the_real_footprint)
@@ -358,7 +358,7 @@ ParameterizedTest(cfg_t *cfg, chain, simulated_M_is_the_real_footprint)
 {
     dmm_opstream_t s;
     /* the chains with a block cache replay a quarter of it, for time: their
-     * classes are replayed in full in the chains above */
+     * classes get the 150k one in the chains above */
     if (strstr(cfg->text, "cache"))
         synthetic_stream_of(&s, 50000);
     else
