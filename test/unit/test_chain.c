@@ -357,7 +357,7 @@ ParameterizedTestParameters(chain, simulated_M_is_the_real_footprint)
 ParameterizedTest(cfg_t *cfg, chain, simulated_M_is_the_real_footprint)
 {
     dmm_opstream_t s;
-    /* the chains with a block cache replay a quarter of it, for time: their
+    /* the chains with a block cache replay a third of it, for time: their
      * classes get the 150k one in the chains above */
     if (strstr(cfg->text, "cache"))
         synthetic_stream_of(&s, 50000);
