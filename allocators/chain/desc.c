@@ -278,6 +278,41 @@ static int parse_cache(const where_t *w, const char *text, size_t i, size_t ce, 
     return 0;
 }
 
+/* One key=value of the release line: a number or inf. */
+static int release_field(const where_t *w, const char *key, size_t kl, const char *v,
+                         size_t vl, void *arg)
+{
+    dmm_desc_t *d = arg;
+    size_t x;
+    int keep = word_is(key, kl, "keep");
+    if (!keep && !word_is(key, kl, "delay"))
+        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the release line "
+                    "(keep, delay)", w->name, w->line, CUT(kl), key);
+    if (parse_size(v, vl, 1, &x) != 0)
+        return fail(w->err, "%s: line %d: field '%s': expected %s or inf, got '%.*s'",
+                    w->name, w->line, keep ? "keep" : "delay",
+                    keep ? "a number of bytes" : "a number of calls", CUT(vl), v);
+    if (keep)
+        d->release.keep = x;
+    else
+        d->release.delay = x == DMM_SIZE_INF ? UINT64_MAX : (uint64_t)x;
+    return 0;
+}
+
+/* The release line: its fields from text[i] to ce; missing ones are 0. */
+static int parse_release(const where_t *w, const char *text, size_t i, size_t ce,
+                         dmm_desc_t *d)
+{
+    if (d->release.on)
+        return fail(w->err, "%s: line %d: a second release line: a chain has one policy",
+                    w->name, w->line);
+    memset(&d->release, 0, sizeof d->release);
+    if (parse_fields(w, text, i, ce, release_field, d) != 0)
+        return -1;
+    d->release.on = 1;
+    return 0;
+}
+
 struct alloc_arg {
     dmm_alloc_desc_t *a;
     int have_range;
@@ -302,6 +337,8 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
     size_t cl = i - ws;
     if (word_is(cls, cl, "cache"))
         return parse_cache(w, text, i, ce, d);
+    if (word_is(cls, cl, "release"))
+        return parse_release(w, text, i, ce, d);
     if (d->n == DMM_DESC_MAX)
         return fail(w->err, "%s: line %d: more than %d allocators in one chain",
                     w->name, w->line, DMM_DESC_MAX);
@@ -315,7 +352,7 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
     if (!a->cls)
         return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
                     "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea; "
-                    "or a cache line)",
+                    "or a cache or release line)",
                     w->name, w->line, CUT(cl), cls);
     struct alloc_arg x = { a, 0 };
     if (parse_fields(w, text, i, ce, alloc_field, &x) != 0)
@@ -423,6 +460,18 @@ size_t dmm_desc_print_cache(const dmm_desc_t *d, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n;
 }
 
+size_t dmm_desc_print_release(const dmm_desc_t *d, char *buf, size_t cap)
+{
+    char keep[32] = "inf", delay[32] = "inf";
+    if (d->release.keep != DMM_SIZE_INF)
+        snprintf(keep, sizeof keep, "%zu", d->release.keep);
+    if (d->release.delay != UINT64_MAX)
+        snprintf(delay, sizeof delay, "%llu", (unsigned long long)d->release.delay);
+    int n = d->release.on ? snprintf(buf, cap, "%-13s keep=%s delay=%s", "release", keep, delay)
+                          : snprintf(buf, cap, "%s", "");
+    return n < 0 ? 0 : (size_t)n;
+}
+
 size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
 {
     size_t used = 0;
@@ -430,12 +479,14 @@ size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
     int n = snprintf(line, sizeof line, "# %s\n", d->title[0] ? d->title : "dmm 1");
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;
-    for (int i = -2; i < d->n; i++) {
-        if (i == -1 && !d->cache_max)
+    for (int i = -3; i < d->n; i++) {
+        if ((i == -2 && !d->cache_max) || (i == -1 && !d->release.on))
             continue;
-        if (i >= -1) {
-            if (i == -1)
+        if (i >= -2) {
+            if (i == -2)
                 dmm_desc_print_cache(d, line, sizeof line - 2);
+            else if (i == -1)
+                dmm_desc_print_release(d, line, sizeof line - 2);
             else
                 dmm_desc_print_line(&d->a[i], line, sizeof line - 2);
             n = (int)strlen(line);
@@ -474,6 +525,18 @@ const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf
 
 void dmm_desc_effective(dmm_desc_t *d)
 {
+    /* a release policy that gives nothing back, or that no line reads, is
+     * none; one that gives back at once is written keep=0 delay=0 */
+    int reads_release = 0;
+    for (int i = 0; i < d->n; i++) {
+        const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
+        reads_release |= ops && ops->reads_release;
+    }
+    dmm_release_t *r = &d->release;
+    if (!reads_release || (r->keep == DMM_SIZE_INF && r->delay == UINT64_MAX))
+        memset(r, 0, sizeof *r);
+    else if (r->keep == 0 || r->delay == 0)
+        r->keep = 0, r->delay = 0;
     for (int i = 0; i < d->n; i++) {
         dmm_alloc_desc_t *a = &d->a[i];
         const dmm_class_ops_t *ops = dmm_class_ops(a->cls);

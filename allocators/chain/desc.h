@@ -13,8 +13,17 @@
  * anywhere (printed first) puts a block cache in front of the chain: each
  * thread keeps up to `count` freed blocks per 8-byte usable size up to
  * `max` bytes (16 to 1024) and serves the next request of that size from
- * them without calling their allocator (allocators/chain/chain.h).  Ranges must be sorted and must not overlap; sizes in the
- * gaps between them, and above the last, take the chain's fallback path.
+ * them without calling their allocator (allocators/chain/chain.h).  At
+ * most one line
+ *
+ *   release       keep=1048576 delay=inf
+ *
+ * (printed after the cache line) gives empty areas back to the page source
+ * under a policy (dmm_release_t, core/alloc.h): keep= bytes of empty areas
+ * an allocator may hold, delay= calls of the allocator an empty area may
+ * wait, each a number or `inf`; a missing field is 0 (at once).  Ranges
+ * must be sorted and must not overlap; sizes in the gaps between them, and
+ * above the last, take the chain's fallback path.
  * '#' starts a comment; the first line's comment ("# dmm 1 ...") is kept as
  * the description's title.  dmm_desc_print(dmm_desc_parse(x)) == x for text
  * in canonical form (what dmm_desc_print writes).
@@ -42,6 +51,7 @@ typedef struct dmm_desc {
     dmm_alloc_desc_t a[DMM_DESC_MAX];
     uint32_t         cache_max;     /* the cache line's max=; 0: no cache */
     uint32_t         cache_count;   /* its count= */
+    dmm_release_t    release;       /* the release line; .on == 0: none */
     char             title[256];   /* the first line's comment, without "# " */
 } dmm_desc_t;
 
@@ -73,6 +83,8 @@ void dmm_desc_effective(dmm_desc_t *d);
 size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);
 /* The cache line, canonical ("" when d has no cache). */
 size_t dmm_desc_print_cache(const dmm_desc_t *d, char *buf, size_t cap);
+/* The release line, canonical ("" when d has none). */
+size_t dmm_desc_print_release(const dmm_desc_t *d, char *buf, size_t cap);
 /* The words of the list, fit and order fields ("sll", "best", "fifo", ...),
  * or NULL for a value out of range. */
 const char *dmm_desc_list_name(unsigned list);

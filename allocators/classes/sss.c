@@ -19,9 +19,18 @@
  * Options: list (SLL, DLL, BTREE) and order (FIFO, LIFO) shape each class's
  * free list.  Ignored: fit (every block of a list has the same size, so any
  * is a fit: the list is searched first-fit), split and coalesce (blocks are
- * never split or merged).  Areas of a class are kept until destroy, even
- * when all their blocks are free: giving one back would mean finding all of
- * its blocks in the class's list (a walk of the list for SLL and BTREE). */
+ * never split or merged).
+ *
+ * Release (the chain's release policy, dmm_release_t): without one, areas
+ * are kept until destroy, even when all their blocks are free.  With one,
+ * each area counts its blocks out (live); an area other than its class's
+ * newest (the one with the bump) whose last block comes back is empty and
+ * joins a queue, oldest first, stamped with the allocator's clock (one tick
+ * per malloc or free call).  It leaves the queue when a block of it is
+ * taken again, or it is given back to the page source when it has waited
+ * `delay` ticks or when the queue holds more than `keep` bytes: its blocks
+ * are first taken out of the class's list (SLL: one walk of the list; DLL
+ * and BTREE: a remove per block), every node visited counted. */
 #include "allocators/core/alloc.h"
 #include "allocators/core/freelist.h"
 #include "allocators/classes/registry.h"
@@ -36,10 +45,18 @@
 #define LARGE_BS  0u
 
 typedef struct sss_area {
-    struct sss_area *next, *prev;
-    size_t bs;                 /* block size; LARGE_BS for a one-block area */
-    size_t aux;                /* class index, or the area length (large) */
+    struct sss_area *next, *prev;  /* its class's areas, or the empty queue */
+    uint32_t bs;               /* block size; LARGE_BS for a one-block area */
+    uint32_t live;             /* blocks out (release on) */
+    union {
+        size_t len;            /* a one-block area: its length */
+        struct {
+            uint32_t idx;      /* its class's index */
+            uint32_t since;    /* queued: the clock when it became empty */
+        } c;
+    } u;
 } sss_area_t;
+_Static_assert(sizeof(sss_area_t) == AREA_HDR, "the area header is 32 bytes");
 
 typedef struct sss_class {
     dmm_flist_t l;
@@ -59,6 +76,10 @@ typedef struct sss {
     size_t meta_len;
     sss_area_t *large;
     size_t nlarge;
+    dmm_release_t rel;
+    uint32_t clock;            /* malloc + free calls (release on) */
+    sss_area_t *qhead, *qtail; /* empty areas, oldest first */
+    size_t qbytes;
 } sss_t;
 
 /* ---- size classes ------------------------------------------------------ */
@@ -104,6 +125,9 @@ static int sss_init(dmm_alloc_t *a)
     s->a = a;
     s->ps = a->ps;
     s->cost = a->cost;
+    s->rel = a->release;
+    if (s->rel.delay > UINT32_MAX / 2)   /* the clock is 32 bits */
+        s->rel.delay = UINT64_MAX;
     if (d->lo < MAX_CLASS) {
         s->first = class_index(d->lo + 1);
         unsigned last = class_index(d->hi < MAX_CLASS ? d->hi : MAX_CLASS);
@@ -149,7 +173,7 @@ static void *large_malloc(sss_t *s, size_t n)
         return NULL;
     }
     ar->bs = LARGE_BS;
-    ar->aux = len;
+    ar->u.len = len;
     ar->prev = NULL;
     ar->next = s->large;
     if (s->large)
@@ -158,6 +182,119 @@ static void *large_malloc(sss_t *s, size_t n)
     s->nlarge++;
     DMM_COST(s->cost, hdr_writes, 1);
     return (char *)ar + AREA_HDR;
+}
+
+/* ---- release: the queue of empty areas -------------------------------- */
+
+static void area_unlink(sss_class_t *c, sss_area_t *ar)
+{
+    if (ar->prev)
+        ar->prev->next = ar->next;
+    else
+        c->areas = ar->next;
+    if (ar->next)
+        ar->next->prev = ar->prev;
+}
+
+static void queue_add(sss_t *s, sss_area_t *ar)
+{
+    ar->u.c.since = s->clock;
+    ar->next = NULL;
+    ar->prev = s->qtail;
+    if (s->qtail)
+        s->qtail->next = ar;
+    else
+        s->qhead = ar;
+    s->qtail = ar;
+    s->qbytes += AREA;
+}
+
+static void queue_del(sss_t *s, sss_area_t *ar)
+{
+    if (ar->prev)
+        ar->prev->next = ar->next;
+    else
+        s->qhead = ar->next;
+    if (ar->next)
+        ar->next->prev = ar->prev;
+    else
+        s->qtail = ar->prev;
+    s->qbytes -= AREA;
+}
+
+/* Take the oldest empty area off the queue, its blocks out of its class's
+ * list; the area, no longer any class's. */
+static sss_area_t *queue_pop(sss_t *s)
+{
+    sss_area_t *ar = s->qhead;
+    queue_del(s, ar);
+    sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
+    size_t per = (AREA - AREA_HDR) / c->bs;
+    if (c->l.kind == DMM_LIST_SLL)
+        dmm_flist_drop_range(&c->l, ar, (char *)ar + AREA);
+    else
+        for (size_t k = 0; k < per; k++)
+            dmm_flist_remove(&c->l, (char *)ar + AREA_HDR + k * c->bs);
+    c->carved -= per;
+    return ar;
+}
+
+/* Give back the empty areas the policy no longer lets the allocator hold. */
+static void release_due(sss_t *s)
+{
+    while (s->qhead && (s->qbytes > s->rel.keep ||
+                        (s->rel.delay != UINT64_MAX &&
+                         (uint32_t)(s->clock - s->qhead->u.c.since) >= s->rel.delay))) {
+        sss_area_t *ar = queue_pop(s);
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        dmm_pagesrc_put(s->ps, ar, AREA);
+    }
+}
+
+/* A block of ar was taken from its class's list: one more out. */
+static void area_took(sss_t *s, sss_class_t *c, sss_area_t *ar)
+{
+    DMM_COST(s->cost, hdr_writes, 1);
+    if (ar->live++ == 0 && ar != c->areas) {
+        /* it was queued (the class's newest area never is): back to the
+         * class, behind the newest */
+        queue_del(s, ar);
+        ar->prev = c->areas;
+        ar->next = c->areas->next;
+        if (ar->next)
+            ar->next->prev = ar;
+        c->areas->next = ar;
+    }
+}
+
+/* A new area for class c: the oldest empty one when there is one (its
+ * blocks leave their list; no page-source call), else a fresh one. */
+static sss_area_t *area_new(sss_t *s, sss_class_t *c, unsigned idx)
+{
+    sss_area_t *ar;
+    if (s->qhead) {
+        ar = queue_pop(s);
+    } else {
+        ar = dmm_pagesrc_get(s->ps, AREA, AREA, s->a->owner);
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        if (!ar) {
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+    ar->bs = (uint32_t)c->bs;
+    ar->live = 0;
+    ar->u.c.idx = idx;
+    ar->u.c.since = 0;
+    ar->prev = NULL;
+    ar->next = c->areas;
+    if (c->areas)
+        c->areas->prev = ar;
+    c->areas = ar;
+    DMM_COST(s->cost, hdr_writes, 1);
+    c->bump = (char *)ar + AREA_HDR;
+    c->bump_end = (char *)ar + AREA;
+    return ar;
 }
 
 static void *sss_malloc(dmm_alloc_t *a, size_t n)
@@ -169,34 +306,29 @@ static void *sss_malloc(dmm_alloc_t *a, size_t n)
     if (i >= s->ncls)            /* outside (lo, hi]: not ours to class */
         return large_malloc(s, n);
     sss_class_t *c = &s->cls[i];
+    if (s->rel.on) {
+        s->clock++;
+        if (s->qhead)
+            release_due(s);
+    }
     size_t got;
     void *b = dmm_flist_take(&c->l, c->bs, &got);
     if (b) {
         c->live++;
+        if (s->rel.on) {
+            DMM_COST(s->cost, hdr_reads, 1);
+            area_took(s, c, area_of(b));
+        }
         return b;
     }
-    if ((size_t)(c->bump_end - c->bump) < c->bs) {
-        sss_area_t *ar = dmm_pagesrc_get(s->ps, AREA, AREA, a->owner);
-        DMM_COST(s->cost, pagesrc_calls, 1);
-        if (!ar) {
-            errno = ENOMEM;
-            return NULL;
-        }
-        ar->bs = c->bs;
-        ar->aux = s->first + i;
-        ar->prev = NULL;
-        ar->next = c->areas;
-        if (c->areas)
-            c->areas->prev = ar;
-        c->areas = ar;
-        DMM_COST(s->cost, hdr_writes, 1);
-        c->bump = (char *)ar + AREA_HDR;
-        c->bump_end = (char *)ar + AREA;
-    }
+    if ((size_t)(c->bump_end - c->bump) < c->bs && !area_new(s, c, s->first + i))
+        return NULL;
     b = c->bump;
     c->bump += c->bs;
     c->carved++;
     c->live++;
+    if (s->rel.on)
+        c->areas->live++;
     return b;
 }
 
@@ -214,12 +346,22 @@ static void sss_free(dmm_alloc_t *a, void *p)
             ar->next->prev = ar->prev;
         s->nlarge--;
         DMM_COST(s->cost, pagesrc_calls, 1);
-        dmm_pagesrc_put(s->ps, ar, ar->aux);
+        dmm_pagesrc_put(s->ps, ar, ar->u.len);
         return;
     }
-    sss_class_t *c = &s->cls[ar->aux - s->first];
+    sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
     c->live--;
     dmm_flist_insert(&c->l, p, c->bs);
+    if (s->rel.on) {
+        s->clock++;
+        DMM_COST(s->cost, hdr_writes, 1);
+        if (--ar->live == 0 && ar != c->areas) {
+            area_unlink(c, ar);
+            queue_add(s, ar);
+        }
+        if (s->qhead)
+            release_due(s);
+    }
 }
 
 size_t dmm_sss_usable(dmm_alloc_t *a, const void *p)
@@ -227,7 +369,7 @@ size_t dmm_sss_usable(dmm_alloc_t *a, const void *p)
     sss_t *s = a->state;
     const sss_area_t *ar = area_of(p);
     DMM_COST(s->cost, hdr_reads, 1);
-    return ar->bs == LARGE_BS ? ar->aux - AREA_HDR : ar->bs;
+    return ar->bs == LARGE_BS ? ar->u.len - AREA_HDR : ar->bs;
 }
 
 static int sss_resize(dmm_alloc_t *a, void *p, size_t n)
@@ -249,7 +391,7 @@ static void walk_fn(void *block, size_t size, void *arg)
     w->count++;
     const sss_area_t *ar = area_of(block);
     if (size != c->bs || dmm_pagesrc_owner(w->s->ps, block) != w->s->a->owner ||
-        ar->bs != c->bs || ar->aux != w->idx) {
+        ar->bs != c->bs || ar->u.c.idx != w->idx) {
         w->viol++;
         return;
     }
@@ -259,45 +401,74 @@ static void walk_fn(void *block, size_t size, void *arg)
         w->viol++;
 }
 
+/* An area header of class index idx, in the page map as ours. */
+static int area_bad(const sss_t *s, const sss_area_t *ar, size_t bs, unsigned idx)
+{
+    return ((uintptr_t)ar & (AREA - 1)) || dmm_pagesrc_owner(s->ps, ar) != s->a->owner ||
+           ar->bs != bs || ar->u.c.idx != idx;
+}
+
+/* Class i: its areas (and its empty ones in the queue) against its counts
+ * and its list. */
+static size_t class_check(const sss_t *s, unsigned i)
+{
+    const sss_class_t *c = &s->cls[i];
+    size_t v = 0, carved = 0, live = 0, per = (AREA - AREA_HDR) / c->bs;
+    for (const sss_area_t *ar = c->areas; ar; ar = ar->next) {
+        if (ar->prev && ar->prev->next != ar)
+            v++;
+        if (area_bad(s, ar, c->bs, s->first + i)) {
+            v++;
+            continue;
+        }
+        live += ar->live;
+        if (s->rel.on && ar->live == 0 && ar != c->areas)
+            v++;                /* empty, yet not queued */
+        if (ar == c->areas) {
+            size_t used = (size_t)(c->bump - ((const char *)ar + AREA_HDR));
+            if (used % c->bs || c->bump > c->bump_end || c->bump_end != (const char *)ar + AREA)
+                v++;
+            carved += used / c->bs;
+        } else {
+            carved += per;
+        }
+    }
+    for (const sss_area_t *ar = s->qhead; ar; ar = ar->next)
+        if (ar->u.c.idx == s->first + i)
+            carved += per;
+    if (carved != c->carved || (s->rel.on && live != c->live))
+        v++;
+    walk_ctx_t w = { s, c, s->first + i, 0, 0 };
+    v += dmm_flist_check(&c->l);
+    dmm_flist_walk(&c->l, walk_fn, &w);
+    v += w.viol;
+    if (w.count != c->l.count || w.count + c->live != c->carved)
+        v++;
+    return v;
+}
+
 static size_t sss_check(dmm_alloc_t *a)
 {
     const sss_t *s = a->state;
     size_t v = 0;
-    for (unsigned i = 0; i < s->ncls; i++) {
-        const sss_class_t *c = &s->cls[i];
-        size_t carved = 0, per = (AREA - AREA_HDR) / c->bs;
-        for (const sss_area_t *ar = c->areas; ar; ar = ar->next) {
-            if (ar->prev && ar->prev->next != ar)
-                v++;
-            if (((uintptr_t)ar & (AREA - 1)) || dmm_pagesrc_owner(s->ps, ar) != a->owner ||
-                ar->bs != c->bs || ar->aux != s->first + i) {
-                v++;
-                continue;
-            }
-            if (ar == c->areas) {
-                size_t used = (size_t)(c->bump - ((const char *)ar + AREA_HDR));
-                if (used % c->bs || c->bump > c->bump_end ||
-                    c->bump_end != (const char *)ar + AREA)
-                    v++;
-                carved += used / c->bs;
-            } else {
-                carved += per;
-            }
-        }
-        if (carved != c->carved)
-            v++;
-        walk_ctx_t w = { s, c, s->first + i, 0, 0 };
-        v += dmm_flist_check(&c->l);
-        dmm_flist_walk(&c->l, walk_fn, &w);
-        v += w.viol;
-        if (w.count != c->l.count || w.count + c->live != c->carved)
+    for (unsigned i = 0; i < s->ncls; i++)
+        v += class_check(s, i);
+    size_t nq = 0;
+    for (const sss_area_t *ar = s->qhead; ar; ar = ar->next) {
+        nq++;
+        unsigned idx = ar->u.c.idx;
+        if (!s->rel.on || idx < s->first || idx >= s->first + s->ncls ||
+            area_bad(s, ar, s->cls[idx - s->first].bs, idx) || ar->live != 0 ||
+            (ar->prev ? ar->prev->next != ar : s->qhead != ar) || (!ar->next && s->qtail != ar))
             v++;
     }
+    if (nq * AREA != s->qbytes)
+        v++;
     size_t nl = 0;
     for (const sss_area_t *ar = s->large; ar; ar = ar->next) {
         nl++;
         if (((uintptr_t)ar & (AREA - 1)) || dmm_pagesrc_owner(s->ps, ar) != a->owner ||
-            ar->bs != LARGE_BS || ar->aux % DMM_PAGE || (ar->prev && ar->prev->next != ar))
+            ar->bs != LARGE_BS || ar->u.len % DMM_PAGE || (ar->prev && ar->prev->next != ar))
             v++;
     }
     if (nl != s->nlarge)
@@ -322,11 +493,19 @@ static void sss_destroy(dmm_alloc_t *a)
         c->bump = c->bump_end = NULL;
         c->carved = c->live = 0;
     }
+    while (s->qhead) {
+        sss_area_t *ar = s->qhead;
+        s->qhead = ar->next;
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        dmm_pagesrc_put(s->ps, ar, AREA);
+    }
+    s->qtail = NULL;
+    s->qbytes = 0;
     while (s->large) {
         sss_area_t *ar = s->large;
         s->large = ar->next;
         DMM_COST(s->cost, pagesrc_calls, 1);
-        dmm_pagesrc_put(s->ps, ar, ar->aux);
+        dmm_pagesrc_put(s->ps, ar, ar->u.len);
     }
     s->nlarge = 0;
     if (s->meta) {
@@ -341,6 +520,7 @@ const dmm_class_ops_t dmm_class_sss = {
     .name = "sss",
     .options = DMM_OPT_LIST | DMM_OPT_ORDER,
     .usable_nolock = 1,
+    .reads_release = 1,
     .init = sss_init,
     .malloc = sss_malloc,
     .free = sss_free,

@@ -62,6 +62,19 @@ typedef struct dmm_alloc_desc {
     uint32_t lists;           /* segregated: number of lists; 0 = default */
 } dmm_alloc_desc_t;
 
+/* When a class gives memory it holds empty back to the page source (the
+ * .dmm line `release keep=B delay=N`, chain/desc.h): an empty area waits
+ * until it has stayed empty for `delay` calls of its allocator, or until the
+ * allocator holds more than `keep` bytes of empty areas (the oldest go
+ * first).  keep=0 or delay=0: at once.  on == 0 (no release line): the
+ * class keeps what it keeps today.  Read by sss (empty areas); the other
+ * classes follow their own fixed rules (README). */
+typedef struct dmm_release {
+    uint8_t  on;
+    size_t   keep;            /* bytes; DMM_SIZE_INF: no bound */
+    uint64_t delay;           /* calls; UINT64_MAX: no delay bound */
+} dmm_release_t;
+
 typedef struct dmm_alloc dmm_alloc_t;
 
 /* The options of a .dmm line that a class reads (dmm_class_ops_t.options).
@@ -81,6 +94,8 @@ typedef struct dmm_class_ops {
      * call of the allocator writes (a header fixed at allocation): the
      * chain's block cache then asks it without the allocator's lock. */
     unsigned    usable_nolock;
+    /* 1 when it reads the chain's release policy (dmm_alloc_t.release). */
+    unsigned    reads_release;
     /* Set up a->state (a->state_area bytes are free to use; take more
      * from the page source as DMM_OWNER_META).  0, or -1 with errno. */
     int    (*init)(dmm_alloc_t *a);
@@ -109,6 +124,7 @@ struct dmm_alloc {
     dmm_cost_t      *cost;    /* the chain's counters */
     void            *state;   /* class-private; points into state_area or META pages */
     uint64_t         served;  /* requests served (malloc + resize) */
+    dmm_release_t    release; /* the chain's release policy */
     _Alignas(16) unsigned char state_area[DMM_STATE_AREA];
 };
 

@@ -125,6 +125,12 @@ static void put_header(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *in)
         fprintf(f, " *   Block cache, per thread: up to %u freed blocks per 8-byte size, up to\n"
                    " *   %u bytes, served again without calling their allocator.\n",
                 (unsigned)d->cache_count, (unsigned)d->cache_max);
+    if (d->release.on) {
+        char line[96];
+        dmm_desc_print_release(d, line, sizeof line);
+        fprintf(f, " *   Empty areas given back to the page source: %s\n"
+                   " *   (the oldest first, beyond keep= bytes or after delay= calls).\n", line);
+    }
     fputs(" *\n * Requests in no range above, and alignments above 16 bytes, take the\n"
           " * chain's fallback path (a page-granular chunk of their own).\n *\n"
           " * libdmm_evolved.so links this file with preload/shim/backend_evolved.c,\n"
@@ -155,6 +161,17 @@ static void put_desc(FILE *f, const dmm_desc_t *d)
     if (d->cache_max)
         fprintf(f, "    .cache_max = %u, .cache_count = %u,\n", (unsigned)d->cache_max,
                 (unsigned)d->cache_count);
+    if (d->release.on) {
+        fputs("    .release = { .on = 1, .keep = ", f);
+        if (d->release.keep == DMM_SIZE_INF)
+            fputs("DMM_SIZE_INF", f);
+        else
+            fprintf(f, "%zu", d->release.keep);
+        if (d->release.delay == UINT64_MAX)
+            fputs(", .delay = UINT64_MAX },\n", f);
+        else
+            fprintf(f, ", .delay = %lluull },\n", (unsigned long long)d->release.delay);
+    }
     fputs("    .title = ", f);
     put_c_string(f, d->title);
     fputs(",\n};\n\n", f);

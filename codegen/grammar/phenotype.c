@@ -1,7 +1,8 @@
 /* phenotype.c - a phenotype (the terminals a mapping produced) read as a
  * DMM description (dmm_phenotype_to_desc, grammar.h): seven words per
  * allocator, in the paper's order, after "BlockCache MAX COUNT" when the
- * grammar gave the chain a block cache. */
+ * grammar gave the chain a block cache and "Release KEEP DELAY" when it gave
+ * it a release policy (in that order). */
 #include "codegen/grammar/grammar.h"
 
 #include <ctype.h>
@@ -123,6 +124,29 @@ static int cache_of(const char **p, dmm_desc_t *d, dmm_err_t *err)
     return 0;
 }
 
+/* "Release KEEP DELAY" (the word Release read), each a number or inf. */
+static int release_of(const char **p, dmm_desc_t *d, size_t at, dmm_err_t *err)
+{
+    word_t w = { "", 0 };
+    size_t v[2];
+    static const char *const what[] = { "release keep (bytes, or inf)",
+                                        "release delay (calls, or inf)" };
+    for (int i = 0; i < 2; i++) {
+        if (!next_word(p, &w) || (!word_eq(w, "inf") && size_of(w, &v[i]) != 0)) {
+            dmm_err_set(err, "phenotype: terminal %zu: '%.*s' is not a %s", at + (size_t)i + 2,
+                        (int)(w.n > 64 ? 64 : w.n), w.s, what[i]);
+            memset(d, 0, sizeof *d);
+            return -1;
+        }
+        if (word_eq(w, "inf"))
+            v[i] = SIZE_MAX;
+    }
+    d->release.on = 1;
+    d->release.keep = v[0];
+    d->release.delay = v[1] == SIZE_MAX ? UINT64_MAX : (uint64_t)v[1];
+    return 0;
+}
+
 int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
 {
     static const char *const lists[] = { "SLL", "DLL", "BTREE" };
@@ -151,21 +175,29 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
                     "coalescing, size, data structure, mechanism, policy)");
         return -1;
     }
-    const char *p = phenotype;
+    const char *p = phenotype, *q = p;
     size_t skip = 0;   /* terminals before the first allocator */
-    if (next_word(&p, &w) && word_eq(w, "BlockCache")) {
-        if (cache_of(&p, d, err) != 0)
+    if (next_word(&q, &w) && word_eq(w, "BlockCache")) {
+        if (cache_of(&q, d, err) != 0)
             return -1;
         skip = 3;
-        nw -= 3;
-    } else {
-        p = phenotype;
+        p = q;
     }
+    q = p;
+    if (next_word(&q, &w) && word_eq(w, "Release")) {
+        if (release_of(&q, d, skip, err) != 0)
+            return -1;
+        skip += 3;
+        p = q;
+    }
+    nw -= skip;
     if (nw == 0 || nw % 7 != 0) {
         dmm_err_set(err,
                 "phenotype: %zu terminals%s; an allocator is 7 (class, splitting, "
                 "coalescing, size, data structure, mechanism, policy)", nw,
-                skip ? " after the block cache's 3" : "");
+                skip == 6 ? " after the block cache's 3 and the release policy's 3"
+                : !skip ? "" : d->cache_max ? " after the block cache's 3"
+                : " after the release policy's 3");
         memset(d, 0, sizeof *d);
         return -1;
     }

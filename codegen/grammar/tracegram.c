@@ -79,11 +79,13 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
 }
 
 /* The rules, after the header comment: the paper's Figure 3 with the
- * trace's sizes, and (not --paper) the block cache. */
+ * trace's sizes, and (not --paper) the block cache and the release policy. */
 static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
 {
     sb_printf(bp, "<DynamicMemoryManager> ::= <Allocators>\n%s\n",
-              paper ? "" : "                         | <BlockCache> <Allocators>\n");
+              paper ? "" : "                         | <BlockCache> <Allocators>\n"
+                           "                         | <Release> <Allocators>\n"
+                           "                         | <BlockCache> <Release> <Allocators>\n");
     sb_printf(bp,
               "<Allocators> ::= <AllocatorClass> <AllowSplitting> <AllowCoalescing> <MaxSize>"
               " <DataStructure> <AllocationMechanism> <AllocationPolicy>\n"
@@ -122,7 +124,14 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
                   "# per thread, served again without calling their allocator.\n"
                   "<BlockCache> ::= BlockCache <CacheMax> <CacheCount>\n"
                   "<CacheMax> ::= 64 | 128 | 256 | 512 | 1024\n"
-                  "<CacheCount> ::= 8 | 32 | 128\n");
+                  "<CacheCount> ::= 8 | 32 | 128\n"
+                  "\n"
+                  "# Not the paper's: empty areas given back to the OS (the .dmm line\n"
+                  "# `release keep=B delay=N`): beyond B bytes of empty areas, or after N calls\n"
+                  "# of their allocator; keep 0 gives back at once, inf inf never.\n"
+                  "<Release> ::= Release <ReleaseKeep> <ReleaseDelay>\n"
+                  "<ReleaseKeep> ::= 0 | 262144 | 1048576 | 4194304 | inf\n"
+                  "<ReleaseDelay> ::= 1000 | 100000 | inf\n");
 }
 
 char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,

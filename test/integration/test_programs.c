@@ -37,13 +37,16 @@
 enum { PLAIN, TRACED, CACHED = 8, NRUNS = 9 };
 static const char *const run_name[NRUNS] = {
     "glibc", "libdmmtrace.so", "libdmm.so kng", "libdmm.so lea", "libdmm.so fib",
-    "libdmm.so s10", "libdmm.so exa", "libdmm_evolved.so", "libdmm.so with a block cache",
+    "libdmm.so s10", "libdmm.so exa", "libdmm_evolved.so",
+    "libdmm.so with a block cache and a release policy",
 };
 /* The chain of the CACHED run: a per-thread block cache in front of a class
- * whose usable() takes no lock and of one whose does. */
+ * whose usable() takes no lock and of one whose does; sss gives its empty
+ * areas back at once. */
 static const char cached_dmm[] =
     "# dmm 1 test_programs: a block cache\n"
     "cache         max=512 count=16\n"
+    "release       keep=0 delay=0\n"
     "sss           range=(0,256]          split=no  coalesce=no  list=sll   fit=first order=lifo\n"
     "lea           range=(256,inf]        split=yes coalesce=yes list=dll   fit=best  order=fifo\n";
 

@@ -41,6 +41,11 @@ static const char *const chains[] = {
     "buddy-binary  range=(65536,1048576]  split=yes coalesce=yes list=dll   fit=first order=lifo\n",
     "cache         max=1024 count=64\n"
     "lea           range=(0,inf]          split=yes coalesce=yes list=dll   fit=best  order=fifo\n",
+    /* empty sss areas given back (a release policy), behind a cache */
+    "cache         max=128 count=8\n"
+    "release       keep=65536 delay=2000\n"
+    "sss           range=(0,4096]         split=no  coalesce=no  list=dll   fit=first order=fifo\n"
+    "segregated    range=(4096,inf]       split=yes coalesce=yes list=sll   fit=first order=lifo\n",
 };
 /* The chains above whose cache is kept per thread (dmm_chain_cache_per_thread)
  * in the tests on real memory, as the preload libraries keep it: chain N is
@@ -315,6 +320,26 @@ ParameterizedTest(cfg_t *cfg, chain, four_threads_with_cross_thread_frees)
 
 /* ---- the simulator against real memory --------------------------------- */
 
+/* Replay s on c (real memory), writing every payload. */
+static void replay_real(const dmm_opstream_t *s, dmm_chain_t *c)
+{
+    void **ptr = calloc(s->nids, sizeof *ptr);
+    for (size_t i = 0; i < s->nops; i++) {
+        const dmm_op_t *op = &s->ops[i];
+        if (op->kind == DMM_OP_ALLOC) {
+            ptr[op->id] = dmm_chain_malloc(c, op->size);
+            memset(ptr[op->id], 0x5a, op->size);
+        } else if (op->kind == DMM_OP_REALLOC) {
+            ptr[op->id] = dmm_chain_realloc(c, ptr[op->id], op->size);
+            memset(ptr[op->id], 0x5b, op->size);
+        } else {
+            dmm_chain_free(c, ptr[op->id]);
+            ptr[op->id] = NULL;
+        }
+    }
+    free(ptr);
+}
+
 static void synthetic_stream_of(dmm_opstream_t *s, size_t cap)
 {
     memset(s, 0, sizeof *s);
@@ -373,25 +398,123 @@ ParameterizedTest(cfg_t *cfg, chain, simulated_M_is_the_real_footprint)
     cr_expect_eq(r1.M, r2.M);
     /* the same stream on real memory, writing every payload */
     dmm_chain_t *c = make(cfg, DMM_PS_REAL);
-    void **ptr = calloc(s.nids, sizeof *ptr);
-    for (size_t i = 0; i < s.nops; i++) {
-        const dmm_op_t *op = &s.ops[i];
-        if (op->kind == DMM_OP_ALLOC) {
-            ptr[op->id] = dmm_chain_malloc(c, op->size);
-            memset(ptr[op->id], 0x5a, op->size);
-        } else if (op->kind == DMM_OP_REALLOC) {
-            ptr[op->id] = dmm_chain_realloc(c, ptr[op->id], op->size);
-            memset(ptr[op->id], 0x5b, op->size);
-        } else {
-            dmm_chain_free(c, ptr[op->id]);
-            ptr[op->id] = NULL;
-        }
-    }
+    replay_real(&s, c);
     cr_expect_eq(c->ps.peak, r1.M, "%s: real peak %zu, simulated M %zu", cfg->name, c->ps.peak, r1.M);
     cr_expect_eq(dmm_cost_units(&c->cost), r1.T, "%s: the same steps were counted", cfg->name);
     cr_expect_eq(dmm_chain_check(c), 0);
-    free(ptr);
     dmm_chain_delete(c);
+    free(s.ops);
+}
+
+/* ---- the release policy (sss) ------------------------------------------- */
+
+static void sim_or_fail(const dmm_opstream_t *s, const dmm_desc_t *d, dmm_sim_result_t *r,
+                        int *rc);
+static void expect_same_replay(const dmm_sim_result_t *a, int rca, const dmm_sim_result_t *b,
+                               int rcb, const char *cls, const char *what);
+
+/* Phases that leave areas empty: 20000 blocks of 32 bytes, all freed but
+ * for every 500th; 2000 of them again (taken from the empty areas' lists);
+ * 20000 of 80 bytes, freed; 20000 of 48, freed; then 2000 calls more.
+ * Without a release policy each phase takes areas of its own and keeps
+ * them; with one, a class that needs an area takes an empty one first. */
+static void phase_stream(dmm_opstream_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->ops = malloc(200000 * sizeof *s->ops);
+    const size_t n = 20000;
+#define OP(k, i, sz) (s->ops[s->nops++] = (dmm_op_t){ .kind = (k), .id = (i), .size = (sz) })
+    for (size_t i = 0; i < n; i++)
+        OP(DMM_OP_ALLOC, i, 32);
+    for (size_t i = 0; i < n; i++)
+        if (i % 500)
+            OP(DMM_OP_FREE, i, 0);
+    for (size_t i = 0; i < n / 10; i++)
+        OP(DMM_OP_ALLOC, n + i, 32);
+    for (size_t i = 0; i < n; i++)
+        OP(DMM_OP_ALLOC, 2 * n + i, 80);
+    for (size_t i = 0; i < n; i++)
+        OP(DMM_OP_FREE, 2 * n + i, 0);
+    for (size_t i = 0; i < n; i++)
+        OP(DMM_OP_ALLOC, 3 * n + i, 48);
+    for (size_t i = 0; i < n; i++)
+        OP(DMM_OP_FREE, 3 * n + i, 0);
+    for (size_t i = 0; i < 2000; i++) {   /* time passes */
+        OP(DMM_OP_ALLOC, 4 * n + i, 32);
+        OP(DMM_OP_FREE, 4 * n + i, 0);
+    }
+#undef OP
+    s->nids = 4 * n + 2000;
+}
+
+Test(chain, a_release_policy_gives_empty_areas_back_as_the_library_does)
+{
+    static const char *const lists[] = { "sll", "dll", "btree" };
+    static const struct {
+        const char *line;
+        int holds;   /* it keeps the empty areas to the end */
+    } pol[] = {
+        { "", 1 },
+        { "release keep=0 delay=0\n", 0 },
+        { "release keep=262144 delay=inf\n", 0 },
+        { "release keep=8388608 delay=inf\n", 1 },   /* more than ever empty */
+        { "release keep=inf delay=1000\n", 0 },
+        { "release keep=inf delay=1000000\n", 1 },   /* longer than the stream */
+        { "cache max=64 count=32\nrelease keep=65536 delay=5000\n", 0 },
+    };
+    dmm_opstream_t s;
+    phase_stream(&s);
+    for (size_t l = 0; l < 3; l++) {
+        size_t M0 = 0, F1 = 0;
+        for (size_t p = 0; p < sizeof pol / sizeof pol[0]; p++) {
+            cfg_t cfg;
+            snprintf(cfg.name, sizeof cfg.name, "release%zu%s", p, lists[l]);
+            snprintf(cfg.text, sizeof cfg.text,
+                     "%ssss range=(0,1024] list=%s order=fifo\nlea range=(1024,inf]\n",
+                     pol[p].line, lists[l]);
+            dmm_desc_t d;
+            dmm_err_t err = { { 0 } };
+            cr_assert_eq(dmm_desc_parse(cfg.name, cfg.text, strlen(cfg.text), &d, &err), 0);
+            dmm_sim_result_t r;
+            cr_assert_eq(dmm_sim_run(&s, &d, cfg.name, 997, &r, &err), 0, "%s", err.msg);
+            cr_expect_eq(r.violations, 0, "%s", cfg.text);
+            if (p == 0)
+                M0 = r.M;
+            else
+                cr_expect_lt(r.M, M0 - M0 / 5, "%s: M %zu, without a policy %zu", cfg.text,
+                             r.M, M0);
+            dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
+            replay_real(&s, c);
+            /* what it holds at the end: the empty areas, or not */
+            size_t held = c->ps.footprint;
+            if (p == 1)
+                F1 = held;
+            else if (pol[p].holds)
+                cr_expect_gt(held, F1 + (512 << 10), "%s: holds %zu at the end, at once %zu",
+                             cfg.text, held, F1);
+            else
+                cr_expect_leq(held, F1 + (256 << 10), "%s: holds %zu at the end, at once %zu",
+                              cfg.text, held, F1);
+            cr_expect_eq(c->ps.peak, r.M, "%s: real peak %zu, simulated M %zu", cfg.text,
+                         c->ps.peak, r.M);
+            cr_expect_eq(dmm_cost_units(&c->cost), r.T, "%s", cfg.text);
+            cr_expect_eq(dmm_chain_check(c), 0, "%s", cfg.text);
+            dmm_chain_delete(c);
+        }
+    }
+    /* classes that do not read the policy: the same replay with it */
+    const char *other = "lea range=(0,64]\nkingsley range=(64,inf]\n";
+    char with[256];
+    snprintf(with, sizeof with, "release keep=0 delay=0\n%s", other);
+    dmm_desc_t d0, d1;
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse("o", other, strlen(other), &d0, &err), 0);
+    cr_assert_eq(dmm_desc_parse("w", with, strlen(with), &d1, &err), 0);
+    dmm_sim_result_t r0, r1;
+    int rc0, rc1;
+    sim_or_fail(&s, &d0, &r0, &rc0);
+    sim_or_fail(&s, &d1, &r1, &rc1);
+    expect_same_replay(&r0, rc0, &r1, rc1, "lea, kingsley", "a release policy");
     free(s.ops);
 }
 

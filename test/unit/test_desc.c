@@ -147,6 +147,77 @@ Test(desc, bad_cache_lines_name_the_line_and_field)
     bad("cache max=64 count=4\n", "no allocator", NULL);
 }
 
+Test(desc, a_release_line_round_trips_after_the_cache_line)
+{
+    const char *text =
+        "# dmm 1 released\n"
+        "sss range=(0,144] list=dll\n"
+        "release delay=inf keep=1048576  # the oldest beyond 1 MiB\n"
+        "cache max=256 count=32\n";
+    const char *canon =
+        "# dmm 1 released\n"
+        "cache         max=256 count=32\n"
+        "release       keep=1048576 delay=inf\n"
+        "sss           range=(0,144]          split=no  coalesce=no  list=dll   fit=first order=lifo\n";
+    dmm_desc_t d, e;
+    dmm_err_t err = { { 0 } };
+    char out[4096];
+    cr_assert_eq(dmm_desc_parse("t", text, strlen(text), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.release.on, 1);
+    cr_expect_eq(d.release.keep, 1048576);
+    cr_expect_eq(d.release.delay, UINT64_MAX);
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_str_eq(out, canon);
+    cr_assert_eq(dmm_desc_parse("t", out, strlen(out), &e, &err), 0, "%s", err.msg);
+    cr_expect_eq(memcmp(&e.release, &d.release, sizeof d.release), 0);
+    /* a missing field is 0: `release` alone gives back at once */
+    const char *bare = "release\nsss range=(0,64]\n";
+    cr_assert_eq(dmm_desc_parse("t", bare, strlen(bare), &d, &err), 0, "%s", err.msg);
+    cr_expect(d.release.on && d.release.keep == 0 && d.release.delay == 0);
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_not_null(strstr(out, "release       keep=0 delay=0\n"), "%s", out);
+}
+
+Test(desc, the_effective_release_policy_is_written_one_way)
+{
+    static const struct {
+        const char *text;
+        int on;
+        size_t keep;
+        uint64_t delay;
+    } c[] = {
+        /* at once, however written */
+        { "release keep=0 delay=5000\nsss range=(0,64]\n", 1, 0, 0 },
+        { "release keep=inf delay=0\nsss range=(0,64]\n", 1, 0, 0 },
+        /* never: no policy */
+        { "release keep=inf delay=inf\nsss range=(0,64]\n", 0, 0, 0 },
+        /* no class of the chain reads it: no policy */
+        { "release keep=0 delay=0\nlea range=(0,64]\nkingsley range=(64,inf]\n", 0, 0, 0 },
+        { "release keep=65536 delay=1000\nlea range=(0,64]\nsss range=(64,128]\n", 1, 65536,
+          1000 },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        dmm_desc_t d;
+        dmm_err_t err = { { 0 } };
+        cr_assert_eq(dmm_desc_parse("t", c[i].text, strlen(c[i].text), &d, &err), 0, "%s",
+                     err.msg);
+        dmm_desc_effective(&d);
+        cr_expect_eq(d.release.on, c[i].on, "%s", c[i].text);
+        cr_expect_eq(d.release.keep, c[i].keep, "%s", c[i].text);
+        cr_expect_eq(d.release.delay, c[i].delay, "%s", c[i].text);
+    }
+}
+
+Test(desc, bad_release_lines_name_the_line_and_field)
+{
+    bad("lea range=(0,5]\nrelease keep=1k\n", "line 2", "field 'keep': expected a number of bytes");
+    bad("release delay=-1\nlea range=(0,5]\n", "line 1", "field 'delay': expected a number of calls");
+    bad("release keep=0 every=5\nlea range=(0,5]\n", "field 'every'",
+        "unknown field of the release line");
+    bad("release keep=0\nrelease delay=1\nlea range=(0,5]\n", "line 2", "second release line");
+    bad("release keep=0 delay=0\n", "no allocator", NULL);
+}
+
 Test(desc, at_most_the_maximum_allocators)
 {
     char text[8192];

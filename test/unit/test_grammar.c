@@ -411,6 +411,24 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_eq(d.cache_max, 256);
     cr_expect_eq(d.cache_count, 32);
     cr_expect_eq(d.a[1].lo, 24);
+
+    /* codon 3 (3 mod 4): <BlockCache> <Release> <Allocators>; the release
+     * policy's keep 262144 (1 mod 5), delay inf (2 mod 3) */
+    const uint32_t rgen[] = { 3, 0, 2, 1, 0, 1, 2, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, rgen, 23, 0, out, sizeof out), 23);
+    cr_expect_str_eq(out, "BlockCache 256 32 Release 262144 inf Kingsley true false 24 BTREE "
+                          "BEST LIFO Lea false true 100 SLL EXACT FIFO");
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.n, 2);
+    cr_expect_eq(d.cache_max, 256);
+    cr_expect(d.release.on && d.release.keep == 262144 && d.release.delay == UINT64_MAX);
+    /* codon 2: <Release> <Allocators>, keep inf (4), delay 1000 (0) */
+    const uint32_t r2gen[] = { 2, 0, 4, 0, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, r2gen, 20, 0, out, sizeof out), 20);
+    cr_expect_eq(strncmp(out, "Release inf 1000 Kingsley ", 26), 0, "%s", out);
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.cache_max, 0);
+    cr_expect(d.release.on && d.release.keep == SIZE_MAX && d.release.delay == 1000);
     dmm_grammar_free(g);
     free(text);
 
@@ -420,6 +438,7 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_assert_not_null(text, "%s", err.msg);
     cr_expect_null(strstr(text, "| Kingsley"), "%s", text);
     cr_expect_null(strstr(text, "BlockCache"), "%s", text);
+    cr_expect_null(strstr(text, "Release"), "%s", text);
     g = parse_ok(text);
     cr_expect_eq(dmm_ge_map(g, gen, 17, 0, out, sizeof out), 17);
     cr_expect_str_eq(out,
@@ -508,6 +527,15 @@ Test(phenotype, errors)
     expect_pheno_error("BlockCache 256 8 Lea true true 8 SLL BEST LIFO Lea",
                        "8 terminals after the block cache's 3");
     expect_pheno_error("BlockCache 256 8 Lea true true 8 SLL BEST LIFOX", "terminal 10: 'LIFOX'");
+    expect_pheno_error("Release 1k inf Lea true true 8 SLL BEST LIFO",
+                       "terminal 2: '1k' is not a release keep");
+    expect_pheno_error("BlockCache 256 8 Release 0 Lea true true 8 SLL BEST LIFO",
+                       "terminal 6: 'Lea' is not a release delay");
+    expect_pheno_error("Release 0 inf", "0 terminals after the release policy's 3");
+    expect_pheno_error("BlockCache 256 8 Release 0 0 Lea",
+                       "1 terminals after the block cache's 3 and the release policy's 3");
+    expect_pheno_error("Release 0 inf BlockCache 256 8 Lea true true 8 SLL BEST LIFO",
+                       "10 terminals after the release policy's 3");
     char big[40 * 64] = "";
     for (int i = 1; i <= DMM_DESC_MAX + 1; i++) {
         char one[64];
