@@ -23,6 +23,9 @@ rebuilt from the Makefile's default .dmm at the end.
   sqlite3   500k rows into an indexed table (:memory:)
   jq        a filter over 100k generated JSON records (about 18 MB)
   git-log   `git log -p` of this repository (its last 300 commits)
+  git-pack  `git pack-objects` of this repository, 2 threads, every delta
+            searched again (window 200); its output is the set of objects
+            in the pack (the bytes vary with the threads' timing)
   cc1plus   the C++ compiler proper, -O2, on a generated translation unit
             that uses the standard containers and algorithms
 Timing only: the tests check correctness, never speed."""
@@ -39,7 +42,7 @@ import benchlib  # noqa: E402
 import peers  # noqa: E402
 from benchlib import fmt, geomean  # noqa: E402
 
-PROGRAMS = ("python3", "perl", "sqlite3", "jq", "git-log", "cc1plus")
+PROGRAMS = ("python3", "perl", "sqlite3", "jq", "git-log", "git-pack", "cc1plus")
 
 
 def jq_input(path, records):
@@ -96,25 +99,48 @@ def find_cc1plus():
         return None
 
 
+def pack_objects(work):
+    """The object names of the pack(s) that `git pack-objects` wrote into
+    work, sorted, as bytes; the pack files removed."""
+    names = []
+    for f in sorted(os.listdir(work)):
+        path = os.path.join(work, f)
+        if f.startswith("pack-") and f.endswith(".idx"):
+            with open(path, "rb") as idx:
+                r = subprocess.run(["git", "show-index"], stdin=idx, capture_output=True,
+                                   check=True)
+            names += [line.split()[1] for line in r.stdout.splitlines() if line.strip()]
+        if f.startswith("pack-"):
+            os.unlink(path)
+    return b"\n".join(sorted(names))
+
+
 def workload(name, work):
-    """(argv, extra env) of a program, its input written into work; None
-    when the program is not here."""
+    """(argv, extra env, output) of a program, its input written into work;
+    output(stdout bytes) gives what is compared between runs (None: stdout
+    itself).  None when the program is not here."""
     if name in ("python3", "perl", "sqlite3"):
         size = dict(python3=60000, perl=200000, sqlite3=500000)[name]
         argv, env = benchlib.command(name, size, work)
-        return (argv, env) if benchlib.installed(argv[0]) else None
+        return (argv, env, None) if benchlib.installed(argv[0]) else None
     if name == "jq":
         if not benchlib.installed("jq"):
             return None
         path = os.path.join(work, "records.json")
         jq_input(path, 100000)
         return ["jq", "-c", "[.[] | select(.v % 3 == 0) | {id, name, t: .tags[0]}] | length",
-                path], {}
+                path], {}, None
     if name == "git-log":
         if not benchlib.installed("git") or not os.path.isdir(os.path.join(benchlib.ROOT, ".git")):
             return None
         return ["git", "-C", benchlib.ROOT, "--no-pager", "log", "-p", "-n", "300",
-                "--no-color"], {}
+                "--no-color"], {}, None
+    if name == "git-pack":
+        if not benchlib.installed("git") or not os.path.isdir(os.path.join(benchlib.ROOT, ".git")):
+            return None
+        return ["git", "-C", benchlib.ROOT, "pack-objects", "--all", "--revs", "--threads=2",
+                "--no-reuse-delta", "--window=200", "-q", os.path.join(work, "pack")], {}, \
+            lambda out: pack_objects(work)
     if name == "cc1plus":
         cc1 = find_cc1plus()
         if not cc1:
@@ -122,12 +148,13 @@ def workload(name, work):
         src, ii = os.path.join(work, "unit.cc"), os.path.join(work, "unit.ii")
         cxx_input(src, 40)
         subprocess.run(["g++", "-E", "-o", ii, src], check=True)
-        return [cc1, "-quiet", "-O2", "-fpreprocessed", ii, "-o", os.devnull], {}
+        return [cc1, "-quiet", "-O2", "-fpreprocessed", ii, "-o", os.devnull], {}, None
     raise ValueError(name)
 
 
-def measure(name, argv, extra, allocs, reps, gnu_time):
-    """{allocator: {wall, cpu, rss: [per round], same: output equal to glibc's}}"""
+def measure(name, argv, extra, output, allocs, reps, gnu_time):
+    """{allocator: {wall, cpu, rss: [per round], same: output equal to glibc's}}
+    output: what of stdout to compare (workload), or None."""
     res = {a: dict(wall=[], cpu=[], rss=[], same=True) for a, _ in allocs}
     ref = None
     for _ in range(reps):
@@ -139,7 +166,8 @@ def measure(name, argv, extra, allocs, reps, gnu_time):
             if r["exit"] != 0:
                 raise RuntimeError("%s under %s exited %s: %s" % (
                     name, a, r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
-            digest = hashlib.sha256(r["out"] or b"").hexdigest()
+            out = r["out"] or b""
+            digest = hashlib.sha256(output(out) if output else out).hexdigest()
             if a == "glibc" and ref is None:
                 ref = digest
             res[a]["same"] &= digest == ref
@@ -153,12 +181,14 @@ def f_real(m, base):
     return 0.5 * m["wall"] / base["wall"] + 0.5 * m["rss"] / base["rss"]
 
 
-def evolve_for(build, name, argv, extra, out, seconds):
+def evolve_for(build, name, argv, extra, output, out, seconds):
     """Record, then `make evolve TRACE=... TIME=seconds` (search, the best
     designs and the presets measured on the trace, the winner built):
     (libdmm_evolved.so, chosen.dmm text, trace ops, pipeline seconds)."""
     trc = os.path.join(out, "prog-%s.trc" % name)
     r = benchlib.record(build, trc, argv, extra)
+    if output:
+        output(b"")
     if r["exit"] != 0 or not os.path.exists(trc):
         raise RuntimeError("recording %s failed: %s" % (name, "\n".join(benchlib.tail(r["err"]))))
     st = subprocess.run([os.path.join(build, "dmm"), "stats", "--json", trc],
@@ -239,12 +269,13 @@ def main():
             if not w:
                 notes.append("%s skipped: not installed" % name)
                 continue
-            argv, extra = w
+            argv, extra, output = w
             print("programs: %s: recording and evolving" % name, file=sys.stderr, flush=True)
-            lib, dmm_text, ops, secs = evolve_for(build, name, argv, extra, out, a.time)
+            lib, dmm_text, ops, secs = evolve_for(build, name, argv, extra, output, out, a.time)
             print("programs: %s: %s operations, make evolve %.0f s; measuring" % (name, ops, secs),
                   file=sys.stderr, flush=True)
-            runs = measure(name, argv, extra, allocs + [("evolved", lib)], a.reps, gnu_time)
+            runs = measure(name, argv, extra, output, allocs + [("evolved", lib)], a.reps,
+                           gnu_time)
             med = {k: {x: benchlib.median(v[x]) for x in ("wall", "cpu", "rss")}
                    for k, v in runs.items()}
             rows.append(dict(name=name, argv=argv, ops=ops, search_s=secs, dmm=dmm_text,
