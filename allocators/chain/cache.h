@@ -27,8 +27,10 @@
 #include "allocators/chain/desc.h"
 
 #define DMM_CACHE_BINS (DMM_DESC_CACHE_MAX / 8 + 2)
-/* A bin count that refuses every push: a thread that is exiting has given
- * its cache back and caches nothing more (above any count= a .dmm allows). */
+/* A bin count that refuses every push (above any count= a .dmm allows): a
+ * thread's bins start so, until its first push's slow path registers it
+ * for the give-back at exit and opens them, and end so when it exits and
+ * has given its cache back. */
 #define DMM_CACHE_CLOSED 0xffffu
 _Static_assert(DMM_DESC_CACHE_COUNT < DMM_CACHE_CLOSED, "a closed bin refuses every push");
 

@@ -148,7 +148,11 @@ static void large_free(dmm_chain_t *c, void *p)
 
 /* ---- the block cache (cache.h) -------------------------------------- */
 
-__thread dmm_cache_t dmm_chain_thread_cache __attribute__((tls_model("initial-exec")));
+/* Every bin closed until the thread registers (dmm_chain_cache_register):
+ * the first push of a thread fails, and its slow path registers. */
+__thread dmm_cache_t dmm_chain_thread_cache __attribute__((tls_model("initial-exec"))) = {
+    .count = { [0 ... DMM_CACHE_BINS - 1] = DMM_CACHE_CLOSED },
+};
 
 static dmm_chain_t *tls_chain;   /* the chain whose cache is per thread */
 static pthread_key_t tls_key;
@@ -229,6 +233,8 @@ void dmm_chain_cache_register(void)
 {
     dmm_cache_t *k = &dmm_chain_thread_cache;
     k->registered = 1;
+    for (unsigned b = 0; b < DMM_CACHE_BINS; b++)   /* open: empty */
+        k->count[b] = 0;
     pthread_setspecific(tls_key, k);
 }
 

@@ -126,10 +126,13 @@ static inline size_t rd_head(lea_t *st, const blk_t *b)
     return b->head;
 }
 
+/* Relaxed atomic: dmm_lea_usable() reads a block's head without the lock
+ * (usable_nolock) while the lock holder may set its PINUSE bit (a plain
+ * store on x86-64, as before). */
 static inline void wr_head(lea_t *st, blk_t *b, size_t v)
 {
     CNT(st, hdr_writes, 1);
-    b->head = v;
+    __atomic_store_n(&b->head, v, __ATOMIC_RELAXED);
 }
 
 static inline size_t rd_foot(lea_t *st, const blk_t *b)   /* prev_foot of b */
@@ -564,9 +567,13 @@ static void lea_free(dmm_alloc_t *a, void *p)
 
 size_t dmm_lea_usable(dmm_alloc_t *a, const void *p)
 {
-    lea_t *st = S(a);
     const blk_t *b = (const blk_t *)((const char *)p - 16);
-    size_t h = rd_head(st, b);
+    /* without the lock (so not S(), which writes the state): only the flag
+     * bits of an allocated block's head change (its neighbours' frees and
+     * allocations), never its size */
+    if (a->cost)
+        DMM_COST(a->cost, hdr_reads, 1);
+    size_t h = __atomic_load_n(&b->head, __ATOMIC_RELAXED);
     if (h & LARGEF)
         return bsize(h) - LHDR;
     return bsize(h) - 8;
@@ -586,7 +593,7 @@ static int lea_resize(dmm_alloc_t *a, void *p, size_t n)
             ps_put(a, st, (char *)c + len, c->len - len);
             c->len = len;
             CNT(st, hdr_writes, 1);
-            c->head = len | CINUSE | LARGEF;
+            __atomic_store_n(&c->head, len | CINUSE | LARGEF, __ATOMIC_RELAXED);
         }
         return 0;
     }
@@ -785,6 +792,7 @@ static void lea_destroy(dmm_alloc_t *a)
 const dmm_class_ops_t dmm_class_lea = {
     .name = "lea",
     .options = DMM_OPT_ORDER,
+    .usable_nolock = 1,
     .init = lea_init,
     .malloc = lea_malloc,
     .free = lea_free,

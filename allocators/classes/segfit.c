@@ -45,10 +45,13 @@ static inline size_t rd(seg_t *s, const char *p)
     return *(const size_t *)p;
 }
 
+/* Relaxed atomic: dmm_seg_usable() reads an allocated block's header
+ * without the lock (usable_nolock) while the lock holder may change its
+ * flag bits (a plain store on x86-64, as before). */
 static inline void wr(seg_t *s, char *p, size_t v)
 {
     DMM_COST(s->cost, hdr_writes, 1);
-    *(size_t *)p = v;
+    __atomic_store_n((size_t *)p, v, __ATOMIC_RELAXED);
 }
 
 static inline size_t raw(const char *p) { return *(const size_t *)p; }
@@ -396,7 +399,8 @@ void dmm_seg_free(dmm_alloc_t *a, void *p)
 size_t dmm_seg_usable(dmm_alloc_t *a, const void *p)
 {
     seg_t *s = a->state;
-    return SZ(rd(s, (const char *)p - 8)) - 8;
+    DMM_COST(s->cost, hdr_reads, 1);
+    return SZ(__atomic_load_n((const size_t *)((const char *)p - 8), __ATOMIC_RELAXED)) - 8;
 }
 
 int dmm_seg_resize(dmm_alloc_t *a, void *p, size_t n)

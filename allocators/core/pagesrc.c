@@ -94,9 +94,14 @@ static void account(dmm_pagesrc_t *ps, ptrdiff_t delta)
         ps->peak = ps->footprint;
 }
 
+/* What ps->newest points to before the first arena: nothing is below its
+ * used (0), so dmm_pagesrc_owner() needs no NULL test. */
+static dmm_arena_t g_no_arena;
+
 int dmm_pagesrc_init(dmm_pagesrc_t *ps, int mode)
 {
     memset(ps, 0, sizeof *ps);
+    ps->newest = &g_no_arena;
     if (mode != DMM_PS_REAL && mode != DMM_PS_SIM) {
         errno = EINVAL;
         return -1;
@@ -116,7 +121,7 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
         munmap(a->map, round_up(a->size / DMM_PAGE, DMM_PAGE));
     }
     ps->narenas = 0;
-    ps->newest = NULL;
+    ps->newest = &g_no_arena;
     ps->nfree = 0;
 }
 

@@ -73,7 +73,8 @@ typedef struct dmm_pagesrc {
     int         lock;
     int         narenas;
     dmm_arena_t arenas[DMM_MAX_ARENAS];
-    dmm_arena_t *newest;      /* arenas[narenas - 1], published after it */
+    dmm_arena_t *newest;      /* arenas[narenas - 1], published after it;
+                                 before any, an empty arena (never NULL) */
     size_t      nfree;
     dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
     size_t      nretained, retained_bytes;
@@ -109,11 +110,9 @@ unsigned dmm_pagesrc_owner_older(const dmm_pagesrc_t *ps, const void *p);
 static inline unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p)
 {
     const dmm_arena_t *a = __atomic_load_n(&ps->newest, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(a != NULL, 1)) {
-        uintptr_t off = (uintptr_t)p - a->base;
-        if (__builtin_expect(off < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 1))
-            return a->map[off / DMM_PAGE];
-    }
+    uintptr_t off = (uintptr_t)p - a->base;
+    if (__builtin_expect(off < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 1))
+        return a->map[off / DMM_PAGE];
     return dmm_pagesrc_owner_older(ps, p);
 }
 

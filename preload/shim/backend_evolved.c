@@ -138,8 +138,8 @@ static __attribute__((noinline)) void free_elsewhere(dmm_chain_t *c, void *p)
 inline void dmm_backend_free_any(dmm_chain_t *c, void *p)
 {
     const dmm_arena_t *a = __atomic_load_n(&c->ps.newest, __ATOMIC_ACQUIRE);
-    uintptr_t off = a ? (uintptr_t)p - a->base : UINTPTR_MAX;
-    if (__builtin_expect(!a || off >= __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 0)) {
+    uintptr_t off = (uintptr_t)p - a->base;
+    if (__builtin_expect(off >= __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 0)) {
         free_elsewhere(c, p);
         return;
     }
@@ -150,10 +150,11 @@ inline void dmm_backend_free_any(dmm_chain_t *c, void *p)
     }
     if (dmm_evolved_cache_max() && dmm_evolved_usable_nolock((int)i)) {
         size_t u = dmm_evolved_class_usable(c, (int)i, p);
-        dmm_cache_t *k = &dmm_chain_thread_cache;
-        unsigned b = dmm_cache_bin_for_block(u);
-        if (__builtin_expect(u <= dmm_evolved_cache_max() && k->registered, 1) &&
-            dmm_cache_push(k, b, p, dmm_evolved_cache_count()))
+        /* a thread's bins refuse pushes until it is registered (cache.h):
+         * free_block's push registers it */
+        if (__builtin_expect(u <= dmm_evolved_cache_max(), 1) &&
+            dmm_cache_push(&dmm_chain_thread_cache, dmm_cache_bin_for_block(u), p,
+                           dmm_evolved_cache_count()))
             return;
     }
     free_block(c, (int)i, p);

@@ -197,12 +197,11 @@ static inline dmm_chain_t *on(void)
                : NULL;
 }
 
-/* The same for free: NULL also when frees are offloaded. */
-static inline dmm_chain_t *on_free(void)
+/* Whether free's fast path may free at once (then dmm_shim_chain is set:
+ * init() stores it before the state). */
+static inline int free_on(void)
 {
-    return __builtin_expect(__atomic_load_n(&g_free_state, __ATOMIC_ACQUIRE) == DMM_SHIM_ON, 1)
-               ? dmm_shim_chain
-               : NULL;
+    return __atomic_load_n(&g_free_state, __ATOMIC_ACQUIRE) == DMM_SHIM_ON;
 }
 
 static inline int serving(dmm_shim_state_t s)
@@ -270,14 +269,16 @@ static SLOW void *malloc_slow(size_t n)
 
 EXPORT __attribute__((flatten)) void *malloc(size_t n)
 {
-    dmm_chain_t *c = on();
-    if (__builtin_expect(c != NULL, 1))
-        return dmm_backend_malloc(c, n);
+    /* state ON: dmm_shim_chain is set (init() stores it first) */
+    if (__builtin_expect(__atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) == DMM_SHIM_ON, 1))
+        return dmm_backend_malloc(dmm_shim_chain, n);
     return malloc_slow(n);
 }
 
 static SLOW void free_slow(void *p)
 {
+    if (!p)
+        return;
     dmm_chain_t *c = chain();
     if (c && dmm_offload_on()) {   /* one page-map look-up for both tests */
         unsigned o = dmm_pagesrc_owner(&c->ps, p);
@@ -309,13 +310,12 @@ void dmm_shim_free_other(void *p)
     free_slow(p);
 }
 
+/* free(NULL) takes the back end's slow path (no block of the chain is at
+ * NULL), which ends in free_slow. */
 EXPORT __attribute__((flatten)) void free(void *p)
 {
-    if (!p)
-        return;
-    dmm_chain_t *c = on_free();
-    if (__builtin_expect(c != NULL, 1)) {
-        dmm_backend_free_any(c, p);
+    if (__builtin_expect(free_on(), 1)) {
+        dmm_backend_free_any(dmm_shim_chain, p);
         return;
     }
     free_slow(p);

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""bounds.py - how far any allocator could take each real program of
+bench/programs.py: the best F_real an allocator that cost nothing and wasted
+nothing would reach.
+
+    python3 bench/bounds.py [--build DIR] [--reps N] [--only a,b]
+
+For each program (the same workloads as programs.py):
+
+  share    the allocator's share of the program's instructions under glibc:
+           callgrind's inclusive count of malloc, free, calloc, realloc and
+           the aligned calls, over the program's total (deterministic; page
+           faults and cache misses are not instructions, so this is a
+           proxy for the share of time)
+  live     the peak of live requested bytes (the trace's Max in use)
+  RSS      peak RSS under glibc (GNU time, median of --reps runs)
+  rest     the peak RSS that is not the heap: peak RSS under libdmm.so
+           (preset lea) minus the peak footprint its allocator reports
+           (DMM_STATS), i.e. code, stacks, libraries, mappings of their own
+
+An allocator that took no time and held exactly the live bytes would reach
+  F_min = 0.5 (1 - share) + 0.5 (rest + live) / RSS
+(the time part counts instructions, the memory part assumes the peaks
+coincide).  Where F_min is above a goal (issue 13 asks 0.85), no allocator
+reaches the goal on that program.  Writes DIR/bench/bounds.md and .json."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+import programs  # noqa: E402
+from benchlib import geomean  # noqa: E402
+
+# reallocarray is left out: it calls realloc, whose count includes it
+ENTRY = ("malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign",
+         "valloc", "pvalloc")
+
+
+def callgrind_share(argv, extra, output, work):
+    """(allocator instructions, total instructions) of one run under glibc."""
+    out = os.path.join(work, "callgrind.out")
+    env = dict(benchlib.clean_env(), **extra)
+    r = benchlib.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv,
+                     env, stdout=os.devnull, timeout=3600)
+    if output:
+        output(b"")
+    if r["exit"] != 0:
+        raise RuntimeError("callgrind: exit %s: %s" % (r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
+    a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
+                       capture_output=True, text=True, check=True).stdout
+    os.unlink(out)
+    total = None
+    alloc = 0
+    for line in a.splitlines():
+        m = re.match(r"^\s*([0-9,]+)\s.*PROGRAM TOTALS", line)
+        if m:
+            total = int(m.group(1).replace(",", ""))
+            continue
+        # "N (p%)  file:function [object]": the entry points themselves (code
+        # inlined from other files is listed apart, without the object, and
+        # is counted in its caller's inclusive count)
+        m = re.match(r"^\s*([0-9,]+)\s+(?:\([ 0-9.%]+\)\s+)?\S*?:(\w+)(?:'\d+)?\s+\[", line)
+        if m and m.group(2) in ENTRY:
+            alloc += int(m.group(1).replace(",", ""))
+    if not total:
+        raise RuntimeError("callgrind_annotate gave no total")
+    return alloc, total
+
+
+def heap_rest(build, argv, extra, output, gnu_time):
+    """(peak RSS KiB, allocator peak footprint KiB) under libdmm.so (lea)."""
+    env = dict(benchlib.clean_env(), **extra)
+    env.update(LD_PRELOAD=os.path.join(build, "libdmm.so"), DMM_CONFIG="lea", DMM_STATS="1")
+    r = benchlib.run(argv, env, gnu_time=gnu_time, timeout=600)
+    if output:
+        output(b"")
+    m = re.search(rb"bytes now, ([0-9]+) at peak", r["err"] or b"")
+    if r["exit"] != 0 or not m or not r["maxrss_kib"]:
+        raise RuntimeError("libdmm.so run: exit %s, %s" % (r["exit"], "\n".join(benchlib.tail(r["err"], 3))))
+    return r["maxrss_kib"], int(m.group(1)) / 1024
+
+
+def live_peak(build, argv, extra, output, work):
+    trc = os.path.join(work, "bounds.trc")
+    r = benchlib.record(build, trc, argv, extra)
+    if output:
+        output(b"")
+    if r["exit"] != 0:
+        raise RuntimeError("recording failed: %s" % "\n".join(benchlib.tail(r["err"], 3)))
+    st = subprocess.run([os.path.join(build, "dmm"), "stats", "--json", trc],
+                        capture_output=True, text=True, check=True)
+    for f in os.listdir(work):
+        if f.startswith("bounds.trc"):
+            os.unlink(os.path.join(work, f))
+    return json.loads(st.stdout)["table2"]["max_in_use"] / 1024
+
+
+def main():
+    ap = benchlib.parser(__doc__, 3)
+    ap.add_argument("--only", default=",".join(programs.PROGRAMS))
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    gnu_time = benchlib.find_gnu_time()
+    if not gnu_time or not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
+        raise SystemExit("bounds: GNU time and valgrind are needed")
+    rows, notes = [], []
+    for name in a.only.split(","):
+        work = tempfile.mkdtemp(prefix="dmm-bounds-")
+        try:
+            w = programs.workload(name, work)
+            if not w:
+                notes.append("%s skipped: not installed" % name)
+                continue
+            argv, extra, output = w
+            print("bounds: %s" % name, file=sys.stderr, flush=True)
+            rss = []
+            for _ in range(a.reps):
+                r = benchlib.run(argv, dict(benchlib.clean_env(), **extra), gnu_time=gnu_time,
+                                 timeout=600)
+                if output:
+                    output(b"")
+                rss.append(r["maxrss_kib"])
+            rss = benchlib.median(rss)
+            alloc, total = callgrind_share(argv, extra, output, work)
+            dmm_rss, held = heap_rest(build, argv, extra, output, gnu_time)
+            live = live_peak(build, argv, extra, output, work)
+            rest = max(dmm_rss - held, 0)
+            share = alloc / total
+            rows.append(dict(name=name, share=share, alloc_ir=alloc, total_ir=total,
+                             rss_kib=rss, rest_kib=rest, live_kib=live,
+                             t_min=1 - share, m_min=(rest + live) / rss,
+                             f_min=0.5 * (1 - share) + 0.5 * (rest + live) / rss))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    lines = ["# What bounds F_real on each real program", "", benchlib.machine_line(), "",
+             "F_min = ½·(1 − share) + ½·(rest + live)/RSS: the F_real of an allocator that took "
+             "no instructions and held exactly the live bytes (glibc = 1). share: the "
+             "allocator's share of the program's instructions under glibc (callgrind, "
+             "inclusive); live: peak live requested bytes (the trace); rest: peak RSS under "
+             "libdmm.so minus its allocator's peak footprint.", "",
+             "| program | allocator share of instructions | peak RSS MiB (glibc) | not heap MiB | "
+             "live peak MiB | time part ≥ | memory part ≥ | F_min |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append("| %s | %.1f %% | %.1f | %.1f | %.1f | %.3f | %.3f | **%.3f** |" % (
+            r["name"], 100 * r["share"], r["rss_kib"] / 1024, r["rest_kib"] / 1024,
+            r["live_kib"] / 1024, r["t_min"], r["m_min"], r["f_min"]))
+    if rows:
+        lines.append("| geometric mean | | | | | | | **%.3f** |" % geomean([r["f_min"] for r in rows]))
+    lines += [""] + ["- " + n for n in notes]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    benchlib.write_results(build, "bounds", text, dict(rows=rows, notes=notes))
+
+
+if __name__ == "__main__":
+    main()
