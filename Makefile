@@ -159,6 +159,7 @@ bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/peers.py --build $(O)
 	@python3 bench/fastpath.py --build $(O)
 	@python3 bench/programs.py --build $(O)
+	@python3 bench/bounds.py --build $(O)
 	@python3 bench/tune_glibc.py --build $(O)
 	@python3 bench/offload.py --build $(O)
 	@$(O)/dmm report $(O)/bench

@@ -23,6 +23,7 @@ picture could not be drawn (the report says which and why); 2 for a DIR
 with neither kind of results.  Standard library only; gnuplot draws."""
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -35,7 +36,10 @@ sys.path.insert(0, HERE)
 import plots  # noqa: E402
 
 # further benchmarks of make bench, included as they are when present
-EXTRA = [("evolve_speed.md", "How long the search takes: dmm evolve on real programs' traces"),
+EXTRA = [("fastpath.md", "Fast paths: instructions per malloc + free pair"),
+         ("programs.md", "Real programs on their own evolved allocator"),
+         ("bounds.md", "What bounds each real program"),
+         ("evolve_speed.md", "How long the search takes: dmm evolve on real programs' traces"),
          ("tune_glibc.md", "Tuning glibc's malloc instead: dmm tune-glibc"),
          ("offload.md", "Frees offloaded to a helper thread: DMM_OFFLOAD")]
 
@@ -169,6 +173,27 @@ class Report:
         return lines
 
 
+def programs_plane(d):
+    """[(allocator, time / glibc, peak RSS / glibc)], geometric means over
+    the programs of programs.json (bench/programs.py); [] without it."""
+    path = os.path.join(d, "programs.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = json.load(f).get("rows", [])
+    ratios = {}
+    for r in rows:
+        base = r["median"].get("glibc")
+        if not base or not base.get("wall") or not base.get("rss"):
+            continue
+        for a, m in r["median"].items():
+            ratios.setdefault(a, []).append((m["wall"] / base["wall"], m["rss"] / base["rss"]))
+
+    def gm(xs):
+        return math.exp(sum(math.log(x) for x in xs) / len(xs))
+    return [(a, gm([t for t, _ in v]), gm([m for _, m in v])) for a, v in ratios.items() if v]
+
+
 def bench_report(d):
     peers_md = read(os.path.join(d, "peers.md"))
     peers = None
@@ -197,7 +222,10 @@ def bench_report(d):
        "heaptrack and glibc's mtrace), `bench/sim_speed.py` (operations per second of `dmm sim`), "
        "`bench/evolved_speed.py` (the bundled workload on glibc, libdmm.so and "
        "libdmm_evolved.so), `bench/peers.py` (every trace replayed by `dmm replay` under every "
-       "allocator%s), `bench/tune_glibc.py` (glibc's tunables searched per program, then the "
+       "allocator%s), `bench/fastpath.py` (instructions per malloc + free pair, callgrind), "
+       "`bench/programs.py` (real programs on their own evolved library against glibc, "
+       "jemalloc, mimalloc and tcmalloc), `bench/bounds.py` (what bounds each of them), "
+       "`bench/tune_glibc.py` (glibc's tunables searched per program, then the "
        "real programs run with them) and `bench/offload.py` (DMM_OFFLOAD on and off), then this "
        "report. Ratios are to glibc; F_real = ½·t/t_glibc + "
        "½·rss/rss_glibc, the paper's equation 1 on measured time and peak RSS." % (
@@ -273,6 +301,10 @@ def bench_report(d):
         w(["## libdmm_evolved.so on the bundled workload", ""] + demote(body(evspeed), 1) + [""])
     for title, md in extra:
         w(["## " + title, ""] + demote(body(md), 1) + [""])
+        if title.startswith("Real programs"):
+            w(R.picture(plots.time_memory_plane, "plane_programs",
+                        "real programs: each allocator, geometric mean over the programs",
+                        programs_plane(d)))
     if R.failed:
         w(["## Pictures not drawn", ""] + ["- " + f for f in R.failed] + [""])
     path = os.path.join(d, "report.md")

@@ -146,6 +146,31 @@ static void large_free(dmm_chain_t *c, void *p)
     dmm_pagesrc_put(&c->ps, (void *)h->chunk, (size_t)h->len_pages * DMM_PAGE);
 }
 
+/* Grow large block p (a chunk of its own, 16-byte offset) to n bytes, still
+ * on the fallback path, by moving its pages into a new chunk instead of
+ * copying its bytes (dmm_pagesrc_move): glibc's mremap of an mmapped
+ * chunk.  The new block, or NULL (nothing changed: the caller copies). */
+static void *large_grow(dmm_chain_t *c, void *p, size_t n)
+{
+    large_hdr_t old = *large_hdr(p);
+    if ((uintptr_t)p != old.chunk + 16)
+        return NULL;
+    size_t oldlen = (size_t)old.len_pages * DMM_PAGE;
+    char *q = large_alloc(c, n, 16);
+    if (!q)
+        return NULL;
+    large_hdr_t nh = *large_hdr(q);
+    if (dmm_pagesrc_move(&c->ps, (void *)old.chunk, (void *)nh.chunk, oldlen) != 0) {
+        large_free(c, q);
+        return NULL;
+    }
+    *large_hdr(q) = nh;   /* the move brought the old header along */
+    DMM_COST(&c->cost, hdr_writes, 1);
+    DMM_COST(&c->cost, pagesrc_calls, 1);
+    dmm_pagesrc_put(&c->ps, (void *)old.chunk, oldlen);
+    return q;
+}
+
 /* ---- the block cache (cache.h) -------------------------------------- */
 
 /* Every bin closed until the thread registers (dmm_chain_cache_register):
@@ -377,6 +402,12 @@ void *dmm_chain_realloc(dmm_chain_t *c, void *p, size_t n)
          * the fallback path */
         if (n <= old && dmm_chain_which(c, n) < 0 && n > old / 2)
             return p;
+        /* growing, and still large: its pages move, its bytes are not copied */
+        if (n > old && old >= DMM_LARGE_MOVE_MIN && dmm_chain_which(c, n) < 0) {
+            void *q = large_grow(c, p, n);
+            if (q)
+                return q;
+        }
     } else if (o >= 1 && o <= (unsigned)c->n) {
         dmm_alloc_t *a = &c->alloc[o - 1];
         int i = dmm_chain_which(c, n);

@@ -14,6 +14,12 @@
 #ifndef DMM_CHAIN_H
 #define DMM_CHAIN_H
 
+/* A large block of at least this many bytes that realloc grows, and that
+ * stays on the fallback path, moves its pages to the new chunk
+ * (dmm_pagesrc_move: mremap) instead of copying its bytes, as glibc does
+ * for its mmapped chunks (its mmap threshold is 128 KiB too). */
+#define DMM_LARGE_MOVE_MIN ((size_t)128 << 10)
+
 #include <stddef.h>
 #include <stdint.h>
 

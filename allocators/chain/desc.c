@@ -525,15 +525,16 @@ const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf
 
 void dmm_desc_effective(dmm_desc_t *d)
 {
-    /* a release policy that gives nothing back, or that no line reads, is
-     * none; one that gives back at once is written keep=0 delay=0 */
+    /* a release policy that no line reads is none; one that gives back at
+     * once is written keep=0 delay=0 (keep=inf delay=inf gives nothing to
+     * the OS, but its empty areas still serve other sizes: not none) */
     int reads_release = 0;
     for (int i = 0; i < d->n; i++) {
         const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
         reads_release |= ops && ops->reads_release;
     }
     dmm_release_t *r = &d->release;
-    if (!reads_release || (r->keep == DMM_SIZE_INF && r->delay == UINT64_MAX))
+    if (!reads_release)
         memset(r, 0, sizeof *r);
     else if (r->keep == 0 || r->delay == 0)
         r->keep = 0, r->delay = 0;

@@ -77,9 +77,9 @@ const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf
 /* Set every option that a line's class does not read (DMM_OPT_*, its
  * dmm_class_ops_t.options) to its default (split=no coalesce=no list=sll
  * fit=first order=lifo, no lists=): the same allocator, written one way.
- * The release policy likewise: none when no class reads it or it gives
- * nothing back (keep=inf delay=inf), keep=0 delay=0 when it gives back at
- * once.  Two descriptions that print alike after this behave alike. */
+ * The release policy likewise: none when no class reads it, keep=0
+ * delay=0 when it gives back at once.  Two descriptions that print alike
+ * after this behave alike. */
 void dmm_desc_effective(dmm_desc_t *d);
 /* One allocator line, canonical. */
 size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);

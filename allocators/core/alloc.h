@@ -66,8 +66,9 @@ typedef struct dmm_alloc_desc {
  * .dmm line `release keep=B delay=N`, chain/desc.h): an empty area waits
  * until it has stayed empty for `delay` calls of its allocator, or until the
  * allocator holds more than `keep` bytes of empty areas (the oldest go
- * first).  keep=0 or delay=0: at once.  on == 0 (no release line): the
- * class keeps what it keeps today.  Read by sss (empty areas); the other
+ * first).  keep=0 or delay=0: at once; keep=inf delay=inf: never, but an
+ * empty area may still serve another size.  on == 0 (no release line):
+ * the class keeps what it keeps today.  Read by sss (empty areas); the other
  * classes follow their own fixed rules (README). */
 typedef struct dmm_release {
     uint8_t  on;

@@ -27,7 +27,7 @@ typedef struct dmm_cost {
     uint64_t lookups;       /* steps of a size -> list search (bisection probes) */
     uint64_t pages;         /* fresh pages handed out by the page source (chunks and
                                page-map pages): each one faults when first touched */
-    uint64_t syscalls;      /* system calls of the page source (mprotect, madvise) */
+    uint64_t syscalls;      /* system calls of the page source (mprotect, madvise, mremap) */
     uint64_t cached;        /* calls the chain's block cache served alone (a malloc
                                that popped a cached block, a free that pushed one):
                                counted here instead of ops */

@@ -8,6 +8,7 @@
 #include "allocators/core/pagesrc.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -378,6 +379,23 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
         }
     }
     dmm_spin_unlock(&ps->lock);
+}
+
+int dmm_pagesrc_move(dmm_pagesrc_t *ps, void *from, void *to, size_t len)
+{
+    len = round_up(len, DMM_PAGE);
+    if (ps->mode == DMM_PS_REAL) {
+        /* the pages go to `to`; `from` is mapped afresh (zero, not
+         * resident), as the arena's opened space is */
+        if (mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED)
+            return -1;
+        if (mmap(from, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+                 MAP_FIXED, -1, 0) == MAP_FAILED)
+            abort();   /* a hole in the arena: nothing sane is left to do */
+    }
+    if (ps->cost)
+        DMM_COST(ps->cost, syscalls, 2);
+    return 0;
 }
 
 unsigned dmm_pagesrc_owner_older(const dmm_pagesrc_t *ps, const void *p)

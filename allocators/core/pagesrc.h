@@ -98,6 +98,11 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps);
 void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner);
 /* Give back a chunk (or the whole of one) that get returned. */
 void  dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len);
+/* Move the pages of [from, from + len) to [to, to + len), two chunks out
+ * (page-aligned, disjoint): the contents go along without a copy (REAL:
+ * mremap, then `from` mapped afresh; SIM: nothing to move), two system
+ * calls counted in both modes.  0, or -1 with errno (nothing moved). */
+int   dmm_pagesrc_move(dmm_pagesrc_t *ps, void *from, void *to, size_t len);
 /* Bytes held for no chunk that is out: page-map pages and retained chunks
  * (footprint - chunk_bytes). */
 static inline size_t dmm_pagesrc_overhead(const dmm_pagesrc_t *ps)

@@ -128,7 +128,8 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
                   "\n"
                   "# Not the paper's: empty areas given back to the OS (the .dmm line\n"
                   "# `release keep=B delay=N`): beyond B bytes of empty areas, or after N calls\n"
-                  "# of their allocator; keep 0 gives back at once, inf inf never.\n"
+                  "# of their allocator; keep 0 gives back at once; inf inf never to the OS,\n"
+                  "# but empty areas still serve other sizes.\n"
                   "<Release> ::= Release <ReleaseKeep> <ReleaseDelay>\n"
                   "<ReleaseKeep> ::= 0 | 262144 | 1048576 | 4194304 | inf\n"
                   "<ReleaseDelay> ::= 1000 | 100000 | inf\n");

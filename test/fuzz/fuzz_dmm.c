@@ -25,6 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (d2.n != d.n || memcmp(d2.a, d.a, sizeof d.a[0] * (size_t)d.n) != 0)
         abort();
+    if (d2.cache_max != d.cache_max || d2.cache_count != d.cache_count ||
+        d2.release.on != d.release.on || d2.release.keep != d.release.keep ||
+        d2.release.delay != d.release.delay)
+        abort();
     static char out2[65536];
     size_t n2 = dmm_desc_print(&d2, out2, sizeof out2);
     if (n2 != n || memcmp(out, out2, n) != 0)

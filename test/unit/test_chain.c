@@ -406,6 +406,70 @@ ParameterizedTest(cfg_t *cfg, chain, simulated_M_is_the_real_footprint)
     free(s.ops);
 }
 
+/* A large block that realloc grows on the fallback path moves its pages
+ * (dmm_pagesrc_move): its bytes arrive, none is counted as copied, two
+ * system calls a move are; and the simulator, running the same code, still
+ * predicts the real footprint and cost. */
+Test(chain, growing_a_large_block_moves_its_pages_not_its_bytes)
+{
+    dmm_opstream_t s;
+    memset(&s, 0, sizeof s);
+    s.ops = malloc(64 * sizeof *s.ops);
+    size_t n = 200 << 10;
+    s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_ALLOC, .id = 0, .size = n };
+    s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_ALLOC, .id = 1, .size = 100 };
+    for (int k = 0; k < 8; k++) {
+        n += n / 2;
+        s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_REALLOC, .id = 0, .size = n };
+        s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_ALLOC, .id = 2 + (uint32_t)k, .size = 5000 };
+    }
+    s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_FREE, .id = 0 };
+    s.nids = 10;
+    cfg_t cfg = { "move", "sss range=(0,1024] list=dll\n" };
+    dmm_desc_t d;
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse(cfg.name, cfg.text, strlen(cfg.text), &d, &err), 0);
+    dmm_sim_result_t r;
+    cr_assert_eq(dmm_sim_run(&s, &d, cfg.name, 1, &r, &err), 0, "%s", err.msg);
+    cr_expect_eq(r.violations, 0);
+    dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
+    replay_real(&s, c);
+    cr_expect_eq(c->ps.peak, r.M, "real peak %zu, simulated M %zu", c->ps.peak, r.M);
+    cr_expect_eq(dmm_cost_units(&c->cost), r.T);
+    cr_expect_eq(c->cost.copied, 0, "%llu bytes copied", (unsigned long long)c->cost.copied);
+    dmm_chain_delete(c);
+    /* the bytes arrive: a pattern survives every move */
+    c = make(&cfg, DMM_PS_REAL);
+    n = 200 << 10;
+    unsigned char *p = dmm_chain_malloc(c, n);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(i * 7 + 1);
+    uint64_t sys0 = c->cost.syscalls;
+    int moved = 0;
+    for (int k = 0; k < 6; k++) {
+        size_t m = n + n / 2;
+        void *hold = dmm_chain_malloc(c, 3000);   /* something after it */
+        unsigned char *q = dmm_chain_realloc(c, p, m);
+        cr_assert_not_null(q);
+        moved += q != p;
+        for (size_t i = 0; i < n; i += 511)
+            cr_assert_eq(q[i], (unsigned char)(i * 7 + 1), "byte %zu after move %d", i, k);
+        for (size_t i = n; i < m; i++)
+            q[i] = (unsigned char)(i * 7 + 1);
+        cr_assert_geq(dmm_chain_usable(c, q), m);
+        dmm_chain_free(c, hold);
+        p = q;
+        n = m;
+    }
+    cr_expect_eq(moved, 6);
+    cr_expect_geq(c->cost.syscalls - sys0, 12);
+    cr_expect_eq(c->cost.copied, 0);
+    cr_expect_eq(dmm_chain_check(c), 0);
+    dmm_chain_free(c, p);
+    dmm_chain_delete(c);
+    free(s.ops);
+}
+
 /* ---- the release policy (sss) ------------------------------------------- */
 
 static void sim_or_fail(const dmm_opstream_t *s, const dmm_desc_t *d, dmm_sim_result_t *r,
@@ -461,6 +525,7 @@ Test(chain, a_release_policy_gives_empty_areas_back_as_the_library_does)
         { "release keep=inf delay=1000\n", 0 },
         { "release keep=inf delay=1000000\n", 1 },   /* longer than the stream */
         { "cache max=64 count=32\nrelease keep=65536 delay=5000\n", 0 },
+        { "release keep=inf delay=inf\n", 1 },   /* never to the OS, yet reused */
     };
     dmm_opstream_t s;
     phase_stream(&s);

@@ -189,8 +189,8 @@ Test(desc, the_effective_release_policy_is_written_one_way)
         /* at once, however written */
         { "release keep=0 delay=5000\nsss range=(0,64]\n", 1, 0, 0 },
         { "release keep=inf delay=0\nsss range=(0,64]\n", 1, 0, 0 },
-        /* never: no policy */
-        { "release keep=inf delay=inf\nsss range=(0,64]\n", 0, 0, 0 },
+        /* never to the OS, yet empty areas serve other sizes: a policy */
+        { "release keep=inf delay=inf\nsss range=(0,64]\n", 1, SIZE_MAX, UINT64_MAX },
         /* no class of the chain reads it: no policy */
         { "release keep=0 delay=0\nlea range=(0,64]\nkingsley range=(64,inf]\n", 0, 0, 0 },
         { "release keep=65536 delay=1000\nlea range=(0,64]\nsss range=(64,128]\n", 1, 65536,
