@@ -46,7 +46,11 @@
  *
  * Trim: when the top exceeds 256 KiB, its tail pages are given back so that
  * 64 KiB of top remain; a segment other than the newest that becomes
- * entirely free is given back whole.
+ * entirely free is given back whole.  Under the chain's release policy
+ * (dmm_release_t) the threshold is its keep= instead (at least 64 KiB; a
+ * delay is not kept): keep=0 or delay=0 trims whatever exceeds 64 KiB,
+ * keep=inf never trims and keeps wholly free segments, their block in a
+ * bin.
  *
  * Options: `order` is honoured (FIFO or LIFO among blocks of equal size in
  * a bin); split, coalesce, list and fit are ignored: Lea is a fixed design
@@ -110,6 +114,7 @@ typedef struct lea {
     dmm_cost_t *c;
     dmm_cost_t  dummy;
     uint8_t     order;
+    size_t      trim_at;      /* top size above which it is trimmed; SIZE_MAX: never */
 } lea_t;
 
 _Static_assert(sizeof(lea_t) <= DMM_STATE_AREA, "lea state must fit the state area");
@@ -335,7 +340,7 @@ static void maybe_trim(dmm_alloc_t *a, lea_t *st)
     if (!t)
         return;
     size_t h = rd_head(st, t), ts = bsize(h);
-    if (ts <= TRIM_THRESHOLD)
+    if (ts <= st->trim_at)
         return;
     seg_t *s = st->segs;
     size_t cut = (ts - TOP_KEEP) & ~(size_t)(DMM_PAGE - 1);
@@ -359,7 +364,7 @@ static void place_free(dmm_alloc_t *a, lea_t *st, blk_t *b, size_t size)
             maybe_trim(a, st);
             return;
         }
-        if ((char *)b == (char *)s + SEGHDR) {
+        if ((char *)b == (char *)s + SEGHDR && st->trim_at != SIZE_MAX) {
             seg_unlink(st, s);
             ps_put(a, st, s, s->len);
             return;
@@ -438,6 +443,11 @@ static int lea_init(dmm_alloc_t *a)
     memset(st, 0, sizeof *st);
     st->c = a->cost ? a->cost : &st->dummy;
     st->order = a->desc.order == DMM_ORDER_LIFO ? DMM_ORDER_LIFO : DMM_ORDER_FIFO;
+    st->trim_at = TRIM_THRESHOLD;
+    if (a->release.on)   /* at once (keep=0 or delay=0), never (keep=inf), or keep */
+        st->trim_at = !a->release.keep || !a->release.delay ? TOP_KEEP
+                      : a->release.keep == DMM_SIZE_INF ? SIZE_MAX
+                      : a->release.keep < TOP_KEEP ? TOP_KEEP : a->release.keep;
     a->state = st;
     return 0;
 }
@@ -784,15 +794,18 @@ static void lea_destroy(dmm_alloc_t *a)
     }
     dmm_cost_t *c = st->c == &st->dummy ? NULL : st->c;
     uint8_t order = st->order;
+    size_t trim_at = st->trim_at;
     memset(st, 0, sizeof *st);
     st->c = c ? c : &st->dummy;
     st->order = order;
+    st->trim_at = trim_at;
 }
 
 const dmm_class_ops_t dmm_class_lea = {
     .name = "lea",
     .options = DMM_OPT_ORDER,
     .usable_nolock = 1,
+    .reads_release = 1,
     .init = lea_init,
     .malloc = lea_malloc,
     .free = lea_free,

@@ -68,8 +68,9 @@ typedef struct dmm_alloc_desc {
  * allocator holds more than `keep` bytes of empty areas (the oldest go
  * first).  keep=0 or delay=0: at once; keep=inf delay=inf: never, but an
  * empty area may still serve another size.  on == 0 (no release line):
- * the class keeps what it keeps today.  Read by sss (empty areas); the other
- * classes follow their own fixed rules (README). */
+ * the class keeps what it keeps today.  Read by sss (empty areas) and lea
+ * (keep= as its top's trim threshold); the other classes follow their own
+ * fixed rules (README). */
 typedef struct dmm_release {
     uint8_t  on;
     size_t   keep;            /* bytes; DMM_SIZE_INF: no bound */

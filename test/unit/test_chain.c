@@ -482,7 +482,58 @@ Test(chain, growing_a_large_block_moves_its_pages_not_its_bytes)
     free(s.ops);
 }
 
-/* ---- the release policy (sss) ------------------------------------------- */
+/* ---- the release policy (sss, lea) ------------------------------------- */
+
+/* lea reads keep= as its top's trim threshold: keep=inf never trims (nor
+ * gives a wholly free segment back), any other keeps at most that much top;
+ * the same in the simulator as on real memory. */
+Test(chain, lea_trims_its_top_as_the_release_policy_says)
+{
+    static const struct {
+        const char *line;
+        int holds;
+    } pol[] = {
+        { "", 0 },
+        { "release keep=0 delay=0\n", 0 },
+        { "release keep=1048576 delay=inf\n", 0 },
+        { "release keep=inf delay=inf\n", 1 },
+    };
+    dmm_opstream_t s;
+    memset(&s, 0, sizeof s);
+    s.ops = malloc(10000 * sizeof *s.ops);
+    for (uint32_t i = 0; i < 3000; i++)
+        s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_ALLOC, .id = i, .size = 1000 };
+    for (uint32_t i = 0; i < 3000; i++)
+        s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_FREE, .id = 2999 - i };
+    s.nids = 3000;
+    size_t held0 = 0;
+    for (size_t p = 0; p < sizeof pol / sizeof pol[0]; p++) {
+        cfg_t cfg;
+        snprintf(cfg.name, sizeof cfg.name, "leatrim%zu", p);
+        snprintf(cfg.text, sizeof cfg.text, "%slea range=(0,inf]\n", pol[p].line);
+        dmm_desc_t d;
+        dmm_err_t err = { { 0 } };
+        cr_assert_eq(dmm_desc_parse(cfg.name, cfg.text, strlen(cfg.text), &d, &err), 0);
+        dmm_sim_result_t r;
+        cr_assert_eq(dmm_sim_run(&s, &d, cfg.name, 499, &r, &err), 0, "%s", err.msg);
+        cr_expect_eq(r.violations, 0, "%s", cfg.text);
+        dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
+        replay_real(&s, c);
+        cr_expect_eq(c->ps.peak, r.M, "%s", cfg.text);
+        cr_expect_eq(dmm_cost_units(&c->cost), r.T, "%s", cfg.text);
+        cr_expect_eq(dmm_chain_check(c), 0, "%s", cfg.text);
+        size_t held = c->ps.footprint;
+        if (p == 0)
+            held0 = held;
+        else if (pol[p].holds)
+            cr_expect_geq(held, held0 + (3u << 19), "%s: holds %zu, no policy %zu", cfg.text,
+                          held, held0);
+        else
+            cr_expect_leq(held, held0, "%s: holds %zu, no policy %zu", cfg.text, held, held0);
+        dmm_chain_delete(c);
+    }
+    free(s.ops);
+}
 
 static void sim_or_fail(const dmm_opstream_t *s, const dmm_desc_t *d, dmm_sim_result_t *r,
                         int *rc);
@@ -580,7 +631,8 @@ Test(chain, a_release_policy_gives_empty_areas_back_as_the_library_does)
         }
     }
     /* classes that do not read the policy: the same replay with it */
-    const char *other = "lea range=(0,64]\nkingsley range=(64,inf]\n";
+    const char *other = "kingsley range=(0,64]\nbuddy-binary range=(64,4096]\n"
+                        "segregated range=(4096,inf] split=yes coalesce=yes\n";
     char with[256];
     snprintf(with, sizeof with, "release keep=0 delay=0\n%s", other);
     dmm_desc_t d0, d1;
@@ -591,7 +643,7 @@ Test(chain, a_release_policy_gives_empty_areas_back_as_the_library_does)
     int rc0, rc1;
     sim_or_fail(&s, &d0, &r0, &rc0);
     sim_or_fail(&s, &d1, &r1, &rc1);
-    expect_same_replay(&r0, rc0, &r1, rc1, "lea, kingsley", "a release policy");
+    expect_same_replay(&r0, rc0, &r1, rc1, "kingsley, buddy, segregated", "a release policy");
     free(s.ops);
 }
 

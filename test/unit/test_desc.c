@@ -192,9 +192,11 @@ Test(desc, the_effective_release_policy_is_written_one_way)
         /* never to the OS, yet empty areas serve other sizes: a policy */
         { "release keep=inf delay=inf\nsss range=(0,64]\n", 1, SIZE_MAX, UINT64_MAX },
         /* no class of the chain reads it: no policy */
-        { "release keep=0 delay=0\nlea range=(0,64]\nkingsley range=(64,inf]\n", 0, 0, 0 },
-        { "release keep=65536 delay=1000\nlea range=(0,64]\nsss range=(64,128]\n", 1, 65536,
-          1000 },
+        { "release keep=0 delay=0\nkingsley range=(0,64]\nbuddy-binary range=(64,inf]\n", 0, 0,
+          0 },
+        { "release keep=65536 delay=1000\nkingsley range=(0,64]\nsss range=(64,128]\n", 1,
+          65536, 1000 },
+        { "release keep=65536 delay=1000\nlea range=(0,inf]\n", 1, 65536, 1000 },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         dmm_desc_t d;
