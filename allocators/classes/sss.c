@@ -29,8 +29,10 @@
  * per malloc or free call).  It leaves the queue when a block of it is
  * taken again, or it is given back to the page source when it has waited
  * `delay` ticks or when the queue holds more than `keep` bytes: its blocks
- * are first taken out of the class's list (SLL: one walk of the list; DLL
- * and BTREE: a remove per block), every node visited counted. */
+ * are first taken out of the class's list (SLL: one walk from the head,
+ * which ends at the area's last block: short for LIFO, whose newest frees
+ * are first; DLL and BTREE: a remove per block), every node visited
+ * counted. */
 #include "allocators/core/alloc.h"
 #include "allocators/core/freelist.h"
 #include "allocators/classes/registry.h"
@@ -230,8 +232,8 @@ static sss_area_t *queue_pop(sss_t *s)
     queue_del(s, ar);
     sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
     size_t per = (AREA - AREA_HDR) / c->bs;
-    if (c->l.kind == DMM_LIST_SLL)
-        dmm_flist_drop_range(&c->l, ar, (char *)ar + AREA);
+    if (c->l.kind == DMM_LIST_SLL)   /* LIFO: its blocks were pushed last */
+        dmm_flist_drop_range(&c->l, ar, (char *)ar + AREA, per);
     else
         for (size_t k = 0; k < per; k++)
             dmm_flist_remove(&c->l, (char *)ar + AREA_HDR + k * c->bs);

@@ -397,14 +397,14 @@ int dmm_flist_remove(dmm_flist_t *l, void *block)
     return r;
 }
 
-size_t dmm_flist_drop_range(dmm_flist_t *l, const void *lo, const void *hi)
+size_t dmm_flist_drop_range(dmm_flist_t *l, const void *lo, const void *hi, size_t max)
 {
     if (l->kind == DMM_LIST_BTREE)
         return 0;
     uint64_t visited = 0;
     size_t dropped = 0;
     dmm_fnode_t *pred = NULL;
-    for (dmm_fnode_t *n = l->head, *next; n; n = next) {
+    for (dmm_fnode_t *n = l->head, *next; n && dropped < max; n = next) {
         visited++;
         next = n->next;
         if ((const char *)n >= (const char *)lo && (const char *)n < (const char *)hi) {

@@ -80,10 +80,11 @@ void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got);
  * chance would be trusted); BTREE searches the tree for the block's own
  * (size, seq) key and compares addresses (O(log n), exact). */
 int   dmm_flist_remove(dmm_flist_t *l, void *block);
-/* Unlist every block at an address in [lo, hi), in one walk of the list
- * (SLL, DLL; every node visited counted); the number unlisted.  BTREE: 0,
- * nothing done (remove() each block instead). */
-size_t dmm_flist_drop_range(dmm_flist_t *l, const void *lo, const void *hi);
+/* Unlist the blocks at an address in [lo, hi), in one walk of the list from
+ * its head that stops once max are unlisted (SLL, DLL; every node visited
+ * counted); the number unlisted.  BTREE: 0, nothing done (remove() each
+ * block instead). */
+size_t dmm_flist_drop_range(dmm_flist_t *l, const void *lo, const void *hi, size_t max);
 /* Violations: broken links, a count or byte total that disagrees, tree
  * order or balance broken, a node smaller than the minimum.  0 = sound. */
 size_t dmm_flist_check(const dmm_flist_t *l);

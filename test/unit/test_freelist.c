@@ -741,3 +741,44 @@ Test(freelist, microbench, .timeout = 120)
     fflush(stdout);
     free(buf);
 }
+
+/* drop_range unlists the blocks of one address range, in one walk from the
+ * head that stops at the range's last: slots 0..99 and 100..199 inserted in
+ * turn, then slots 100..199 dropped.  The others keep their order; LIFO
+ * (the range inserted last is first) visits only the range's blocks. */
+Test(freelist, drop_range_unlists_one_range_and_stops_at_its_last, .init = arena_setup,
+     .fini = arena_teardown)
+{
+    for (int kind = DMM_LIST_SLL; kind <= DMM_LIST_DLL; kind++) {
+        for (int order = DMM_ORDER_FIFO; order <= DMM_ORDER_LIFO; order++) {
+            dmm_cost_t cost = { 0 };
+            dmm_flist_t l;
+            dmm_flist_init(&l, kind, DMM_FIT_FIRST, order, &cost);
+            for (size_t i = 0; i < 200; i++)
+                dmm_flist_insert(&l, slot(i), 64);
+            cost.nodes = 0;
+            size_t got = dmm_flist_drop_range(&l, slot(100), slot(200), 100);
+            cr_expect_eq(got, 100, "%s %s", kind_name[kind], order_name[order]);
+            cr_expect_eq(l.count, 100);
+            cr_expect_eq(l.bytes, 100 * 64);
+            cr_expect_eq(dmm_flist_check(&l), 0);
+            cr_expect_eq(cost.nodes, order == DMM_ORDER_LIFO ? 100u : 200u,
+                         "%s %s: %llu nodes", kind_name[kind], order_name[order],
+                         (unsigned long long)cost.nodes);
+            /* what is left: slots 0..99, in policy order */
+            for (size_t i = 0; i < 100; i++) {
+                size_t sz;
+                void *b = dmm_flist_take(&l, 64, &sz);
+                cr_assert_eq(b, slot(order == DMM_ORDER_LIFO ? 99 - i : i));
+            }
+            cr_expect_null(l.head);
+            cr_expect_eq(dmm_flist_drop_range(&l, slot(0), slot(200), 10), 0);
+        }
+    }
+    /* a tree drops nothing (its blocks are removed one by one) */
+    dmm_flist_t t;
+    dmm_flist_init(&t, DMM_LIST_BTREE, DMM_FIT_FIRST, DMM_ORDER_FIFO, NULL);
+    dmm_flist_insert(&t, slot(0), 64);
+    cr_expect_eq(dmm_flist_drop_range(&t, slot(0), slot(1), 1), 0);
+    cr_expect_eq(t.count, 1);
+}
