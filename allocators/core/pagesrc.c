@@ -384,6 +384,13 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
 int dmm_pagesrc_move(dmm_pagesrc_t *ps, void *from, void *to, size_t len)
 {
     len = round_up(len, DMM_PAGE);
+    /* each move splits the arena's mapping (the moved pages keep their
+     * origin's offset and merge with nothing): a bounded number of them
+     * keeps the process far from the kernel's limit on mappings */
+    if (__atomic_fetch_add(&ps->moves, 1, __ATOMIC_RELAXED) >= DMM_MAX_MOVES) {
+        errno = ENOSPC;
+        return -1;
+    }
     if (ps->mode == DMM_PS_REAL) {
         /* the pages go to `to`; `from` is mapped afresh (zero, not
          * resident), as the arena's opened space is */

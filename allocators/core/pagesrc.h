@@ -83,6 +83,7 @@ typedef struct dmm_pagesrc {
     size_t      chunk_bytes;  /* bytes of the chunks handed out and not given back */
     size_t      peak;         /* highest footprint */
     uint64_t    calls;        /* get + put */
+    uint64_t    moves;        /* dmm_pagesrc_move calls */
     size_t      arena_size;   /* reservation size for new arenas */
     dmm_cost_t *cost;         /* where fresh pages are counted, or NULL */
 } dmm_pagesrc_t;
@@ -101,7 +102,9 @@ void  dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len);
 /* Move the pages of [from, from + len) to [to, to + len), two chunks out
  * (page-aligned, disjoint): the contents go along without a copy (REAL:
  * mremap, then `from` mapped afresh; SIM: nothing to move), two system
- * calls counted in both modes.  0, or -1 with errno (nothing moved). */
+ * calls counted in both modes.  0, or -1 with errno (nothing moved; after
+ * DMM_MAX_MOVES moves, always, in both modes alike: each splits a mapping). */
+#define DMM_MAX_MOVES 4096
 int   dmm_pagesrc_move(dmm_pagesrc_t *ps, void *from, void *to, size_t len);
 /* Bytes held for no chunk that is out: page-map pages and retained chunks
  * (footprint - chunk_bytes). */

@@ -213,3 +213,37 @@ Test(pagesrc, simulated_arenas_are_kept_for_the_next_simulation)
     cr_expect_neq(ps->arenas[0].base, base);
     del_ps(ps);
 }
+
+/* dmm_pagesrc_move: the pages and their bytes go to the new chunk (real
+ * memory); after DMM_MAX_MOVES moves it refuses, in both modes alike, and
+ * the caller copies instead. */
+Test(pagesrc, move_carries_the_bytes_and_stops_after_its_limit)
+{
+    static dmm_pagesrc_t ps;
+    cr_assert_eq(dmm_pagesrc_init(&ps, DMM_PS_REAL), 0);
+    size_t len = 64 * DMM_PAGE;
+    unsigned char *a = dmm_pagesrc_get(&ps, len, 0, 7), *b = dmm_pagesrc_get(&ps, 2 * len, 0, 7);
+    cr_assert(a && b);
+    for (size_t i = 0; i < len; i++)
+        a[i] = (unsigned char)(i % 251);
+    cr_assert_eq(dmm_pagesrc_move(&ps, a, b, len), 0, "%s", strerror(errno));
+    for (size_t i = 0; i < len; i++)
+        cr_assert_eq(b[i], (unsigned char)(i % 251), "byte %zu", i);
+    for (size_t i = 0; i < len; i += DMM_PAGE)
+        cr_assert_eq(a[i], 0, "the old range is mapped afresh");
+    a[0] = 1;   /* and writable */
+    dmm_pagesrc_put(&ps, a, len);
+    dmm_pagesrc_put(&ps, b, 2 * len);
+    dmm_pagesrc_fini(&ps);
+    for (int mode = DMM_PS_REAL; mode <= DMM_PS_SIM; mode++) {
+        cr_assert_eq(dmm_pagesrc_init(&ps, mode), 0);
+        ps.moves = DMM_MAX_MOVES - 1;
+        a = dmm_pagesrc_get(&ps, DMM_PAGE, 0, 7);
+        b = dmm_pagesrc_get(&ps, DMM_PAGE, 0, 7);
+        cr_expect_eq(dmm_pagesrc_move(&ps, a, b, DMM_PAGE), 0);
+        errno = 0;
+        cr_expect_eq(dmm_pagesrc_move(&ps, b, a, DMM_PAGE), -1, "mode %d", mode);
+        cr_expect_eq(errno, ENOSPC);
+        dmm_pagesrc_fini(&ps);
+    }
+}
