@@ -188,12 +188,14 @@ static void *large_malloc(sss_t *s, size_t n)
 
 /* ---- release: the queue of empty areas -------------------------------- */
 
-static void area_unlink(sss_class_t *c, sss_area_t *ar)
+/* Take ar out of the doubly linked list that *head starts (a class's
+ * areas, the empty queue, the one-block areas). */
+static void area_unlink(sss_area_t **head, sss_area_t *ar)
 {
     if (ar->prev)
         ar->prev->next = ar->next;
     else
-        c->areas = ar->next;
+        *head = ar->next;
     if (ar->next)
         ar->next->prev = ar->prev;
 }
@@ -213,13 +215,8 @@ static void queue_add(sss_t *s, sss_area_t *ar)
 
 static void queue_del(sss_t *s, sss_area_t *ar)
 {
-    if (ar->prev)
-        ar->prev->next = ar->next;
-    else
-        s->qhead = ar->next;
-    if (ar->next)
-        ar->next->prev = ar->prev;
-    else
+    area_unlink(&s->qhead, ar);
+    if (!ar->next)
         s->qtail = ar->prev;
     s->qbytes -= AREA;
 }
@@ -340,12 +337,7 @@ static void sss_free(dmm_alloc_t *a, void *p)
     sss_area_t *ar = area_of(p);
     DMM_COST(s->cost, hdr_reads, 1);
     if (ar->bs == LARGE_BS) {
-        if (ar->prev)
-            ar->prev->next = ar->next;
-        else
-            s->large = ar->next;
-        if (ar->next)
-            ar->next->prev = ar->prev;
+        area_unlink(&s->large, ar);
         s->nlarge--;
         DMM_COST(s->cost, pagesrc_calls, 1);
         dmm_pagesrc_put(s->ps, ar, ar->u.len);
@@ -358,7 +350,7 @@ static void sss_free(dmm_alloc_t *a, void *p)
         s->clock++;
         DMM_COST(s->cost, hdr_writes, 1);
         if (--ar->live == 0 && ar != c->areas) {
-            area_unlink(c, ar);
+            area_unlink(&c->areas, ar);
             queue_add(s, ar);
         }
         if (s->qhead)
