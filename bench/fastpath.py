@@ -14,7 +14,10 @@ Recorded traces (build/bench/traces/NAME.trc, when there): `dmm replay
 replay (the driver's share is the same for every allocator).
 
 Allocators: glibc, jemalloc, mimalloc, tcmalloc (when installed), libdmm.so
-(lea) and libdmm_evolved.so.  Writes DIR/bench/fastpath.md and .json."""
+(lea) and libdmm_evolved.so; on each recorded trace also the library that
+bench/programs.py evolved for that program (DIR/bench/programs/NAME/,
+when there: `make bench` runs programs.py first).  Writes
+DIR/bench/fastpath.md and .json."""
 import json
 import os
 import re
@@ -25,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 import peers  # noqa: E402
 
+OWN = "the program's own libdmm_evolved.so"
 REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
@@ -86,6 +90,11 @@ def main():
                 except (ValueError, KeyError):
                     ops = None
             data[name]["replay_" + t] = n / ops if n and ops else None
+        own = os.path.join(build, "bench", "programs", t, "libdmm_evolved.so")
+        if os.path.exists(own) and ops:
+            n = callgrind([os.path.join(build, "dmm"), "replay", "--no-write", "--json", path],
+                          env_for(OWN, own))
+            data.setdefault(OWN, {})["replay_" + t] = n / ops if n else None
     mi = data.get("mimalloc", {})
     head = ["allocator", "pair, 32–56 B", "pair, 200–224 B"] + ["%s replay, per op" % t
                                                              for t in traces]
@@ -96,6 +105,8 @@ def main():
              "operation (the driver's instructions included, the same for all). In brackets: "
              "against mimalloc.", "",
              "| " + " | ".join(head) + " |", "|---|" + "---:|" * len(keys)]
+    if OWN in data:
+        allocs.append((OWN, None))
     for name, _ in allocs:
         cells = []
         for k in keys:

@@ -40,20 +40,22 @@ typedef struct dmm_cache {
     int      registered;   /* per-thread: given back at thread exit */
 } dmm_cache_t;
 
-/* The bin a request of n bytes (1 <= n <= DMM_DESC_CACHE_MAX) pops. */
-static inline unsigned dmm_cache_bin_for_request(size_t n)
+/* The bin a request of n bytes (n <= DMM_DESC_CACHE_MAX) pops (n = 0:
+ * bin 0, which only a block of fewer than 8 usable bytes would be on, then
+ * bin 1). */
+static inline size_t dmm_cache_bin_for_request(size_t n)
 {
-    return (unsigned)((n + 7) >> 3);
+    return (n + 7) >> 3;
 }
 
 /* The bin a block of u usable bytes (u <= DMM_DESC_CACHE_MAX) is pushed on. */
-static inline unsigned dmm_cache_bin_for_block(size_t u)
+static inline size_t dmm_cache_bin_for_block(size_t u)
 {
-    return (unsigned)(u >> 3);
+    return u >> 3;
 }
 
 /* A block of bin b, or else of bin b + 1; NULL when both are empty. */
-static inline void *dmm_cache_pop(dmm_cache_t *k, unsigned b)
+static inline void *dmm_cache_pop(dmm_cache_t *k, size_t b)
 {
     void *p = k->head[b];
     if (__builtin_expect(!p, 0) && !(p = k->head[++b]))
@@ -64,7 +66,7 @@ static inline void *dmm_cache_pop(dmm_cache_t *k, unsigned b)
 }
 
 /* Push p on bin b if it holds fewer than limit blocks: 1, else 0. */
-static inline int dmm_cache_push(dmm_cache_t *k, unsigned b, void *p, unsigned limit)
+static inline int dmm_cache_push(dmm_cache_t *k, size_t b, void *p, unsigned limit)
 {
     if (k->count[b] >= limit)
         return 0;

@@ -185,7 +185,7 @@ static pthread_key_t tls_key;
 /* A block of at least n bytes from c's cache, or NULL. */
 static void *cache_take(dmm_chain_t *c, size_t n)
 {
-    unsigned b = dmm_cache_bin_for_request(n);
+    size_t b = dmm_cache_bin_for_request(n);
     void *p;
     if (c->cache_tls) {
         p = dmm_cache_pop(&dmm_chain_thread_cache, b);
@@ -214,7 +214,7 @@ static int cache_give(dmm_chain_t *c, int i, void *p)
     }
     if (u > c->desc.cache_max)
         return 0;
-    unsigned b = dmm_cache_bin_for_block(u);
+    size_t b = dmm_cache_bin_for_block(u);
     int kept;
     if (c->cache_tls) {
         kept = dmm_chain_cache_push_thread(p, b, c->desc.cache_count);
@@ -258,6 +258,8 @@ void dmm_chain_cache_register(void)
 {
     dmm_cache_t *k = &dmm_chain_thread_cache;
     k->registered = 1;
+    if (!__atomic_load_n(&tls_chain, __ATOMIC_ACQUIRE))
+        return;   /* no chain keeps its cache per thread: the bins stay closed */
     for (unsigned b = 0; b < DMM_CACHE_BINS; b++)   /* open: empty */
         k->count[b] = 0;
     pthread_setspecific(tls_key, k);
@@ -298,13 +300,13 @@ void dmm_chain_cache_flush(dmm_chain_t *c)
 
 void *dmm_chain_malloc(dmm_chain_t *c, size_t n)
 {
-    if (n == 0)
-        n = 1;
-    if (n <= c->desc.cache_max) {
-        void *p = cache_take(c, n);
+    if (c->desc.cache_max && n <= c->desc.cache_max) {
+        void *p = cache_take(c, n);   /* n = 0: bin 0, then 1 */
         if (p)
             return p;
     }
+    if (n == 0)
+        n = 1;
     DMM_COST(&c->cost, ops, 1);
     int i = dmm_chain_which(c, n);
     if (i < 0)

@@ -78,9 +78,11 @@ int    dmm_chain_cache_per_thread(dmm_chain_t *c);
  * to their allocators. */
 void   dmm_chain_cache_flush(dmm_chain_t *c);
 /* The calling thread's cache, ready to push on: set up to be given back
- * at thread exit on the first call (the slow path of a push). */
+ * at thread exit on the first call (the slow path of a push); its bins
+ * stay closed (every push refused) unless a chain keeps its cache per
+ * thread. */
 void   dmm_chain_cache_register(void);
-static inline int dmm_chain_cache_push_thread(void *p, unsigned bin, unsigned limit)
+static inline int dmm_chain_cache_push_thread(void *p, size_t bin, unsigned limit)
 {
     dmm_cache_t *k = &dmm_chain_thread_cache;
     if (__builtin_expect(!k->registered, 0))

@@ -805,6 +805,7 @@ const dmm_class_ops_t dmm_class_lea = {
     .name = "lea",
     .options = DMM_OPT_ORDER,
     .usable_nolock = 1,
+    .hdr_usable    = 1,
     .reads_release = 1,
     .init = lea_init,
     .malloc = lea_malloc,

@@ -86,6 +86,7 @@ const dmm_class_ops_t dmm_class_segregated = {
     .malloc = dmm_seg_malloc,
     .free = dmm_seg_free,
     .usable_nolock = 1,
+    .hdr_usable    = 1,
     .usable = dmm_seg_usable,
     .resize = dmm_seg_resize,
     .check = dmm_seg_check,

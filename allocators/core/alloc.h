@@ -96,6 +96,11 @@ typedef struct dmm_class_ops {
      * call of the allocator writes (a header fixed at allocation): the
      * chain's block cache then asks it without the allocator's lock. */
     unsigned    usable_nolock;
+    /* 1 when, besides, dmm_hdr_usable() (below) gives the usable bytes of
+     * its blocks of up to DMM_HDR_USABLE_EXACT of them, and never less than
+     * usable() for the others: a block cache then sizes a block with no
+     * call and no look at which allocator it came from. */
+    unsigned    hdr_usable;
     /* 1 when it reads the chain's release policy (dmm_alloc_t.release). */
     unsigned    reads_release;
     /* Set up a->state (a->state_area bytes are free to use; take more
@@ -115,6 +120,15 @@ typedef struct dmm_class_ops {
     /* Give every chunk back to the page source. */
     void   (*destroy)(dmm_alloc_t *a);
 } dmm_class_ops_t;
+
+/* The word before block p, its four flag bits off, less 8 (the classes
+ * that set hdr_usable keep a block's size there), read without a lock:
+ * only an allocated block's flag bits ever change under it. */
+#define DMM_HDR_USABLE_EXACT ((size_t)64 << 10)
+static inline size_t dmm_hdr_usable(const void *p)
+{
+    return (__atomic_load_n((const size_t *)p - 1, __ATOMIC_RELAXED) & ~(size_t)15) - 8;
+}
 
 #define DMM_STATE_AREA 1024   /* bytes of state each allocator gets inline */
 

@@ -241,6 +241,13 @@ static void case_nolock(FILE *f, const dmm_alloc_desc_t *a, int i)
     fprintf(f, "return %d;\n", ops && ops->usable_nolock ? 1 : 0);
 }
 
+static void case_hdr(FILE *f, const dmm_alloc_desc_t *a, int i)
+{
+    (void)i;
+    const dmm_class_ops_t *ops = dmm_class_ops(a->cls);
+    fprintf(f, "return %d;\n", ops && ops->hdr_usable ? 1 : 0);
+}
+
 static void put_calls(FILE *f, const dmm_desc_t *d)
 {
     fputs("/* Allocator i of chain c, through its class's ops by name.  inline: a hint\n"
@@ -254,6 +261,8 @@ static void put_calls(FILE *f, const dmm_desc_t *d)
                case_usable, "return 0;");
     fputs("/* Allocator i's usable() needs no lock (its class's usable_nolock). */\n", f);
     put_switch(f, d, "inline int dmm_evolved_usable_nolock(int i)", case_nolock, "return 0;");
+    fputs("/* dmm_hdr_usable() sizes allocator i's blocks (its class's hdr_usable). */\n", f);
+    put_switch(f, d, "inline int dmm_evolved_hdr_usable(int i)", case_hdr, "return 0;");
     fprintf(f, "inline int dmm_evolved_count(void)\n{\n    return %d;\n}\n\n", d->n);
     fprintf(f, "/* The block cache (allocators/chain/cache.h): max= and count=, 0 for none. */\n"
                "inline unsigned dmm_evolved_cache_max(void)\n{\n    return %uu;\n}\n\n"

@@ -32,11 +32,21 @@ extern const char dmm_backend_lib[];
 const dmm_desc_t *dmm_backend_desc(int check);
 
 void *dmm_backend_malloc(dmm_chain_t *c, size_t n);
+/* malloc's fast path: a block of at least n bytes from the calling
+ * thread's cache, or NULL (then malloc takes its slow path).  It tests no
+ * state: a thread's cache holds blocks only while the chain serves
+ * unchecked and frees are not offloaded (shim.c opens the caches then
+ * alone), and is empty before the chain starts. */
+void *dmm_backend_malloc_fast(size_t n);
+/* dmm_backend_malloc, after dmm_backend_malloc_fast found nothing. */
+void *dmm_backend_malloc_miss(dmm_chain_t *c, size_t n);
 /* p is a block of c: the caller checked. */
 void  dmm_backend_free(dmm_chain_t *c, void *p);
-/* free's fast path: p (not NULL) freed if it is a block of c (errno
- * kept), else handed to dmm_shim_free_other (shim.h). */
-void  dmm_backend_free_any(dmm_chain_t *c, void *p);
+/* free's fast path: p freed if it is a block of the chain and free may
+ * free at once (errno kept), else handed to dmm_shim_free_other (shim.h).
+ * It tests no state either: it looks p up in dmm_shim_free_arena(), which
+ * is an empty arena unless free may free at once. */
+void  dmm_backend_free_any(void *p);
 /* The free of allocator i of c, its lock held by the caller (the
  * DMM_OFFLOAD helper, which frees runs of blocks under one hold). */
 void  dmm_backend_class_free(dmm_chain_t *c, int i, void *p);

@@ -32,14 +32,27 @@ void *dmm_backend_malloc(dmm_chain_t *c, size_t n)
     return dmm_chain_malloc(c, n);
 }
 
+/* libdmm.so's chain keeps its thread caches itself (dmm_chain_malloc). */
+void *dmm_backend_malloc_fast(size_t n)
+{
+    (void)n;
+    return NULL;
+}
+
+void *dmm_backend_malloc_miss(dmm_chain_t *c, size_t n)
+{
+    return dmm_chain_malloc(c, n);
+}
+
 void dmm_backend_free(dmm_chain_t *c, void *p)
 {
     dmm_chain_free(c, p);
 }
 
-void dmm_backend_free_any(dmm_chain_t *c, void *p)
+void dmm_backend_free_any(void *p)
 {
-    if (!dmm_chain_owns(c, p)) {
+    dmm_chain_t *c = dmm_shim_free_chain();
+    if (!c || !dmm_chain_owns(c, p)) {
         dmm_shim_free_other(p);
         return;
     }

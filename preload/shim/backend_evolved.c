@@ -65,16 +65,30 @@ static __attribute__((noinline)) void *malloc_class(dmm_chain_t *c, size_t n)
     return p;
 }
 
-/* inline, and no stack frame on a cache hit: link-time optimisation puts
- * this into malloc. */
-inline void *dmm_backend_malloc(dmm_chain_t *c, size_t n)
+/* The thread's cache, for a request it covers; NULL when it has nothing.
+ * malloc(0) looks in bin 0 (then 1), as the chain does (chain.c). */
+static inline void *cache_pop(size_t n)
 {
-    if (dmm_evolved_cache_max() && n - 1 < dmm_evolved_cache_max()) {
-        void *p = dmm_cache_pop(&dmm_chain_thread_cache, dmm_cache_bin_for_request(n));
-        if (__builtin_expect(p != NULL, 1))
-            return p;
-    }
+    if (dmm_evolved_cache_max() && n <= dmm_evolved_cache_max())
+        return dmm_cache_pop(&dmm_chain_thread_cache, dmm_cache_bin_for_request(n));
+    return NULL;
+}
+
+/* inline, and no stack frame: link-time optimisation puts it into malloc. */
+inline void *dmm_backend_malloc_fast(size_t n)
+{
+    return cache_pop(n);
+}
+
+void *dmm_backend_malloc_miss(dmm_chain_t *c, size_t n)
+{
     return malloc_class(c, n);
+}
+
+void *dmm_backend_malloc(dmm_chain_t *c, size_t n)
+{
+    void *p = cache_pop(n);
+    return p ? p : malloc_class(c, n);
 }
 
 /* Block p of allocator i into the thread's cache: 1, or 0 when it does not
@@ -117,11 +131,14 @@ static __attribute__((noinline)) void free_block(dmm_chain_t *c, int i, void *p)
     free_class(c, i, p);
 }
 
-/* p outside the newest arena's blocks: looked up in every arena; not a
- * block of c: the shim's (glibc's, or DMM_CHECK's). */
-static __attribute__((noinline)) void free_elsewhere(dmm_chain_t *c, void *p)
+/* p outside the newest arena's blocks, or free not yet (or not) freeing
+ * at once (dmm_shim_free_arena() is then an empty arena): looked up in
+ * every arena; not a block of the chain: the shim's (glibc's, or
+ * DMM_CHECK's, or offloaded). */
+static __attribute__((noinline)) void free_elsewhere(void *p)
 {
-    unsigned o = dmm_pagesrc_owner_older(&c->ps, p);
+    dmm_chain_t *c = dmm_shim_free_chain();
+    unsigned o = c ? dmm_pagesrc_owner_older(&c->ps, p) : DMM_OWNER_NONE;
     if (o - 1u < (unsigned)dmm_evolved_count())
         free_block(c, (int)o - 1, p);
     else if (o == DMM_OWNER_LARGE)
@@ -134,22 +151,26 @@ static __attribute__((noinline)) void free_elsewhere(dmm_chain_t *c, void *p)
  * optimisation puts it into free, which then needs no stack frame for the
  * push (backend.h declares it, so this is still the function's one
  * external definition).  One page-map look-up, in the newest arena, finds
- * the owner. */
-inline void dmm_backend_free_any(dmm_chain_t *c, void *p)
+ * the owner; the block's header word its size, when the classes keep it
+ * there (hdr_usable: then which allocator it is matters no more). */
+inline void dmm_backend_free_any(void *p)
 {
-    const dmm_arena_t *a = __atomic_load_n(&c->ps.newest, __ATOMIC_ACQUIRE);
+    const dmm_arena_t *a = dmm_shim_free_arena();
     uintptr_t off = (uintptr_t)p - a->base;
     if (__builtin_expect(off >= __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 0)) {
-        free_elsewhere(c, p);
+        free_elsewhere(p);
         return;
     }
     unsigned i = a->map[off / DMM_PAGE] - 1u;
     if (__builtin_expect(i >= (unsigned)dmm_evolved_count(), 0)) {
-        free_elsewhere(c, p);
+        free_elsewhere(p);
         return;
     }
-    if (dmm_evolved_cache_max() && dmm_evolved_usable_nolock((int)i)) {
-        size_t u = dmm_evolved_class_usable(c, (int)i, p);
+    if (dmm_evolved_cache_max() &&
+        (dmm_evolved_hdr_usable((int)i) || dmm_evolved_usable_nolock((int)i))) {
+        size_t u = dmm_evolved_hdr_usable((int)i)
+                       ? dmm_hdr_usable(p)
+                       : dmm_evolved_class_usable(dmm_shim_chain, (int)i, p);
         /* a thread's bins refuse pushes until it is registered (cache.h):
          * free_block's push registers it */
         if (__builtin_expect(u <= dmm_evolved_cache_max(), 1) &&
@@ -157,7 +178,7 @@ inline void dmm_backend_free_any(dmm_chain_t *c, void *p)
                            dmm_evolved_cache_count()))
             return;
     }
-    free_block(c, (int)i, p);
+    free_block(dmm_shim_chain, (int)i, p);
 }
 
 void dmm_backend_free(dmm_chain_t *c, void *p)

@@ -26,6 +26,9 @@ size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p);
 /* Whether allocator i's usable() may be asked without its lock (its
  * class's usable_nolock). */
 int   dmm_evolved_usable_nolock(int i);
+/* Whether dmm_hdr_usable() (core/alloc.h) sizes allocator i's blocks (its
+ * class's hdr_usable). */
+int   dmm_evolved_hdr_usable(int i);
 /* The number of allocators; the cache line's max= and count= (0 and 0
  * without one). */
 int      dmm_evolved_count(void);

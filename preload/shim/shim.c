@@ -55,8 +55,11 @@ dmm_shim_state_t dmm_shim_state;
 __thread int dmm_shim_starting __attribute__((tls_model("initial-exec")));
 /* DMM_SHIM_ON when free's fast path may free at once: the chain is on, and
  * frees are neither checked (DMM_CHECK) nor offloaded (DMM_OFFLOAD);
- * DMM_SHIM_NEW otherwise. */
+ * DMM_SHIM_NEW otherwise.  dmm_shim_free_newest follows it (shim.h). */
 static dmm_shim_state_t g_free_state;
+static dmm_arena_t g_no_arena;   /* base 0, used 0: holds no pointer */
+static dmm_arena_t *const g_no_arena_p = &g_no_arena;
+dmm_arena_t *const *dmm_shim_free_newest = &g_no_arena_p;
 static int g_stats;
 static int g_check;
 
@@ -161,8 +164,6 @@ static void init(void)
         __atomic_store_n(&dmm_shim_state, DMM_SHIM_GLIBC, __ATOMIC_RELEASE);
         return;
     }
-    if (c->desc.cache_max)
-        dmm_chain_cache_per_thread(c);   /* the process's one chain: it cannot fail */
     dmm_shim_chain = c;
     if (check) {
         dmm_check_init();
@@ -176,6 +177,11 @@ static void init(void)
         dmm_shim_say("DMM_OFFLOAD: no memory for the queue; not offloading", "");
         offload = 0;
     }
+    /* Per-thread caches only while malloc's and free's fast paths serve
+     * every call: checked or offloaded, the chain keeps one cache, which
+     * the thread caches' fast paths never see (backend.h). */
+    if (c->desc.cache_max && !check && !offload)
+        dmm_chain_cache_per_thread(c);   /* the process's one chain: it cannot fail */
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     if (g_stats)
         atexit(print_stats);
@@ -183,6 +189,9 @@ static void init(void)
         atexit(dmm_offload_stop);   /* runs before print_stats: the last numbers */
     __atomic_store_n(&g_free_state, check || offload ? DMM_SHIM_NEW : DMM_SHIM_ON,
                      __ATOMIC_RELEASE);
+    if (!check && !offload)
+        __atomic_store_n(&dmm_shim_free_newest, (dmm_arena_t *const *)&c->ps.newest,
+                         __ATOMIC_RELEASE);
     __atomic_store_n(&dmm_shim_state, check ? DMM_SHIM_CHECKED : DMM_SHIM_ON, __ATOMIC_RELEASE);
 }
 
@@ -255,12 +264,15 @@ __attribute__((constructor)) static void start(void)
 
 #define SLOW __attribute__((noinline))
 
+/* After the thread's cache had nothing for n (dmm_backend_malloc_fast). */
 static SLOW void *malloc_slow(size_t n)
 {
+    dmm_chain_t *c = on();
+    if (__builtin_expect(c != NULL, 1))
+        return dmm_backend_malloc_miss(c, n);
     if (__atomic_load_n(&dmm_shim_state, __ATOMIC_RELAXED) == DMM_SHIM_HELPER)
         dmm_offload_start(dmm_shim_chain);
-    dmm_chain_t *c = chain();
-    if (c)
+    if ((c = chain()))
         return dmm_backend_malloc(c, n);
     if ((c = checked()))
         return dmm_check_malloc(c, n);
@@ -269,9 +281,9 @@ static SLOW void *malloc_slow(size_t n)
 
 EXPORT __attribute__((flatten)) void *malloc(size_t n)
 {
-    /* state ON: dmm_shim_chain is set (init() stores it first) */
-    if (__builtin_expect(__atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) == DMM_SHIM_ON, 1))
-        return dmm_backend_malloc(dmm_shim_chain, n);
+    void *p = dmm_backend_malloc_fast(n);
+    if (__builtin_expect(p != NULL, 1))
+        return p;
     return malloc_slow(n);
 }
 
@@ -310,15 +322,17 @@ void dmm_shim_free_other(void *p)
     free_slow(p);
 }
 
-/* free(NULL) takes the back end's slow path (no block of the chain is at
- * NULL), which ends in free_slow. */
+dmm_chain_t *dmm_shim_free_chain(void)
+{
+    return free_on() ? dmm_shim_chain : NULL;
+}
+
+/* free(NULL) takes the back end's slow way (no block of the chain is at
+ * NULL), which ends in free_slow; so does every free until free may free
+ * at once (dmm_shim_free_newest). */
 EXPORT __attribute__((flatten)) void free(void *p)
 {
-    if (__builtin_expect(free_on(), 1)) {
-        dmm_backend_free_any(dmm_shim_chain, p);
-        return;
-    }
-    free_slow(p);
+    dmm_backend_free_any(p);
 }
 
 static SLOW void *calloc_slow(size_t nmemb, size_t size)

@@ -46,6 +46,21 @@ void dmm_shim_say(const char *a, const char *b);
  * dmm_backend_free_any hands it back here. */
 void dmm_shim_free_other(void *p);
 
+/* Where free's fast path looks a pointer up: the chain's newest arena
+ * (&dmm_shim_chain->ps.newest) once free may free at once (the chain on,
+ * frees neither checked nor offloaded); before that, and in those modes,
+ * an empty arena, in which no pointer is found: then every free takes the
+ * back end's slow way, which ends in dmm_shim_free_other.  So free's fast
+ * path has no state to test. */
+extern dmm_arena_t *const *dmm_shim_free_newest;
+static inline const dmm_arena_t *dmm_shim_free_arena(void)
+{
+    dmm_arena_t *const *w = __atomic_load_n(&dmm_shim_free_newest, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+/* The chain when free may free at once, else NULL. */
+dmm_chain_t *dmm_shim_free_chain(void);
+
 #pragma GCC visibility pop
 
 #endif

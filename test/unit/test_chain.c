@@ -771,3 +771,56 @@ Test(chain, options_a_class_does_not_read_change_nothing)
     cr_expect_geq(checked, 30, "only %d variations were unread options", checked);
     free(s.ops);
 }
+
+/* A class that claims hdr_usable (alloc.h) keeps it: the evolved library's
+ * free then sizes its blocks from the header word alone.  Checked on every
+ * live block after frees have changed neighbours' flag bits, small blocks
+ * and lea's large ones alike. */
+Test(chain, header_usable_is_what_the_classes_claim)
+{
+    int checked = 0;
+    for (int k = DMM_CLASS_NONE + 1; k < DMM_CLASS_COUNT; k++) {
+        const dmm_class_ops_t *ops = dmm_class_ops((dmm_class_t)k);
+        if (!ops->hdr_usable)
+            continue;
+        cr_assert(ops->usable_nolock, "%s: hdr_usable without usable_nolock", ops->name);
+        char text[256];
+        snprintf(text, sizeof text,
+                 "%s range=(0,1048576] split=yes coalesce=yes list=dll fit=first order=lifo\n",
+                 dmm_class_name((dmm_class_t)k));
+        cfg_t cfg;
+        snprintf(cfg.name, sizeof cfg.name, "%s", dmm_class_name((dmm_class_t)k));
+        snprintf(cfg.text, sizeof cfg.text, "%s", text);
+        dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
+        static void *held[4000];
+        unsigned seed = 7;
+        for (int i = 0; i < 4000; i++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t n = (seed >> 8) % 8 == 0 ? 60000 + (seed >> 4) % 240000 : (seed >> 8) % 2000;
+            held[i] = dmm_chain_malloc(c, n);
+            cr_assert_not_null(held[i], "%s: malloc(%zu)", cfg.name, n);
+            if (i % 3 == 1) {   /* a neighbour freed, another taken */
+                dmm_chain_free(c, held[i - 1]);
+                held[i - 1] = NULL;
+            }
+        }
+        int small = 0, large = 0;
+        for (int i = 0; i < 4000; i++) {
+            if (!held[i] || dmm_pagesrc_owner(&c->ps, held[i]) != 1)
+                continue;
+            size_t u = dmm_chain_usable(c, held[i]), h = dmm_hdr_usable(held[i]);
+            cr_assert_geq(h, u, "%s: header says %zu, usable %zu", cfg.name, h, u);
+            if (u <= DMM_HDR_USABLE_EXACT)
+                cr_assert_eq(h, u, "%s: header says %zu, usable %zu", cfg.name, h, u);
+            small += u <= DMM_HDR_USABLE_EXACT;
+            large += u > DMM_HDR_USABLE_EXACT;
+            dmm_chain_free(c, held[i]);
+        }
+        cr_expect_gt(small, 1000, "%s: %d small blocks", cfg.name, small);
+        cr_expect_gt(large, 100, "%s: %d large blocks", cfg.name, large);
+        cr_assert_eq(dmm_chain_check(c), 0, "%s", cfg.name);
+        dmm_chain_delete(c);
+        checked++;
+    }
+    cr_expect_geq(checked, 3, "lea, segregated and exact claim hdr_usable");
+}
