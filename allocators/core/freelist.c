@@ -351,7 +351,7 @@ static int tree_remove(dmm_flist_t *l, dmm_fnode_t *target)
  * The API
  * ====================================================================== */
 
-void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
+void dmm_flist_insert_any(dmm_flist_t *l, void *block, size_t size)
 {
     dmm_fnode_t *n = block;
     n->size = size;
@@ -367,7 +367,7 @@ void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
     }
 }
 
-void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got)
+void *dmm_flist_take_any(dmm_flist_t *l, size_t want, size_t *got)
 {
     dmm_fnode_t *n = l->kind == DMM_LIST_BTREE ? tree_take(l, want) : list_take(l, want);
     if (!n)

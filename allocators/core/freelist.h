@@ -67,10 +67,14 @@ size_t dmm_flist_min_block(int kind);
 
 void  dmm_flist_init(dmm_flist_t *l, int kind, int fit, int order, dmm_cost_t *cost);
 /* List a free block; size >= dmm_flist_min_block(kind). */
-void  dmm_flist_insert(dmm_flist_t *l, void *block, size_t size);
+static inline void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size);
 /* Unlist and return a block chosen by the list's fit and order for a
  * request of want bytes; *got = its size.  NULL if none fits. */
-void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got);
+static inline void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got);
+/* The same for every kind: insert and take are these but for an SLL's
+ * common cases, which they do inline (below). */
+void  dmm_flist_insert_any(dmm_flist_t *l, void *block, size_t size);
+void *dmm_flist_take_any(dmm_flist_t *l, size_t want, size_t *got);
 /* Unlist a given block (when it is coalesced with a neighbour); 0 if it was
  * listed in l, -1 if not (nothing changes).  A block that is not listed is
  * handled safely as long as its first min_block bytes are readable, whatever
@@ -92,5 +96,51 @@ size_t dmm_flist_check(const dmm_flist_t *l);
  * size, equal sizes in policy order). */
 void  dmm_flist_walk(const dmm_flist_t *l, void (*fn)(void *block, size_t size, void *arg),
                      void *arg);
+
+/* An SLL inline: insert at either end; take the head when it is exactly
+ * want bytes, which every fit takes after one node (the lists of simple
+ * segregated storage, all of one size, always).  The same blocks, links
+ * and counted nodes as the _any calls. */
+static inline void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
+{
+    if (l->kind != DMM_LIST_SLL) {
+        dmm_flist_insert_any(l, block, size);
+        return;
+    }
+    dmm_fnode_t *n = block;
+    n->size = size;
+    l->count++;
+    l->bytes += size;
+    l->seq++;
+    if (l->cost)
+        DMM_COST(l->cost, nodes, 1);
+    if (l->order == DMM_ORDER_LIFO || !l->head) {
+        n->next = l->head;
+        if (!l->head)
+            l->tail = n;
+        l->head = n;
+    } else {
+        n->next = NULL;
+        l->tail->next = n;
+        l->tail = n;
+    }
+}
+
+static inline void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got)
+{
+    dmm_fnode_t *h = l->head;
+    if (l->kind != DMM_LIST_SLL || !h || h->size != want)
+        return dmm_flist_take_any(l, want, got);
+    if (l->cost)
+        DMM_COST(l->cost, nodes, 1);
+    l->head = h->next;
+    if (l->tail == h)
+        l->tail = NULL;
+    l->count--;
+    l->bytes -= want;
+    if (got)
+        *got = want;
+    return h;
+}
 
 #endif

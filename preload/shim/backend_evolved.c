@@ -131,6 +131,18 @@ static __attribute__((noinline)) void free_block(dmm_chain_t *c, int i, void *p)
     free_class(c, i, p);
 }
 
+/* Block p of allocator i, u usable bytes, that the thread's cache did not
+ * take (too large, or its bin full): to its allocator, unless the bins
+ * refused because the thread is not registered yet (cache.h): free_block's
+ * push registers it. */
+static __attribute__((noinline)) void free_refused(int i, void *p, size_t u)
+{
+    if (u > dmm_evolved_cache_max() || dmm_chain_thread_cache.registered)
+        free_class(dmm_shim_chain, i, p);
+    else
+        free_block(dmm_shim_chain, i, p);
+}
+
 /* p outside the newest arena's blocks, or free not yet (or not) freeing
  * at once (dmm_shim_free_arena() is then an empty arena): looked up in
  * every arena; not a block of the chain: the shim's (glibc's, or
@@ -171,12 +183,12 @@ inline void dmm_backend_free_any(void *p)
         size_t u = dmm_evolved_hdr_usable((int)i)
                        ? dmm_hdr_usable(p)
                        : dmm_evolved_class_usable(dmm_shim_chain, (int)i, p);
-        /* a thread's bins refuse pushes until it is registered (cache.h):
-         * free_block's push registers it */
         if (__builtin_expect(u <= dmm_evolved_cache_max(), 1) &&
             dmm_cache_push(&dmm_chain_thread_cache, dmm_cache_bin_for_block(u), p,
                            dmm_evolved_cache_count()))
             return;
+        free_refused((int)i, p, u);
+        return;
     }
     free_block(dmm_shim_chain, (int)i, p);
 }

@@ -782,3 +782,56 @@ Test(freelist, drop_range_unlists_one_range_and_stops_at_its_last, .init = arena
     cr_expect_eq(dmm_flist_drop_range(&t, slot(0), slot(1), 1), 0);
     cr_expect_eq(t.count, 1);
 }
+
+/* The inline insert and take of an SLL (freelist.h) against the _any calls
+ * they stand for: two lists driven alike, sizes from a small set so that a
+ * head of exactly the wanted size is common; the same block each time, the
+ * same counts, bytes and counted nodes. */
+Test(freelist, inline_sll_calls_do_what_the_general_ones_do, .init = arena_setup,
+     .fini = arena_teardown)
+{
+    static const size_t sizes[] = { 32, 48, 64 };
+    for (int fit = 0; fit < 3; fit++) {
+        for (int order = 0; order < 2; order++) {
+            dmm_cost_t ca = { 0 }, cb = { 0 };
+            dmm_flist_t a, b;
+            dmm_flist_init(&a, DMM_LIST_SLL, fit, order, &ca);
+            dmm_flist_init(&b, DMM_LIST_SLL, fit, order, &cb);
+            /* the same slots for both lists: each list's blocks are in the
+             * first or second half of the arena */
+            static bool listed[NSLOTS / 2];
+            memset(listed, 0, sizeof listed);
+            rng_state = 42 + (uint64_t)(fit * 2 + order);
+            int hits = 0;
+            for (int op = 0; op < 20000; op++) {
+                size_t i = rnd_below(NSLOTS / 2);
+                if (!listed[i]) {
+                    size_t s = sizes[rnd_below(3)];
+                    dmm_flist_insert(&a, slot(i), s);
+                    dmm_flist_insert_any(&b, slot(NSLOTS / 2 + i), s);
+                    listed[i] = true;
+                } else {
+                    size_t want = sizes[rnd_below(3)], ga = 0, gb = 0;
+                    hits += a.head && a.head->size == want;
+                    unsigned char *x = dmm_flist_take(&a, want, &ga);
+                    unsigned char *y = dmm_flist_take_any(&b, want, &gb);
+                    cr_assert_eq(x ? (x - (unsigned char *)slot(0)) / SLOT : -1,
+                                 y ? (y - (unsigned char *)slot(NSLOTS / 2)) / SLOT : -1,
+                                 "%s/%s op %d: took different blocks", fit_name[fit],
+                                 order_name[order], op);
+                    cr_assert_eq(ga, gb);
+                    if (x)
+                        listed[(x - (unsigned char *)slot(0)) / SLOT] = false;
+                }
+                cr_assert_eq(a.count, b.count);
+                cr_assert_eq(a.bytes, b.bytes);
+                cr_assert_eq(ca.nodes, cb.nodes, "%s/%s op %d: nodes %llu vs %llu",
+                             fit_name[fit], order_name[order], op,
+                             (unsigned long long)ca.nodes, (unsigned long long)cb.nodes);
+            }
+            cr_assert_gt(hits, 1000, "the inline take's case came up %d times", hits);
+            cr_assert_eq(dmm_flist_check(&a), 0);
+            cr_assert_eq(dmm_flist_check(&b), 0);
+        }
+    }
+}
