@@ -97,10 +97,10 @@ size_t dmm_flist_check(const dmm_flist_t *l);
 void  dmm_flist_walk(const dmm_flist_t *l, void (*fn)(void *block, size_t size, void *arg),
                      void *arg);
 
-/* An SLL inline: insert at either end; take the head when it is exactly
- * want bytes, which every fit takes after one node (the lists of simple
- * segregated storage, all of one size, always).  The same blocks, links
- * and counted nodes as the _any calls. */
+/* An SLL inline: insert at either end; take nothing from an empty list,
+ * and the head when it is exactly want bytes, which every fit takes after
+ * one node (the lists of simple segregated storage, all of one size,
+ * always).  The same blocks, links and counted nodes as the _any calls. */
 static inline void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
 {
     if (l->kind != DMM_LIST_SLL) {
@@ -129,7 +129,9 @@ static inline void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
 static inline void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got)
 {
     dmm_fnode_t *h = l->head;
-    if (l->kind != DMM_LIST_SLL || !h || h->size != want)
+    if (l->kind == DMM_LIST_SLL && !h)
+        return NULL;   /* an empty list: no node read */
+    if (l->kind != DMM_LIST_SLL || h->size != want)
         return dmm_flist_take_any(l, want, got);
     if (l->cost)
         DMM_COST(l->cost, nodes, 1);
