@@ -18,12 +18,22 @@
 #include "tracer/format/dump.h"
 #include "tracer/format/load.h"
 #include "tracer/format/trc_read.h"
+#include "tracer/format/trcenc.h"
 
 static char dir[] = "/tmp/dmm_test_trc.XXXXXX";
+/* The version the tests write: the current one, unless a test asks for
+ * the previous one (whose reader stays). */
+static unsigned g_ver;
 
 static void setup(void)
 {
     cr_assert_not_null(mkdtemp(dir));
+    g_ver = DMM_TRC_VERSION;
+}
+
+static int write_v(const dmm_trace_t *t, const char *path, int zstd, dmm_err_t *err)
+{
+    return dmm_write_trc_version(t, path, zstd, g_ver, err);
 }
 
 static void teardown(void)
@@ -92,7 +102,7 @@ static void roundtrip(size_t nextra, int zstd)
     dmm_err_t err;
     sample_trace(&a, nextra);
     const char *p = tmp_path(zstd ? "rt.z.trc" : "rt.trc");
-    cr_assert_eq(dmm_write_trc(&a, p, zstd, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, p, zstd, &err), 0, "%s", err.msg);
     cr_assert_eq(dmm_trace_load(p, &b, &err), 0, "%s", err.msg);
     cr_assert_eq(b.format, DMM_FMT_TRC);
     cr_assert_eq(b.flags, a.flags);
@@ -106,14 +116,34 @@ Test(trc, roundtrip_small_plain) { roundtrip(0, 0); }
 Test(trc, roundtrip_small_zstd) { roundtrip(0, 1); }
 Test(trc, roundtrip_many_blocks_plain) { roundtrip(20000, 0); }
 Test(trc, roundtrip_many_blocks_zstd) { roundtrip(20000, 1); }
+Test(trc, roundtrip_v1_small_plain) { g_ver = 1; roundtrip(0, 0); }
+Test(trc, roundtrip_v1_many_blocks_zstd) { g_ver = 1; roundtrip(20000, 1); }
+
+/* Version 2's compact records take a fraction of version 1's slots. */
+Test(trc, v2_is_smaller)
+{
+    dmm_trace_t a;
+    dmm_err_t err;
+    sample_trace(&a, 20000);
+    g_ver = 1;
+    cr_assert_eq(write_v(&a, tmp_path("v1.trc"), 0, &err), 0, "%s", err.msg);
+    g_ver = 2;
+    cr_assert_eq(write_v(&a, tmp_path("v2.trc"), 0, &err), 0, "%s", err.msg);
+    struct stat s1, s2;
+    stat(tmp_path("v1.trc"), &s1);
+    stat(tmp_path("v2.trc"), &s2);
+    cr_assert_lt(s2.st_size * 4, s1.st_size, "v2 %lld bytes, v1 %lld", (long long)s2.st_size,
+                 (long long)s1.st_size);
+    dmm_trace_free(&a);
+}
 
 Test(trc, zstd_is_smaller)
 {
     dmm_trace_t a;
     dmm_err_t err;
     sample_trace(&a, 20000);
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("p.trc"), 0, &err), 0, "%s", err.msg);
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("z.trc"), 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, tmp_path("p.trc"), 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, tmp_path("z.trc"), 1, &err), 0, "%s", err.msg);
     struct stat sp, sz;
     stat(tmp_path("p.trc"), &sp);
     stat(tmp_path("z.trc"), &sz);
@@ -128,7 +158,7 @@ Test(trc, converted_flags)
     sample_trace(&a, 5);
     a.format = DMM_FMT_REP;
     a.flags = 0;
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("c.trc"), 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, tmp_path("c.trc"), 0, &err), 0, "%s", err.msg);
     cr_assert_eq(dmm_trace_load(tmp_path("c.trc"), &b, &err), 0, "%s", err.msg);
     cr_assert_eq(b.flags, DMM_TRC_F_CONVERTED | DMM_TRC_F_NOTIME);
     uint8_t *buf;
@@ -147,7 +177,7 @@ Test(trc, empty_trace)
     dmm_err_t err;
     memset(&a, 0, sizeof a);
     a.format = DMM_FMT_TRC;
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("e.trc"), 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, tmp_path("e.trc"), 1, &err), 0, "%s", err.msg);
     cr_assert_eq(dmm_trace_load(tmp_path("e.trc"), &b, &err), 0, "%s", err.msg);
     cr_assert_eq(b.nrecs, 0);
     cr_assert_eq(b.nstacks, 1, "stacks[0] is always there");
@@ -165,7 +195,7 @@ static void cut_everywhere(int zstd)
     dmm_err_t err;
     sample_trace(&a, 10);
     const char *p = tmp_path("cut.trc");
-    cr_assert_eq(dmm_write_trc(&a, p, zstd, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, p, zstd, &err), 0, "%s", err.msg);
     size_t len;
     uint8_t *file = slurp(p, &len);
     size_t hdr = first_block(file);
@@ -228,6 +258,7 @@ static void cut_everywhere(int zstd)
 
 Test(trc, cut_at_every_byte_plain) { cut_everywhere(0); }
 Test(trc, cut_at_every_byte_zstd) { cut_everywhere(1); }
+Test(trc, cut_at_every_byte_v1) { g_ver = 1; cut_everywhere(0); }
 
 /* Flip every byte in turn: the reader may accept (bytes no checksum covers)
  * or refuse, but never crash, and a refusal names an offset. */
@@ -236,7 +267,7 @@ static void flip_everywhere(int zstd)
     dmm_trace_t a;
     dmm_err_t err;
     sample_trace(&a, 4);
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("flip.trc"), zstd, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, tmp_path("flip.trc"), zstd, &err), 0, "%s", err.msg);
     size_t len;
     uint8_t *file = slurp(tmp_path("flip.trc"), &len);
     size_t hdr = first_block(file);
@@ -250,12 +281,12 @@ static void flip_everywhere(int zstd)
             dmm_trace_free(&t);
         else
             cr_assert(strstr(err.msg, "offset") != NULL, "byte %zu: %s", i, err.msg);
-        /* every block byte but the header's reserved word is checked */
+        /* every block byte is checked but, in v1, the header's reserved word */
         if (i >= hdr) {
             size_t off = hdr;
             while (off + 32 + ld32(file + off + 8) <= i)
                 off += 32 + ld32(file + off + 8);
-            if (i - off < 28 || i - off >= 32)
+            if (g_ver >= 2 || i - off < 28 || i - off >= 32)
                 cr_assert_eq(rc, -1, "byte %zu flipped was accepted", i);
         }
         free(c);
@@ -266,6 +297,7 @@ static void flip_everywhere(int zstd)
 
 Test(trc, flip_every_byte_plain) { flip_everywhere(0); }
 Test(trc, flip_every_byte_zstd) { flip_everywhere(1); }
+Test(trc, flip_every_byte_v1) { g_ver = 1; flip_everywhere(0); }
 
 /* Write the sample, let edit change the bytes, load, expect an error
  * containing want. */
@@ -276,7 +308,7 @@ static void expect_error(void (*edit)(uint8_t *buf, size_t *len), const char *wa
     sample_trace(&a, 3);
     const char *p = tmp_path("bad.trc");
     unlink(p);
-    cr_assert_eq(dmm_write_trc(&a, p, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, p, 0, &err), 0, "%s", err.msg);
     size_t len;
     uint8_t *file = slurp(p, &len);
     uint8_t *buf = calloc(1, len + 64);   /* room to append */
@@ -323,10 +355,10 @@ Test(trc, wrong_magic)
     dmm_trace_free(&t);
 }
 
-static void future_version(uint8_t *b, size_t *len) { b[8] = 2; (void)len; }
+static void future_version(uint8_t *b, size_t *len) { b[8] = 3; (void)len; }
 Test(trc, future_version)
 {
-    expect_error(future_version, "offset 8: unsupported trace version 2 (this dmm reads 1)");
+    expect_error(future_version, "offset 8: unsupported trace version 3 (this dmm reads 1 to 2)");
 }
 
 static void zero_version(uint8_t *b, size_t *len) { b[8] = 0; (void)len; }
@@ -346,17 +378,22 @@ Test(trc, header_cut_short) { expect_error(header_cut, "offset 40: file ends ins
 
 /* Set a block header field and fix the header checksum, so that the check
  * of the field itself is what fires. */
+static uint32_t header_crc(const uint8_t *blk)
+{
+    uint32_t c = dmm_crc32(0, blk, 24);
+    return g_ver >= 2 ? dmm_crc32(c, blk + 28, 4) : c;
+}
 static void set_block_field(uint8_t *b, size_t at, uint32_t v)
 {
     size_t off = first_block(b);
     st32(b + off + at, v);
-    st32(b + off + 24, dmm_crc32(0, b + off, 24));
+    st32(b + off + 24, header_crc(b + off));
 }
 /* After editing a block's payload: both checksums right again. */
 static void fix_crcs(uint8_t *blk)
 {
     st32(blk + 20, dmm_crc32(0, blk + 32, ld32(blk + 8)));
-    st32(blk + 24, dmm_crc32(0, blk, 24));
+    st32(blk + 24, header_crc(blk));
 }
 
 static void absurd_stored(uint8_t *b, size_t *len) { set_block_field(b, 8, 0x7fffffc0); (void)len; }
@@ -366,10 +403,18 @@ static void absurd_raw(uint8_t *b, size_t *len) { set_block_field(b, 12, 0xfffff
 Test(trc, absurd_raw_len) { expect_error(absurd_raw, "absurd raw block length"); }
 
 static void odd_raw(uint8_t *b, size_t *len) { set_block_field(b, 12, 100); (void)len; }
-Test(trc, raw_len_not_records) { expect_error(odd_raw, "not a whole number"); }
+Test(trc, raw_len_not_records_v1) { g_ver = 1; expect_error(odd_raw, "not a whole number"); }
 
 static void bad_comp(uint8_t *b, size_t *len) { set_block_field(b, 16, 7); (void)len; }
 Test(trc, unknown_compression) { expect_error(bad_comp, "unknown block compression 7"); }
+
+static void bad_flags(uint8_t *b, size_t *len) { set_block_field(b, 28, 6); (void)len; }
+Test(trc, unknown_block_flags) { expect_error(bad_flags, "unknown block flags 0x6"); }
+
+/* v2 counts the flags into the header checksum: a flipped CONT bit is
+ * caught, not decoded from the wrong place. */
+static void flip_cont(uint8_t *b, size_t *len) { b[first_block(b) + 28] ^= 1; (void)len; }
+Test(trc, block_flags_are_checked) { expect_error(flip_cont, "block header checksum mismatch"); }
 
 static void bad_block_magic(uint8_t *b, size_t *len) { set_block_field(b, 0, 0x12345678); (void)len; }
 Test(trc, bad_block_magic)
@@ -398,7 +443,7 @@ static void bad_op(uint8_t *b, size_t *len)
     fix_crcs(b + off);
     (void)len;
 }
-Test(trc, unknown_op) { expect_error(bad_op, "unknown record op 99"); }
+Test(trc, unknown_op_v1) { g_ver = 1; expect_error(bad_op, "unknown record op 99"); }
 
 static void many_frames(uint8_t *b, size_t *len)
 {
@@ -409,7 +454,7 @@ static void many_frames(uint8_t *b, size_t *len)
     fix_crcs(b + off);
     (void)len;
 }
-Test(trc, stack_too_deep) { expect_error(many_frames, "too many frames"); }
+Test(trc, stack_too_deep_v1) { g_ver = 1; expect_error(many_frames, "too many frames"); }
 
 static void frames_past_end(uint8_t *b, size_t *len)
 {
@@ -418,7 +463,7 @@ static void frames_past_end(uint8_t *b, size_t *len)
     fix_crcs(b + off);
     (void)len;
 }
-Test(trc, stack_past_block) { expect_error(frames_past_end, "run past the end of the block"); }
+Test(trc, stack_past_block_v1) { g_ver = 1; expect_error(frames_past_end, "run past the end of the block"); }
 
 static void huge_stack_id(uint8_t *b, size_t *len)
 {
@@ -427,7 +472,179 @@ static void huge_stack_id(uint8_t *b, size_t *len)
     fix_crcs(b + off);
     (void)len;
 }
-Test(trc, absurd_stack_id) { expect_error(huge_stack_id, "absurd stack id"); }
+Test(trc, absurd_stack_id_v1) { g_ver = 1; expect_error(huge_stack_id, "absurd stack id"); }
+
+/* ---- version 2 records, built by hand (trcenc.h) ---- */
+
+typedef struct v2buf {
+    uint8_t b[4096];
+    size_t n;
+} v2buf_t;
+
+/* The header of an empty v2 trace, then nothing. */
+static void v2_start(v2buf_t *f)
+{
+    dmm_trace_t a;
+    dmm_err_t err;
+    memset(&a, 0, sizeof a);
+    a.format = DMM_FMT_TRC;
+    const char *p = tmp_path("hdr.trc");
+    unlink(p);
+    cr_assert_eq(dmm_write_trc_version(&a, p, 0, 2, &err), 0, "%s", err.msg);
+    uint8_t *h = slurp(p, &f->n);
+    memcpy(f->b, h, f->n);
+    free(h);
+}
+
+static void v2_block(v2buf_t *f, uint32_t tid, uint32_t flags, const uint8_t *pl, size_t n)
+{
+    uint8_t *blk = f->b + f->n;
+    memset(blk, 0, 32);
+    st32(blk, DMM_TRC_BLOCK_MAGIC);
+    st32(blk + 4, tid);
+    st32(blk + 8, (uint32_t)n);
+    st32(blk + 12, (uint32_t)n);
+    st32(blk + 28, flags);
+    memcpy(blk + 32, pl, n);
+    fix_crcs(blk);
+    f->n += 32 + n;
+}
+
+/* Load f: 0 and the trace, or -1 with the error, which must contain want
+ * and name the file and an offset. */
+static int v2_load(v2buf_t *f, dmm_trace_t *t, const char *want)
+{
+    const char *p = tmp_path("v2.trc");
+    unlink(p);
+    spill(p, f->b, f->n);
+    dmm_err_t err;
+    err.msg[0] = 0;
+    int rc = dmm_trace_load(p, t, &err);
+    if (want) {
+        cr_assert_eq(rc, -1, "accepted, wanted: %s", want);
+        cr_assert(strstr(err.msg, want) != NULL, "got '%s', wanted '%s'", err.msg, want);
+        cr_assert(strstr(err.msg, p) == err.msg && strstr(err.msg, "offset "), "%s", err.msg);
+    } else {
+        cr_assert_eq(rc, 0, "%s", err.msg);
+    }
+    return rc;
+}
+
+static size_t v2_rec(uint8_t *p, dmm_trc2_state_t *st, unsigned op, uint64_t seq, uint64_t size,
+                     uint64_t out, uint32_t stack)
+{
+    dmm_trc_rec_t r = { .op = (uint8_t)op, .seq = seq, .time = 100 * seq, .size = size,
+                        .ptr_out = out, .stack = stack };
+    return dmm_trc2_encode(p, st, &r);
+}
+
+static void v2_expect(const uint8_t *pl, size_t n, uint32_t flags, const char *want)
+{
+    v2buf_t f;
+    v2_start(&f);
+    v2_block(&f, 7, flags, pl, n);
+    dmm_trace_t t;
+    v2_load(&f, &t, want);
+}
+
+Test(trc, v2_bad_records)
+{
+    uint8_t pl[256 + DMM_TRC2_MAX_REC];
+    dmm_trc2_state_t st = { 0, 0, 0 };
+    size_t n = v2_rec(pl, &st, DMM_TRC_MALLOC, 5, 100, 0x5000, 0);
+    pl[0] = (uint8_t)((pl[0] & ~DMM_TRC2_OP_MASK) | 31);
+    v2_expect(pl, n, 0, "unknown record op 31");
+
+    memset(&st, 0, sizeof st);
+    n = v2_rec(pl, &st, DMM_TRC_MALLOC, 5, 100, 0x5000, 0);
+    v2_expect(pl, n - 1, 0, "record runs past the end of the block");
+    pl[1] = 0x9;   /* the seq field (or time): 9 bytes long */
+    v2_expect(pl, n, 0, "field length over 8 bytes");
+
+    memset(&st, 0, sizeof st);
+    n = v2_rec(pl, &st, DMM_TRC_MALLOC, 5, 100, 0x5000, 0xfffffff0u);
+    v2_expect(pl, n, 0, "absurd stack id");
+
+    memset(&st, 0, sizeof st);
+    n = v2_rec(pl, &st, DMM_TRC_STACKDEF, 5, 100000, 0, 1);
+    v2_expect(pl, n, 0, "too many frames");
+    memset(&st, 0, sizeof st);
+    n = v2_rec(pl, &st, DMM_TRC_STACKDEF, 5, 250, 0, 1);
+    memset(pl + n, 0, 16);
+    v2_expect(pl, n + 16, 0, "stack frames run past the end of the block");
+    memset(&st, 0, sizeof st);
+    n = v2_rec(pl, &st, DMM_TRC_MODULE, 5, 100, 0, 0);
+    v2_expect(pl, n + 20, 0, "module path runs past the end of the block");
+
+    memset(&st, 0, sizeof st);
+    n = v2_rec(pl, &st, DMM_TRC_MALLOC, 5, 100, 0x5000, 0);
+    v2_expect(pl, n, DMM_TRC_BF_CONT, "goes on from an earlier block of thread 7");
+}
+
+/* A thread's records cut into two blocks: the second (flagged CONT) goes
+ * on from where the first ended, and reads back the values written; read
+ * as a block of its own it would not. */
+Test(trc, v2_blocks_go_on_from_their_thread)
+{
+    uint8_t pl[4 * DMM_TRC2_MAX_REC];
+    dmm_trc2_state_t st = { 0, 0, 0 };
+    size_t cut = v2_rec(pl, &st, DMM_TRC_MALLOC, 1000, 48, 0x7f0000001000ull, 0);
+    size_t n = cut + v2_rec(pl + cut, &st, DMM_TRC_MALLOC, 1001, 64, 0x7f0000001040ull, 0);
+    dmm_trc_rec_t fr = { .op = DMM_TRC_FREE, .seq = 1010, .time = 101000,
+                         .ptr_in = 0x7f0000001000ull };
+    n += dmm_trc2_encode(pl + n, &st, &fr);
+    for (int cont = 1; cont >= 0; cont--) {
+        v2buf_t f;
+        v2_start(&f);
+        v2_block(&f, 7, 0, pl, cut);
+        v2_block(&f, 9, 0, pl, cut);   /* another thread between: its own stream */
+        v2_block(&f, 7, cont ? DMM_TRC_BF_CONT : 0, pl + cut, n - cut);
+        dmm_trace_t t;
+        v2_load(&f, &t, NULL);
+        cr_assert_eq(t.nrecs, 4);
+        int right = 0;
+        for (size_t i = 0; i < t.nrecs; i++)
+            if (t.recs[i].tid == 7 && t.recs[i].op == DMM_TRC_FREE)
+                right = t.recs[i].seq == 1010 && t.recs[i].time == 101000 &&
+                        t.recs[i].ptr_in == 0x7f0000001000ull;
+        cr_assert_eq(right, cont, "CONT %d: the free read %s", cont, right ? "right" : "wrong");
+        dmm_trace_free(&t);
+    }
+}
+
+/* The recording of the previous version, committed (test/data/trc-v1/):
+ * each reads to the text its own reader dumped then. */
+Test(trc, previous_version_recordings_read_as_before)
+{
+    static const char *const names[] = { "stacks", "errno", "aligned" };
+    for (size_t i = 0; i < 3; i++) {
+        char trc[512], txt[512];
+        snprintf(trc, sizeof trc, DMM_SRC_DIR "/test/data/trc-v1/%s.trc", names[i]);
+        snprintf(txt, sizeof txt, DMM_SRC_DIR "/test/data/trc-v1/%s.txt", names[i]);
+        size_t len, tlen;
+        uint8_t *buf = slurp(trc, &len);
+        cr_assert_eq(buf[8], 1, "%s is a version 1 trace", trc);
+        free(buf);
+        dmm_trace_t t;
+        dmm_err_t err;
+        char name[64];
+        snprintf(name, sizeof name, "%s.trc", names[i]);
+        cr_assert_eq(dmm_trace_parse(name, (buf = slurp(trc, &len)), len, DMM_FMT_TRC, &t, &err),
+                     0, "%s", err.msg);
+        free(buf);
+        char *s = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&s, &n);
+        cr_assert_eq(dmm_write_text(&t, f), 0);
+        fclose(f);
+        uint8_t *want = slurp(txt, &tlen);
+        cr_assert_eq(n, tlen, "%s: %zu bytes of text, %zu then", names[i], n, tlen);
+        cr_assert(memcmp(s, want, n) == 0, "%s: the text differs", names[i]);
+        free(want);
+        free(s);
+        dmm_trace_free(&t);
+    }
+}
 
 Test(trc, empty_file)
 {
@@ -468,7 +685,7 @@ Test(trc, undefined_stack_ids_are_empty)
     dmm_err_t err;
     sample_trace(&a, 0);
     a.recs[0].stack = 77;
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("u.trc"), 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, tmp_path("u.trc"), 0, &err), 0, "%s", err.msg);
     cr_assert_eq(dmm_trace_load(tmp_path("u.trc"), &b, &err), 0, "%s", err.msg);
     cr_assert_eq(b.nstacks, 78);
     cr_assert_eq(b.stacks[77].nframes, 0);
@@ -496,7 +713,7 @@ Test(trc, refuses_to_overwrite)
     sample_trace(&a, 0);
     const char *p = tmp_path("x.trc");
     spill(p, "keep", 4);
-    cr_assert_eq(dmm_write_trc(&a, p, 0, &err), -1);
+    cr_assert_eq(write_v(&a, p, 0, &err), -1);
     cr_assert(strstr(err.msg, "exists") != NULL, "%s", err.msg);
     size_t len;
     uint8_t *buf = slurp(p, &len);
@@ -516,11 +733,11 @@ Test(trc, unwritable_leaves_nothing)
     dmm_trace_t a;
     dmm_err_t err;
     sample_trace(&a, 0);
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("nodir/x.trc"), 0, &err), -1);
+    cr_assert_eq(write_v(&a, tmp_path("nodir/x.trc"), 0, &err), -1);
     cr_assert(strstr(err.msg, "nodir/x.trc") != NULL, "%s", err.msg);
     /* a record no .trc can hold is refused, and nothing is left */
     a.recs[1].op = DMM_TRC_OP_MAX;
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("y.trc"), 0, &err), -1);
+    cr_assert_eq(write_v(&a, tmp_path("y.trc"), 0, &err), -1);
     cr_assert(strstr(err.msg, "has op") != NULL, "%s", err.msg);
     cr_assert_eq(count_entries(), 0);
     dmm_trace_free(&a);
@@ -586,7 +803,7 @@ Test(trc, regen_corpus)
             }
             const char *tmp = tmp_path("seed.trc");
             unlink(tmp);
-            cr_assert_eq(dmm_write_trc(&a, tmp, seeds[i].zstd, &err), 0, "%s", err.msg);
+            cr_assert_eq(write_v(&a, tmp, seeds[i].zstd, &err), 0, "%s", err.msg);
             size_t len;
             uint8_t *buf = slurp(tmp, &len);
             if (seeds[i].cut)
@@ -618,7 +835,7 @@ Test(trc, many_threads)
         uint32_t tid = (uint32_t)((i * 7919) % 1500) * 65537u;
         sample_rec(&a, tid, DMM_TRC_MALLOC, i, 0, 0, 0x10 * (i + 1), 0);
     }
-    cr_assert_eq(dmm_write_trc(&a, tmp_path("mt.trc"), 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_v(&a, tmp_path("mt.trc"), 1, &err), 0, "%s", err.msg);
     cr_assert_eq(dmm_trace_load(tmp_path("mt.trc"), &b, &err), 0, "%s", err.msg);
     sample_compare(&a, &b);
     dmm_trace_free(&a);

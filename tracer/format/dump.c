@@ -53,6 +53,8 @@ int dmm_write_text(const dmm_trace_t *t, FILE *out)
     fprintf(out, "# clock: id %u resolution %u ns, started at %llu ns (realtime)\n",
             t->clock_id, t->clock_res_ns, (ull)t->start_realtime_ns);
     fprintf(out, "# stack depth: %u\n", t->stack_depth);
+    if (t->time_stride > 1)
+        fprintf(out, "# clock read every %u records of a thread\n", t->time_stride);
     fprintf(out, "# records: %zu\n", t->nrecs);
     fprintf(out, "# stacks: %zu\n", t->nstacks > 0 ? t->nstacks - 1 : 0);
     fprintf(out, "# modules: %zu\n", t->nmodules);

@@ -69,6 +69,7 @@ typedef struct dmm_trace {
     uint32_t     pid, ppid;
     uint32_t     clock_id, clock_res_ns;
     uint32_t     stack_depth;
+    uint32_t     time_stride;   /* records per clock read, 0 or 1: every one (trcfmt.h) */
     uint64_t     start_realtime_ns;
     char        *cmdline;       /* arguments separated by NUL */
     size_t       cmdline_len;

@@ -20,6 +20,7 @@
 #include "tracer/base/file.h"
 #include "tracer/base/hash.h"
 #include "tracer/format/crc32.h"
+#include "tracer/format/trcenc.h"
 
 typedef unsigned long long ull;
 
@@ -57,16 +58,19 @@ typedef struct wr {
     const char *name;
     dmm_err_t  *err;
     int         compress;
+    unsigned    version;    /* 2, or 1 (trcfmt.h) */
     ZSTD_CCtx  *cctx;
     uint8_t    *raw;        /* the block being filled */
-    size_t      nslots;     /* slots used in raw */
+    size_t      used;       /* bytes of it used */
     uint32_t    tid;        /* its thread */
+    dmm_trc2_state_t st;    /* v2: where its records stand */
     uint8_t    *z;          /* compressed payload */
     size_t      zcap;
 } wr_t;
 
-/* Room for this many slots in a block: records plus continuation slots. */
-#define BLOCK_SLOTS DMM_TRC_WRITE_BLOCK_RECS
+/* A block's room: BLOCK_RECS v1 slots (records plus continuation slots),
+ * and as many bytes for v2. */
+#define BLOCK_BYTES ((size_t)DMM_TRC_WRITE_BLOCK_RECS * sizeof(dmm_trc_rec_t))
 
 static int wr_io(wr_t *w)
 {
@@ -76,9 +80,9 @@ static int wr_io(wr_t *w)
 /* Write out the block being filled, if it holds anything. */
 static int flush_block(wr_t *w)
 {
-    if (w->nslots == 0)
+    if (w->used == 0)
         return 0;
-    size_t rawlen = w->nslots * sizeof(dmm_trc_rec_t);
+    size_t rawlen = w->used;
     const uint8_t *payload = w->raw;
     size_t stored = rawlen;
     uint32_t comp = DMM_TRC_COMP_NONE;
@@ -107,30 +111,49 @@ static int flush_block(wr_t *w)
     st32(h + 12, (uint32_t)rawlen);
     st32(h + 16, comp);
     st32(h + 20, dmm_crc32(0, payload, stored));
-    st32(h + 24, dmm_crc32(0, h, 24));
+    uint32_t hcrc = dmm_crc32(0, h, 24);   /* flags (offset 28) 0: every block starts afresh */
+    st32(h + 24, w->version >= 2 ? dmm_crc32(hcrc, h + 28, 4) : hcrc);
     errno = 0;
     if (fwrite(h, sizeof h, 1, w->out) != 1 || fwrite(payload, 1, stored, w->out) != stored)
         return wr_io(w);
-    w->nslots = 0;
+    w->used = 0;
+    memset(&w->st, 0, sizeof w->st);
     return 0;
 }
 
-/* Make room for n slots of thread tid's data, starting a new block when the
- * current one is full or belongs to another thread. */
-static int need_slots(wr_t *w, uint32_t tid, size_t n)
+/* Make room for a record and n bytes after it (v1: n in whole slots) of
+ * thread tid, starting a new block when the current one is full or
+ * belongs to another thread. */
+static int need_room(wr_t *w, uint32_t tid, size_t n)
 {
-    if (w->nslots && (w->tid != tid || w->nslots + n > BLOCK_SLOTS))
+    size_t rec = w->version >= 2 ? DMM_TRC2_MAX_REC : sizeof(dmm_trc_rec_t);
+    if (w->used && (w->tid != tid || w->used + rec + n > BLOCK_BYTES))
         if (flush_block(w))
             return -1;
     w->tid = tid;
     return 0;
 }
 
-static int put_rec(wr_t *w, const dmm_trc_rec_t *r)
+static void put_rec(wr_t *w, const dmm_trc_rec_t *r)
 {
-    st_rec(w->raw + w->nslots * sizeof(dmm_trc_rec_t), r);
-    w->nslots++;
-    return 0;
+    if (w->version >= 2) {
+        w->used += dmm_trc2_encode(w->raw + w->used, &w->st, r);
+        return;
+    }
+    st_rec(w->raw + w->used, r);
+    w->used += sizeof(dmm_trc_rec_t);
+}
+
+/* The bytes that follow a STACKDEF or MODULE record: v1 pads them to
+ * whole slots. */
+static uint8_t *put_tail(wr_t *w, size_t n)
+{
+    uint8_t *f = w->raw + w->used;
+    if (w->version == 1)
+        n = (n + sizeof(dmm_trc_rec_t) - 1) / sizeof(dmm_trc_rec_t) * sizeof(dmm_trc_rec_t);
+    memset(f, 0, n);
+    w->used += n;
+    return f;
 }
 
 static int write_stacks(wr_t *w, const dmm_trace_t *t)
@@ -143,16 +166,14 @@ static int write_stacks(wr_t *w, const dmm_trace_t *t)
         if (s->nframes && (s->first > t->nframes || t->nframes - s->first < s->nframes))
             return dmm_err_set(w->err, "%s: stack %zu names frames outside the frame table",
                                w->name, id);
-        size_t cont = (s->nframes + 7) / 8;
-        if (need_slots(w, t->pid, 1 + cont))
+        size_t tail = (size_t)s->nframes * 8;
+        if (need_room(w, t->pid, tail + sizeof(dmm_trc_rec_t)))
             return -1;
         dmm_trc_rec_t r = { .op = DMM_TRC_STACKDEF, .stack = (uint32_t)id, .size = s->nframes };
         put_rec(w, &r);
-        uint8_t *f = w->raw + w->nslots * sizeof(dmm_trc_rec_t);
-        memset(f, 0, cont * sizeof(dmm_trc_rec_t));
+        uint8_t *f = put_tail(w, tail);
         for (uint32_t k = 0; k < s->nframes; k++)
             st64(f + 8 * (size_t)k, t->frames[s->first + k]);
-        w->nslots += cont;
     }
     return 0;
 }
@@ -166,16 +187,12 @@ static int write_modules(wr_t *w, const dmm_trace_t *t)
         if (plen > DMM_TRC_MAX_PATH)
             return dmm_err_set(w->err, "%s: module %zu has a path longer than %u bytes",
                                w->name, i, DMM_TRC_MAX_PATH);
-        size_t cont = (plen + 63) / 64;
-        if (need_slots(w, t->pid, 1 + cont))
+        if (need_room(w, t->pid, plen + sizeof(dmm_trc_rec_t)))
             return -1;
         dmm_trc_rec_t r = { .op = DMM_TRC_MODULE, .size = plen, .ptr_in = m->start,
                             .ptr_out = m->end, .arg = m->offset };
         put_rec(w, &r);
-        uint8_t *f = w->raw + w->nslots * sizeof(dmm_trc_rec_t);
-        memset(f, 0, cont * sizeof(dmm_trc_rec_t));
-        memcpy(f, path, plen);
-        w->nslots += cont;
+        memcpy(put_tail(w, plen), path, plen);
     }
     return 0;
 }
@@ -239,7 +256,7 @@ static int write_recs(wr_t *w, const dmm_trace_t *t)
     int rc = 0;
     for (size_t k = 0; k < t->nrecs && rc == 0; k++) {
         const dmm_rec_t *s = &t->recs[idx[k]];
-        if ((rc = need_slots(w, s->tid, 1)) != 0)
+        if ((rc = need_room(w, s->tid, 0)) != 0)
             break;
         dmm_trc_rec_t r = {
             .op = s->op, .flags = s->flags, .reserved = s->reserved, .stack = s->stack,
@@ -247,7 +264,7 @@ static int write_recs(wr_t *w, const dmm_trace_t *t)
             .ptr_in = s->ptr_in, .ptr_out = s->ptr_out,
             .errnum = (uint64_t)(int64_t)s->errnum,
         };
-        rc = put_rec(w, &r);
+        put_rec(w, &r);
     }
     free(idx);
     return rc;
@@ -256,6 +273,15 @@ static int write_recs(wr_t *w, const dmm_trace_t *t)
 int dmm_write_trc_stream(const dmm_trace_t *t, FILE *out, const char *name, int compress,
                          dmm_err_t *err)
 {
+    return dmm_write_trc_stream_version(t, out, name, compress, DMM_TRC_VERSION, err);
+}
+
+int dmm_write_trc_stream_version(const dmm_trace_t *t, FILE *out, const char *name,
+                                 int compress, unsigned version, dmm_err_t *err)
+{
+    if (version < DMM_TRC_VERSION_MIN || version > DMM_TRC_VERSION)
+        return dmm_err_set(err, "%s: no .trc version %u (dmm writes %u to %u)", name, version,
+                           DMM_TRC_VERSION_MIN, DMM_TRC_VERSION);
     if (t->cmdline_len > DMM_TRC_MAX_CMDLINE)
         return dmm_err_set(err, "%s: command line of %zu bytes is longer than a .trc holds",
                            name, t->cmdline_len);
@@ -269,7 +295,7 @@ int dmm_write_trc_stream(const dmm_trace_t *t, FILE *out, const char *name, int 
     }
     uint8_t h[sizeof(dmm_trc_header_t)] = {0};
     memcpy(h, DMM_TRC_MAGIC, 8);
-    st16(h + 8, DMM_TRC_VERSION);
+    st16(h + 8, (uint16_t)version);
     st16(h + 10, sizeof h);
     st32(h + 12, flags);
     st32(h + 16, t->pid);
@@ -281,6 +307,8 @@ int dmm_write_trc_stream(const dmm_trace_t *t, FILE *out, const char *name, int 
     st32(h + 48, (uint32_t)t->cmdline_len);
     st32(h + 52, t->stack_depth);
     st32(h + 56, source);
+    if (version >= 2)
+        st32(h + 60, t->time_stride);
     static const uint8_t zeros[8];
     size_t pad = (8 - (sizeof h + t->cmdline_len) % 8) % 8;
     errno = 0;
@@ -289,8 +317,9 @@ int dmm_write_trc_stream(const dmm_trace_t *t, FILE *out, const char *name, int 
         fwrite(zeros, 1, pad, out) != pad)
         return dmm_err_set(err, "%s: write error: %s", name, strerror(errno ? errno : EIO));
 
-    wr_t w = { .out = out, .name = name, .err = err, .compress = compress };
-    w.raw = malloc(BLOCK_SLOTS * sizeof(dmm_trc_rec_t));
+    wr_t w = { .out = out, .name = name, .err = err, .compress = compress, .version = version };
+    /* v2's encoder writes up to 8 bytes past a record's end */
+    w.raw = malloc(BLOCK_BYTES + 8);
     if (!w.raw)
         return dmm_err_set(err, "%s: out of memory", name);
     int rc = write_stacks(&w, t);
@@ -309,17 +338,29 @@ int dmm_write_trc_stream(const dmm_trace_t *t, FILE *out, const char *name, int 
     return rc;
 }
 
-int dmm_write_trc_ex(const dmm_trace_t *t, const char *path, int compress, int force,
-                     dmm_err_t *err)
+static int write_file(const dmm_trace_t *t, const char *path, int compress, int force,
+                      unsigned version, dmm_err_t *err)
 {
     dmm_outfile_t o;
     if (dmm_out_open(&o, path, force, err))
         return -1;
-    if (dmm_write_trc_stream(t, o.fp, path, compress, err)) {
+    if (dmm_write_trc_stream_version(t, o.fp, path, compress, version, err)) {
         dmm_out_abort(&o);
         return -1;
     }
     return dmm_out_commit(&o, err);
+}
+
+int dmm_write_trc_ex(const dmm_trace_t *t, const char *path, int compress, int force,
+                     dmm_err_t *err)
+{
+    return write_file(t, path, compress, force, DMM_TRC_VERSION, err);
+}
+
+int dmm_write_trc_version(const dmm_trace_t *t, const char *path, int compress,
+                          unsigned version, dmm_err_t *err)
+{
+    return write_file(t, path, compress, 0, version, err);
 }
 
 int dmm_write_trc(const dmm_trace_t *t, const char *path, int compress, dmm_err_t *err)

@@ -17,8 +17,15 @@ int dmm_write_trc(const dmm_trace_t *t, const char *path, int compress, dmm_err_
 /* The same, replacing an existing file when force is set. */
 int dmm_write_trc_ex(const dmm_trace_t *t, const char *path, int compress, int force,
                      dmm_err_t *err);
+/* dmm_write_trc in a given version of the format (trcfmt.h):
+ * DMM_TRC_VERSION, or an older one that older dmm tools read. */
+int dmm_write_trc_version(const dmm_trace_t *t, const char *path, int compress,
+                          unsigned version, dmm_err_t *err);
 /* Write t as a .trc to an open stream; name is used in messages only. */
 int dmm_write_trc_stream(const dmm_trace_t *t, FILE *out, const char *name, int compress,
                          dmm_err_t *err);
+/* The same in a given version of the format. */
+int dmm_write_trc_stream_version(const dmm_trace_t *t, FILE *out, const char *name,
+                                 int compress, unsigned version, dmm_err_t *err);
 
 #endif

@@ -11,14 +11,35 @@
  *   header := dmm_trc_header_t, then cmdline_len bytes of the command line
  *             (arguments separated by NUL), padded with zeros to 8 bytes
  *   block  := dmm_trc_block_t, then stored_len payload bytes
- *   payload (after optional zstd decompression) := raw_len bytes holding
- *             raw_len / 64 slots of dmm_trc_rec_t
+ *   payload (after optional zstd decompression) := raw_len bytes of records
  *
- * A slot is one record, except that a DMM_TRC_STACKDEF record is followed by
- * ceil(nframes / 8) continuation slots holding the frame addresses as
- * uint64_t (8 per slot, zero-padded), and a DMM_TRC_MODULE record is
- * followed by continuation slots holding its path.  Records of one block
- * come from one thread, in that thread's order.
+ * Records of one block come from one thread, in that thread's order.  How
+ * a payload holds them depends on the header's version:
+ *
+ * Version 2 (what dmm writes): compact records, a few bytes each
+ * (trcenc.h).  A record is an op byte (the op in bits 0-4; bit 5 FAILED;
+ * bit 6 SEQ_NEXT: its seq is the previous record's + 1 and is not stored;
+ * bit 7 STACK: a call-site id is stored), then one byte of two 4-bit
+ * lengths per two of its fields, then the fields, each little-endian in as
+ * many bytes as its length says (0 to 8; 0 = the value 0).  The fields, in
+ * order: seq (unless SEQ_NEXT), time, then those of its op
+ * (DMM_TRC2_FIELDS: size, arg, ptr_in, ptr_out), errnum (if FAILED), stack
+ * (if STACK).  seq, time and the pointers are stored as the zigzag
+ * difference from the previous record's value of the same thread (the two
+ * pointers share one: ptr_out follows ptr_in); size, arg, errnum and stack
+ * as they are.  A STACKDEF record is followed by its size frames, 8 bytes
+ * each; a MODULE record by its size bytes of path.  Differences start from
+ * zero at a block's first record, unless the block's flags have
+ * DMM_TRC_BF_CONT: then they go on from where the thread's previous block
+ * ended (a block written by another thread at exit or on a signal cuts a
+ * thread's records where they stand).
+ *
+ * Version 1: raw_len / 64 slots of dmm_trc_rec_t.  A slot is one record,
+ * except that a DMM_TRC_STACKDEF record is followed by ceil(nframes / 8)
+ * continuation slots holding the frame addresses as uint64_t (8 per slot,
+ * zero-padded), and a DMM_TRC_MODULE record is followed by continuation
+ * slots holding its path.  dmm reads it still, and writes it on request
+ * (dmm_write_trc_version).
  */
 #ifndef DMM_TRCFMT_H
 #define DMM_TRCFMT_H
@@ -26,7 +47,8 @@
 #include <stdint.h>
 
 #define DMM_TRC_MAGIC        "DMMTRACE"   /* 8 bytes, no NUL */
-#define DMM_TRC_VERSION      1
+#define DMM_TRC_VERSION      2            /* what dmm writes */
+#define DMM_TRC_VERSION_MIN  1            /* the oldest it reads */
 #define DMM_TRC_BLOCK_MAGIC  0x4b4c4244u  /* "DBLK" little-endian */
 
 /* Limits a reader enforces, so that a corrupt length can never make it
@@ -61,7 +83,9 @@ typedef struct dmm_trc_header {
     uint32_t cmdline_len;       /* bytes that follow the header */
     uint32_t stack_depth;       /* DMM_TRACE_STACK in force, 0 = off */
     uint32_t source_format;     /* dmm_format_t the data came from */
-    uint32_t reserved;
+    uint32_t time_stride;       /* v2: the clock is read every this many
+                                   records of a thread, which carry the last
+                                   reading in between (0, 1: every record) */
 } dmm_trc_header_t;
 _Static_assert(sizeof(dmm_trc_header_t) == 64, "trace header is 64 bytes");
 
@@ -76,10 +100,14 @@ typedef struct dmm_trc_block {
     uint32_t raw_len;           /* payload bytes after decompression */
     uint32_t compression;       /* DMM_TRC_COMP_* */
     uint32_t crc32;             /* CRC-32C (dmm_crc32) of the stored payload */
-    uint32_t header_crc32;      /* CRC-32C of the first 24 bytes of this struct */
-    uint32_t reserved;
+    uint32_t header_crc32;      /* CRC-32C of the first 24 bytes of this struct
+                                   (v2: continued over flags) */
+    uint32_t flags;             /* DMM_TRC_BF_* (v2; 0 in v1) */
 } dmm_trc_block_t;
 _Static_assert(sizeof(dmm_trc_block_t) == 32, "block header is 32 bytes");
+
+/* Block flags (v2). */
+#define DMM_TRC_BF_CONT 0x1u    /* differences go on from the thread's previous block */
 
 /* Record operations.  Values are part of the file format: append only. */
 enum {

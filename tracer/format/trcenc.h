@@ -1,0 +1,206 @@
+/* trcenc.h - one compact record of a version-2 .trc (trcfmt.h), encoded and
+ * decoded.  Header-only, no allocation, no libc call: the recorder in the
+ * traced process (preload/recorder/recorder.c) and dmm convert
+ * (trc_write.c) encode with it, the reader (trc_read.c) decodes.
+ *
+ * The encoder writes each field as 8 bytes and moves on by its length, so
+ * it may write up to 8 bytes past the record's end: a buffer needs
+ * DMM_TRC2_MAX_REC bytes of room for any record (its frames or path
+ * apart).  The decoder never reads past the n bytes it is given. */
+#ifndef DMM_FORMAT_TRCENC_H
+#define DMM_FORMAT_TRCENC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tracer/format/trcfmt.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "trcenc.h stores fields with host-order memcpy: a big-endian host needs byte stores here"
+#endif
+
+/* The op byte. */
+#define DMM_TRC2_OP_MASK  0x1fu
+#define DMM_TRC2_FAILED   0x20u
+#define DMM_TRC2_SEQ_NEXT 0x40u
+#define DMM_TRC2_STACK    0x80u
+_Static_assert(DMM_TRC_OP_MAX <= 32, "an op fits in the op byte's five bits");
+
+/* The fields an op stores beside seq and time. */
+#define DMM_TRC2_SIZE 1u
+#define DMM_TRC2_ARG  2u
+#define DMM_TRC2_IN   4u
+#define DMM_TRC2_OUT  8u
+#define DMM_TRC2_ALL  15u
+
+static inline unsigned dmm_trc2_fields(unsigned op)
+{
+    switch (op) {
+    case DMM_TRC_MALLOC: return DMM_TRC2_SIZE | DMM_TRC2_OUT;
+    case DMM_TRC_CALLOC: return DMM_TRC2_SIZE | DMM_TRC2_ARG | DMM_TRC2_OUT;
+    case DMM_TRC_REALLOC: return DMM_TRC2_SIZE | DMM_TRC2_IN | DMM_TRC2_OUT;
+    case DMM_TRC_FREE:
+    case DMM_TRC_RELEASE: return DMM_TRC2_IN;
+    case DMM_TRC_MEMALIGN:
+    case DMM_TRC_POSIX_MEMALIGN:
+    case DMM_TRC_ALIGNED_ALLOC:
+    case DMM_TRC_VALLOC:
+    case DMM_TRC_PVALLOC: return DMM_TRC2_SIZE | DMM_TRC2_ARG | DMM_TRC2_OUT;
+    default: return DMM_TRC2_ALL;   /* reallocarray and the rare ones */
+    }
+}
+
+/* Bytes a record takes at most, with the encoder's 8 bytes of slack: the
+ * op byte, 4 length bytes, 8 fields of 8 bytes. */
+#define DMM_TRC2_MAX_REC (1u + 4u + 8u * 8u + 8u)
+
+/* A thread's stream: the values its last record left, which the next one's
+ * differences start from (all 0 at a block that does not continue). */
+typedef struct dmm_trc2_state {
+    uint64_t seq, time, ptr;
+} dmm_trc2_state_t;
+
+static inline uint64_t dmm_trc2_zz(uint64_t now, uint64_t before)
+{
+    int64_t d = (int64_t)(now - before);
+    return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+static inline uint64_t dmm_trc2_unzz(uint64_t z, uint64_t before)
+{
+    return before + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
+}
+
+static inline unsigned dmm_trc2_len(uint64_t v)
+{
+    return v ? (unsigned)(71 - __builtin_clzll(v)) / 8u : 0u;
+}
+
+/* Encode r at p (DMM_TRC2_MAX_REC bytes of room) after the record that
+ * left st, and update st: the bytes the record takes.  r->reserved is not
+ * kept (no writer sets it). */
+static inline size_t dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
+{
+    unsigned f = dmm_trc2_fields(r->op);
+    uint64_t v[8];
+    unsigned n = 0, op = r->op;
+    if (r->seq == st->seq + 1)
+        op |= DMM_TRC2_SEQ_NEXT;
+    else
+        v[n++] = dmm_trc2_zz(r->seq, st->seq);
+    st->seq = r->seq;
+    v[n++] = dmm_trc2_zz(r->time, st->time);
+    st->time = r->time;
+    if (f & DMM_TRC2_SIZE)
+        v[n++] = r->size;
+    if (f & DMM_TRC2_ARG)
+        v[n++] = r->arg;
+    if (f & DMM_TRC2_IN) {
+        v[n++] = dmm_trc2_zz(r->ptr_in, st->ptr);
+        st->ptr = r->ptr_in;
+    }
+    if (f & DMM_TRC2_OUT) {
+        v[n++] = dmm_trc2_zz(r->ptr_out, st->ptr);
+        st->ptr = r->ptr_out;
+    }
+    if (r->flags & DMM_TRC_RF_FAILED) {
+        op |= DMM_TRC2_FAILED;
+        v[n++] = r->errnum;
+    }
+    if (r->stack) {
+        op |= DMM_TRC2_STACK;
+        v[n++] = r->stack;
+    }
+    p[0] = (uint8_t)op;
+    uint8_t *lens = p + 1, *q = p + 1 + (n + 1) / 2;
+    for (unsigned i = 0; i < n; i += 2) {
+        unsigned a = dmm_trc2_len(v[i]), b = i + 1 < n ? dmm_trc2_len(v[i + 1]) : 0;
+        lens[i / 2] = (uint8_t)(a | b << 4);
+        memcpy(q, &v[i], 8);
+        q += a;
+        if (i + 1 < n) {
+            memcpy(q, &v[i + 1], 8);
+            q += b;
+        }
+    }
+    return (size_t)(q - p);
+}
+
+/* Decode the record at p (n bytes there) after the record that left st,
+ * into r, and update st: the bytes it takes, or 0 with *why set when the n
+ * bytes do not hold it whole or it is malformed.  A STACKDEF's frames and a
+ * MODULE's path, which follow, are the caller's. */
+static inline size_t dmm_trc2_decode(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
+                                     dmm_trc_rec_t *r, const char **why)
+{
+    if (n < 1) {
+        *why = "record runs past the end of the block";
+        return 0;
+    }
+    unsigned op = p[0] & DMM_TRC2_OP_MASK;
+    if (op == 0 || op >= DMM_TRC_OP_MAX) {
+        *why = "unknown record op";
+        return 0;
+    }
+    unsigned f = dmm_trc2_fields(op);
+    unsigned nv = 1 + !(p[0] & DMM_TRC2_SEQ_NEXT) + !!(f & DMM_TRC2_SIZE) + !!(f & DMM_TRC2_ARG) +
+                  !!(f & DMM_TRC2_IN) + !!(f & DMM_TRC2_OUT) + !!(p[0] & DMM_TRC2_FAILED) +
+                  !!(p[0] & DMM_TRC2_STACK);
+    size_t at = 1 + (nv + 1) / 2;
+    if (at > n) {
+        *why = "record runs past the end of the block";
+        return 0;
+    }
+    uint64_t v[8];
+    for (unsigned i = 0; i < nv; i++) {
+        unsigned len = (p[1 + i / 2] >> (4 * (i & 1))) & 15u;
+        if (len > 8) {
+            *why = "field length over 8 bytes in record";
+            return 0;
+        }
+        if (len > n - at) {
+            *why = "record runs past the end of the block";
+            return 0;
+        }
+        uint64_t x = 0;
+        for (unsigned k = 0; k < len; k++)
+            x |= (uint64_t)p[at + k] << (8 * k);
+        v[i] = x;
+        at += len;
+    }
+    for (unsigned i = nv; i < (nv + 1) / 2 * 2; i++)
+        if (p[1 + i / 2] >> 4) {
+            *why = "unused field length set in record";
+            return 0;
+        }
+    memset(r, 0, sizeof *r);
+    unsigned i = 0;
+    r->op = (uint8_t)op;
+    r->seq = p[0] & DMM_TRC2_SEQ_NEXT ? st->seq + 1 : dmm_trc2_unzz(v[i++], st->seq);
+    st->seq = r->seq;
+    r->time = dmm_trc2_unzz(v[i++], st->time);
+    st->time = r->time;
+    if (f & DMM_TRC2_SIZE)
+        r->size = v[i++];
+    if (f & DMM_TRC2_ARG)
+        r->arg = v[i++];
+    if (f & DMM_TRC2_IN)
+        st->ptr = r->ptr_in = dmm_trc2_unzz(v[i++], st->ptr);
+    if (f & DMM_TRC2_OUT)
+        st->ptr = r->ptr_out = dmm_trc2_unzz(v[i++], st->ptr);
+    if (p[0] & DMM_TRC2_FAILED) {
+        r->flags = DMM_TRC_RF_FAILED;
+        r->errnum = v[i++];
+    }
+    if (p[0] & DMM_TRC2_STACK) {
+        if (v[i] == 0 || v[i] > UINT32_MAX) {
+            *why = "bad stack id in record";
+            return 0;
+        }
+        r->stack = (uint32_t)v[i++];
+    }
+    return at;
+}
+
+#endif
