@@ -1,12 +1,18 @@
 /* recorder.c - per-thread record buffers and the trace file of
  * libdmmtrace.so.
  *
- * Hot path: a record is one 64-byte slot appended to the calling thread's
- * buffer (thread-local, no lock), stamped with a process-wide sequence number
- * (one atomic add, or a plain add while the process is single-threaded) and
- * CLOCK_MONOTONIC (vDSO).  A full buffer becomes one block, written with one
- * writev(2) to a file opened O_APPEND, so blocks of different threads never
- * interleave.
+ * Hot path: a record is a compact version-2 record (tracer/format/trcenc.h,
+ * a few bytes: differences from the thread's previous record) appended to
+ * the calling thread's buffer (thread-local, no lock), stamped with a
+ * process-wide sequence number (one atomic add, or a plain add while the
+ * process is single-threaded) and the TSC, read every DMM_TRACE_TIME_STRIDE
+ * records of the thread (default 16: a read costs more than the rest of a
+ * record); the records between carry the last reading.  A full buffer
+ * becomes one block, written with one writev(2) to a file opened O_APPEND,
+ * so blocks of different threads never interleave.  A block starts the
+ * thread's differences afresh when it starts at the buffer's beginning,
+ * and goes on from the previous block (DMM_TRC_BF_CONT) when another thread
+ * wrote the start of the buffer (exit, signals).
  *
  * Off the hot path, every thread's state sits in a registry so that exit,
  * exec, _exit and fatal signals can write what other threads still hold.  A
@@ -56,13 +62,15 @@
 #include "tracer/base/spinlock.h"
 #include "tracer/format/crc32.h"
 #include "tracer/format/trace.h"   /* DMM_FMT_TRC, the header's source format */
+#include "tracer/format/trcenc.h"
 #include "tracer/format/trcfmt.h"
 
 extern char **environ;
 extern char __libc_single_threaded;
 
-#define BUF_SLOTS    4096u       /* records per block: 256 KiB per thread */
-#define SMALL_SLOTS  16u         /* in-TLS buffer of exiting threads */
+#define BUF_BYTES    (256u << 10) /* a thread's buffer: tens of thousands of records */
+#define SMALL_BYTES  1024u        /* in-TLS buffer of exiting threads */
+#define TIME_STRIDE  16u          /* records per clock read, by default */
 #define MAX_DEPTH    64u         /* DMM_TRACE_STACK is capped here */
 #define STACK_TABLE  (1u << 20)  /* distinct call stacks we can name */
 
@@ -76,10 +84,13 @@ typedef struct stack_slot {
 enum { TS_NONE, TS_ACTIVE, TS_EXITING };
 
 typedef struct tstate {
-    dmm_trc_rec_t *buf;
-    uint32_t       cap;
-    uint32_t       pos;        /* slots written by the owner (release store) */
-    uint32_t       flushed;    /* slots already in the file (flush lock) */
+    uint8_t       *buf;
+    uint32_t       cap;        /* bytes, DMM_TRC2_MAX_REC of them kept as slack */
+    uint32_t       pos;        /* bytes written by the owner (release store) */
+    uint32_t       flushed;    /* bytes already in the file (flush lock) */
+    dmm_trc2_state_t st;       /* the owner's: where its records stand since pos 0 */
+    uint64_t       tnow;       /* the last clock reading */
+    uint32_t       tleft;      /* records until the next one */
     uint32_t       tid;
     int            lock;       /* flush lock */
     int            mode;       /* TS_* */
@@ -89,7 +100,7 @@ typedef struct tstate {
     ZSTD_CCtx     *cctx;       /* when compressing */
     void          *zbuf;
     size_t         zcap;
-    dmm_trc_rec_t  small[SMALL_SLOTS];
+    uint8_t        small[SMALL_BYTES];
 } tstate_t;
 
 static __thread tstate_t ts __attribute__((tls_model("initial-exec")));
@@ -110,6 +121,7 @@ static pthread_key_t g_key;
 static int       g_key_ok;
 static unsigned  g_depth;               /* DMM_TRACE_STACK */
 static int       g_zlevel;              /* 0 = no compression */
+static uint32_t  g_stride = TIME_STRIDE; /* DMM_TRACE_TIME_STRIDE */
 static char      g_path_tmpl[1024];     /* DMM_TRACE_FILE, or empty */
 static char      g_path[1100];          /* the file being written */
 static char      g_cmdline[16384];
@@ -201,6 +213,15 @@ static void read_options(void)
             say("DMM_TRACE_STACK=", v, ": expected a depth from 0 to 64; stacks off");
         else
             g_depth = (unsigned)d;
+    }
+    if ((v = secure_getenv("DMM_TRACE_TIME_STRIDE")) && *v) {
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || n < 1 || n > 65536)
+            say("DMM_TRACE_TIME_STRIDE=", v, ": expected 1 to 65536 records per clock read; "
+                "using 16");
+        else
+            g_stride = (uint32_t)n;
     }
     if ((v = secure_getenv("DMM_TRACE_COMPRESS")) && *v) {
         if (!strcmp(v, "none") || !strcmp(v, "0") || !strcmp(v, "off"))
@@ -322,6 +343,7 @@ static int open_trace(int forked)
     h.cmdline_len = (uint32_t)g_cmdline_len;
     h.stack_depth = g_depth;
     h.source_format = DMM_FMT_TRC;
+    h.time_stride = g_stride;
     static const char zeros[8];
     if (dmm_write_all(fd, &h, sizeof h) || dmm_write_all(fd, g_cmdline, g_cmdline_len) ||
         dmm_write_all(fd, zeros, (8 - g_cmdline_len % 8) % 8)) {
@@ -339,7 +361,7 @@ static void ensure_cctx(tstate_t *s)
     if (s->cctx || !g_zlevel)
         return;
     size_t wsz = ZSTD_estimateCCtxSize(g_zlevel);
-    size_t zcap = ZSTD_compressBound(BUF_SLOTS * sizeof(dmm_trc_rec_t));
+    size_t zcap = ZSTD_compressBound(BUF_BYTES);
     void *w = map_pages(wsz);
     void *z = map_pages(zcap);
     if (!w || !z) {
@@ -352,13 +374,14 @@ static void ensure_cctx(tstate_t *s)
     s->zcap = zcap;
 }
 
-/* Write slots [from, to) of s as one block.  Caller holds s->lock. */
+/* Write bytes [from, to) of s as one block: it goes on from the thread's
+ * previous block unless it starts the buffer.  Caller holds s->lock. */
 static void write_block(tstate_t *s, uint32_t from, uint32_t to)
 {
     if (from >= to || g_fd < 0)
         return;
     const void *payload = s->buf + from;
-    size_t raw = (size_t)(to - from) * sizeof(dmm_trc_rec_t);
+    size_t raw = (size_t)(to - from);
     size_t stored = raw;
     dmm_trc_block_t b;
     memset(&b, 0, sizeof b);
@@ -378,8 +401,9 @@ static void write_block(tstate_t *s, uint32_t from, uint32_t to)
     b.tid = s->tid;
     b.stored_len = (uint32_t)stored;
     b.raw_len = (uint32_t)raw;
+    b.flags = from ? DMM_TRC_BF_CONT : 0;
     b.crc32 = dmm_crc32(0, payload, stored);
-    b.header_crc32 = dmm_crc32(0, &b, 24);
+    b.header_crc32 = dmm_crc32(dmm_crc32(0, &b, 24), &b.flags, 4);
     struct iovec iov[2] = { { &b, sizeof b }, { (void *)payload, stored } };
     size_t total = sizeof b + stored, done = 0;
     int iovi = 0;
@@ -456,6 +480,15 @@ static void gate_leave(void)
         __atomic_sub_fetch(&g_writers, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Back to the buffer's start: the next block starts the differences
+ * afresh.  The owner, or a thread that owns s alone (fork's child). */
+static void rewind_buf(tstate_t *s)
+{
+    s->flushed = 0;
+    memset(&s->st, 0, sizeof s->st);
+    __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
+}
+
 /* Flush what s holds.  Owner-side: the owner may also rewind its buffer. */
 static void flush_own(tstate_t *s)
 {
@@ -464,8 +497,7 @@ static void flush_own(tstate_t *s)
     dmm_spin_lock(&s->lock);
     uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
     write_block(s, s->flushed, pos);
-    s->flushed = 0;
-    __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
+    rewind_buf(s);
     dmm_spin_unlock(&s->lock);
     gate_leave();
     /* each block of a thread starts with a clock sync: a trace cut short
@@ -574,13 +606,14 @@ static void registry_remove(tstate_t *s)
 static void thread_start(tstate_t *s)
 {
     s->tid = (uint32_t)syscall(SYS_gettid);
-    s->buf = map_pages(BUF_SLOTS * sizeof(dmm_trc_rec_t));
-    s->cap = BUF_SLOTS;
+    s->buf = map_pages(BUF_BYTES);
+    s->cap = BUF_BYTES;
     if (!s->buf) {
         s->buf = s->small;
-        s->cap = SMALL_SLOTS;
+        s->cap = SMALL_BYTES;
     }
-    s->pos = s->flushed = 0;
+    rewind_buf(s);
+    s->tleft = 1;
     s->mode = TS_ACTIVE;
     registry_add(s);
     if (g_key_ok)
@@ -606,10 +639,10 @@ static void thread_exit(void *arg)
     registry_remove(s);
     dmm_spin_lock(&s->lock);
     if (s->buf != s->small)
-        munmap(s->buf, BUF_SLOTS * sizeof(dmm_trc_rec_t));
+        munmap(s->buf, BUF_BYTES);
     s->buf = s->small;
-    s->cap = SMALL_SLOTS;
-    s->pos = s->flushed = 0;
+    s->cap = SMALL_BYTES;
+    rewind_buf(s);
     s->mode = TS_EXITING;
     dmm_spin_unlock(&s->lock);
     s->in_tracer--;
@@ -644,7 +677,7 @@ static void atfork_child(void)
             keep = s;
         } else {
             if (s->buf && s->buf != s->small)
-                munmap(s->buf, BUF_SLOTS * sizeof(dmm_trc_rec_t));
+                munmap(s->buf, BUF_BYTES);
         }
         s = next;
     }
@@ -655,7 +688,7 @@ static void atfork_child(void)
     g_gate_closed = g_writers = 0;
     ts.gatekeeper = 0;
     ts.lock = 0;
-    ts.pos = ts.flushed = 0;
+    rewind_buf(&ts);
     if (g_fd >= 0)
         close(g_fd);
     g_pid = (uint32_t)getpid();
@@ -796,37 +829,28 @@ uint64_t dmm_tw_seq(void)
     return __atomic_fetch_add(&g_seq, 1, __ATOMIC_SEQ_CST);
 }
 
-static void append(tstate_t *s, const dmm_trc_rec_t *r)
-{
-    uint32_t pos = s->pos;
-    if (pos >= s->cap) {
-        flush_own(s);
-        pos = s->pos;
-    }
-    s->buf[pos] = *r;
-    __atomic_store_n(&s->pos, pos + 1, __ATOMIC_RELEASE);
-}
-
-/* Make room for n slots in one block: a STACKDEF or MODULE record and its
- * continuation slots must not be split across two blocks. */
+/* Make room for a record and n bytes after it in one block: a STACKDEF or
+ * MODULE record and its frames or path are not split across two blocks
+ * (n < cap - DMM_TRC2_MAX_REC: the callers bound it). */
 static void reserve(tstate_t *s, uint32_t n)
 {
-    if (s->pos + n > s->cap)
+    if (s->pos + DMM_TRC2_MAX_REC + n > s->cap)
         flush_own(s);
 }
 
+static void append(tstate_t *s, const dmm_trc_rec_t *r)
+{
+    reserve(s, 0);
+    uint32_t pos = s->pos;
+    pos += (uint32_t)dmm_trc2_encode(s->buf + pos, &s->st, r);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+}
+
+/* The bytes after a record (reserve() made room for them). */
 static void append_raw(tstate_t *s, const void *data, size_t len)
 {
-    const uint8_t *p = data;
-    while (len) {
-        dmm_trc_rec_t slot;
-        memset(&slot, 0, sizeof slot);
-        size_t n = len < sizeof slot ? len : sizeof slot;
-        memcpy(&slot, p, n);
-        append(s, &slot);
-        p += n;
-        len -= n;
-    }
+    memcpy(s->buf + s->pos, data, len);
+    __atomic_store_n(&s->pos, s->pos + (uint32_t)len, __ATOMIC_RELEASE);
 }
 
 /* ---- call stacks ------------------------------------------------------ */
@@ -868,8 +892,8 @@ static int emit_module(struct dl_phdr_info *info, size_t size, void *data)
         path = exe;
     }
     size_t plen = strnlen(path, DMM_TRC_MAX_PATH - 1);
-    if (plen > (s->cap - 1) * sizeof(dmm_trc_rec_t))
-        plen = (s->cap - 1) * sizeof(dmm_trc_rec_t);
+    if (plen > s->cap - 2 * DMM_TRC2_MAX_REC)
+        plen = s->cap - 2 * DMM_TRC2_MAX_REC;   /* an exiting thread's small buffer */
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
@@ -882,7 +906,7 @@ static int emit_module(struct dl_phdr_info *info, size_t size, void *data)
         r.ptr_out = r.ptr_in + ph->p_memsz;
         r.arg = ph->p_offset;
         r.size = plen;
-        reserve(s, 1 + (uint32_t)((plen + 63) / 64));
+        reserve(s, (uint32_t)plen);
         append(s, &r);
         append_raw(s, path, plen);
     }
@@ -940,7 +964,7 @@ static uint32_t stack_id(tstate_t *s)
                 r.stack = id;
                 r.size = (uint64_t)n;
                 r.seq = dmm_tw_seq();
-                reserve(s, 1 + (uint32_t)((n + 7) / 8));
+                reserve(s, (uint32_t)n * 8);
                 append(s, &r);
                 uint64_t fr[MAX_DEPTH];
                 for (int k = 0; k < n; k++)
@@ -961,35 +985,57 @@ static uint32_t stack_id(tstate_t *s)
     return 0;   /* table crowded: record without a stack */
 }
 
+/* The time of a record: the clock read every g_stride records of the
+ * thread, the last reading in between. */
+static inline uint64_t stamp_sampled(tstate_t *s)
+{
+    if (__builtin_expect(--s->tleft == 0, 0)) {
+        s->tleft = g_stride;
+        s->tnow = stamp();
+    }
+    return s->tnow;
+}
+
+static inline __attribute__((always_inline)) void
+record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, const void *out,
+       int err)
+{
+    tstate_t *s = &ts;
+    dmm_trc_rec_t r;
+    r.stack = 0;
+    if (g_depth) {   /* libunwind may set errno; the caller's must survive */
+        int saved = errno;
+        r.stack = stack_id(s);
+        errno = saved;
+    }
+    if (__builtin_expect(s->pos + DMM_TRC2_MAX_REC > s->cap, 0))
+        flush_own(s);
+    r.op = (uint8_t)op;
+    r.flags = err ? DMM_TRC_RF_FAILED : 0;
+    r.seq = seq;
+    r.time = stamp_sampled(s);
+    r.size = size;
+    r.arg = arg;
+    r.ptr_in = (uint64_t)(uintptr_t)in;
+    r.ptr_out = (uint64_t)(uintptr_t)out;
+    r.errnum = (uint64_t)(unsigned)err;
+    /* encoded in place: the bytes are ours until pos is published */
+    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode(s->buf + s->pos, &s->st, &r);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    if (__builtin_expect(s->mode == TS_EXITING || __atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED), 0))
+        flush_own(s);
+}
+
+/* One copy of record() per hot op, its fields known: the encoder's tests
+ * on the op fold away. */
 void dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
                    const void *in, const void *out, int err)
 {
-    tstate_t *s = &ts;
-    uint32_t stack = 0;
-    if (g_depth) {   /* libunwind may set errno; the caller's must survive */
-        int saved = errno;
-        stack = stack_id(s);
-        errno = saved;
+    switch (op) {
+    case DMM_TRC_MALLOC: record(DMM_TRC_MALLOC, seq, size, arg, in, out, err); break;
+    case DMM_TRC_FREE: record(DMM_TRC_FREE, seq, size, arg, in, out, err); break;
+    case DMM_TRC_REALLOC: record(DMM_TRC_REALLOC, seq, size, arg, in, out, err); break;
+    case DMM_TRC_CALLOC: record(DMM_TRC_CALLOC, seq, size, arg, in, out, err); break;
+    default: record(op, seq, size, arg, in, out, err); break;
     }
-    uint32_t pos = s->pos;
-    if (__builtin_expect(pos >= s->cap, 0)) {
-        flush_own(s);
-        pos = s->pos;
-    }
-    /* filled in place: the slot is ours until pos is published */
-    dmm_trc_rec_t *r = &s->buf[pos];
-    r->op = (uint8_t)op;
-    r->flags = err ? DMM_TRC_RF_FAILED : 0;
-    r->reserved = 0;
-    r->stack = stack;
-    r->seq = seq;
-    r->time = stamp();
-    r->size = size;
-    r->arg = arg;
-    r->ptr_in = (uint64_t)(uintptr_t)in;
-    r->ptr_out = (uint64_t)(uintptr_t)out;
-    r->errnum = (uint64_t)(unsigned)err;
-    __atomic_store_n(&s->pos, pos + 1, __ATOMIC_RELEASE);
-    if (__builtin_expect(s->mode == TS_EXITING || __atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED), 0))
-        flush_own(s);
 }

@@ -20,6 +20,7 @@
 #include "test/lib/progrun.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/load.h"
+#include "tracer/base/file.h"
 #include "test/lib/libs.h"
 
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
@@ -304,6 +305,59 @@ Test(tracer, fork_while_another_thread_allocates)
         dmm_trace_free(&t);
     }
     remove_tmpdir();
+}
+
+/* Blocks of a v2 trace file whose flags say they go on from their thread's
+ * previous block. */
+static int cont_blocks(const char *path)
+{
+    uint8_t *b;
+    size_t len;
+    dmm_err_t err;
+    cr_assert_eq(dmm_read_file(path, &b, &len, &err), 0, "%s", err.msg);
+    cr_assert_geq(len, 64);
+    cr_assert_eq(b[8], DMM_TRC_VERSION);
+    uint32_t hs = (uint32_t)(b[10] | b[11] << 8), cl;
+    memcpy(&cl, b + 48, 4);
+    size_t off = (hs + cl + 7) & ~(size_t)7;
+    int n = 0;
+    while (off + 32 <= len) {
+        uint32_t stored, flags;
+        memcpy(&stored, b + off + 8, 4);
+        memcpy(&flags, b + off + 28, 4);
+        n += (flags & DMM_TRC_BF_CONT) != 0;
+        off += 32 + (size_t)stored;
+    }
+    free(b);
+    return n;
+}
+
+/* A thread that records on while main returns: at exit another thread
+ * writes what its buffer holds, and its later records go on from there in
+ * blocks flagged DMM_TRC_BF_CONT, whose differences read right. */
+Test(tracer, a_thread_recording_through_exit_continues_its_block)
+{
+    int cont = 0;
+    for (int round = 0; round < 40 && !cont; round++) {
+        make_tmpdir();
+        cr_assert_eq(run_tracee("exitmt", "300", NULL), 0);
+        char names[4][600];
+        cr_assert_eq(trace_files(names, 4), 1);
+        dmm_trace_t t;
+        dmm_err_t err;
+        /* the process may end inside the thread's last write: cut short
+         * is allowed, a wrong record is not */
+        cr_assert_eq(dmm_trace_load(names[0], &t, &err), 0, "%s", err.msg);
+        counts_t c;
+        count(&t, &c);
+        cr_expect_eq(c.op[DMM_TRC_REALLOC], 300);
+        cr_expect_eq(c.ntids, 2);
+        assert_consistent(&t);
+        dmm_trace_free(&t);
+        cont = cont_blocks(names[0]);
+        remove_tmpdir();
+    }
+    cr_assert_gt(cont, 0, "in 40 runs no block went on from an earlier one");
 }
 
 Test(tracer, exec_flushes_and_the_new_program_writes_its_own_file)

@@ -20,6 +20,8 @@
  *              each child allocates and frees, checks its blocks, exits
  *   errno N    errno survives successful calls; failed calls set it as
  *              glibc documents (N ignored); exit status 1 on a mismatch
+ *   exitmt N   a thread allocates without pause while main does N x
+ *              main-pattern and returns: the thread records on through exit
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -136,6 +138,10 @@ int main(int argc, char **argv)
         for (int t = 0; t < THREADS; t++)
             pthread_join(th[t], NULL);
         checksum = THREADS * 1024;
+    } else if (!strcmp(mode, "exitmt")) {
+        pthread_t th;
+        pthread_create(&th, NULL, busy_thread, NULL);
+        pattern(n);
     } else if (!strcmp(mode, "threxit")) {
         pthread_t th;
         pthread_create(&th, NULL, exiting_thread, (void *)(intptr_t)n);

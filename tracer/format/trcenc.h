@@ -72,58 +72,69 @@ static inline uint64_t dmm_trc2_unzz(uint64_t z, uint64_t before)
     return before + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
 }
 
+/* Bytes v needs (0 for 0), without a branch. */
 static inline unsigned dmm_trc2_len(uint64_t v)
 {
-    return v ? (unsigned)(71 - __builtin_clzll(v)) / 8u : 0u;
+    unsigned top = 63u - (unsigned)__builtin_clzll(v | 1);   /* v's highest bit, 0 for 0 and 1 */
+    return ((top + 8u) >> 3) - (v == 0);
+}
+
+/* One field at *q; its length into lens at nibble *sh. */
+static inline __attribute__((always_inline)) void dmm_trc2_put(uint8_t **q, uint32_t *lens,
+                                                               unsigned *sh, uint64_t v)
+{
+    unsigned len = dmm_trc2_len(v);
+    memcpy(*q, &v, 8);
+    *q += len;
+    *lens |= len << *sh;
+    *sh += 4;
 }
 
 /* Encode r at p (DMM_TRC2_MAX_REC bytes of room) after the record that
  * left st, and update st: the bytes the record takes.  r->reserved is not
- * kept (no writer sets it). */
-static inline size_t dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
+ * kept (no writer sets it).  No branch but on the fields an op has, which
+ * fold away where the op is a constant (the recorder's calls), and on
+ * the three flags. */
+static inline __attribute__((always_inline)) size_t
+dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *stp, const dmm_trc_rec_t *rp)
 {
+    /* local copies: the byte stores below may alias anything, and would
+     * make the compiler load the state and the record again after each */
+    dmm_trc2_state_t stl = *stp, *st = &stl;
+    const dmm_trc_rec_t rl = *rp, *r = &rl;
     unsigned f = dmm_trc2_fields(r->op);
-    uint64_t v[8];
-    unsigned n = 0, op = r->op;
-    if (r->seq == st->seq + 1)
-        op |= DMM_TRC2_SEQ_NEXT;
-    else
-        v[n++] = dmm_trc2_zz(r->seq, st->seq);
+    unsigned next = r->seq == st->seq + 1, failed = r->flags & DMM_TRC_RF_FAILED;
+    unsigned n = 1 + !next + !!(f & DMM_TRC2_SIZE) + !!(f & DMM_TRC2_ARG) + !!(f & DMM_TRC2_IN) +
+                 !!(f & DMM_TRC2_OUT) + !!failed + !!r->stack;
+    p[0] = (uint8_t)(r->op | (next ? DMM_TRC2_SEQ_NEXT : 0) | (failed ? DMM_TRC2_FAILED : 0) |
+                     (r->stack ? DMM_TRC2_STACK : 0));
+    uint8_t *q = p + 1 + (n + 1) / 2;
+    uint32_t lens = 0;
+    unsigned sh = 0;
+    if (!next)
+        dmm_trc2_put(&q, &lens, &sh, dmm_trc2_zz(r->seq, st->seq));
     st->seq = r->seq;
-    v[n++] = dmm_trc2_zz(r->time, st->time);
+    dmm_trc2_put(&q, &lens, &sh, dmm_trc2_zz(r->time, st->time));
     st->time = r->time;
     if (f & DMM_TRC2_SIZE)
-        v[n++] = r->size;
+        dmm_trc2_put(&q, &lens, &sh, r->size);
     if (f & DMM_TRC2_ARG)
-        v[n++] = r->arg;
+        dmm_trc2_put(&q, &lens, &sh, r->arg);
     if (f & DMM_TRC2_IN) {
-        v[n++] = dmm_trc2_zz(r->ptr_in, st->ptr);
+        dmm_trc2_put(&q, &lens, &sh, dmm_trc2_zz(r->ptr_in, st->ptr));
         st->ptr = r->ptr_in;
     }
     if (f & DMM_TRC2_OUT) {
-        v[n++] = dmm_trc2_zz(r->ptr_out, st->ptr);
+        dmm_trc2_put(&q, &lens, &sh, dmm_trc2_zz(r->ptr_out, st->ptr));
         st->ptr = r->ptr_out;
     }
-    if (r->flags & DMM_TRC_RF_FAILED) {
-        op |= DMM_TRC2_FAILED;
-        v[n++] = r->errnum;
-    }
-    if (r->stack) {
-        op |= DMM_TRC2_STACK;
-        v[n++] = r->stack;
-    }
-    p[0] = (uint8_t)op;
-    uint8_t *lens = p + 1, *q = p + 1 + (n + 1) / 2;
-    for (unsigned i = 0; i < n; i += 2) {
-        unsigned a = dmm_trc2_len(v[i]), b = i + 1 < n ? dmm_trc2_len(v[i + 1]) : 0;
-        lens[i / 2] = (uint8_t)(a | b << 4);
-        memcpy(q, &v[i], 8);
-        q += a;
-        if (i + 1 < n) {
-            memcpy(q, &v[i + 1], 8);
-            q += b;
-        }
-    }
+    if (failed)
+        dmm_trc2_put(&q, &lens, &sh, r->errnum);
+    if (r->stack)
+        dmm_trc2_put(&q, &lens, &sh, r->stack);
+    for (unsigned k = 0; k < (n + 1) / 2; k++)
+        p[1 + k] = (uint8_t)(lens >> (8 * k));
+    *stp = stl;
     return (size_t)(q - p);
 }
 
