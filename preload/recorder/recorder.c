@@ -66,7 +66,6 @@
 #include "tracer/format/trcfmt.h"
 
 extern char **environ;
-extern char __libc_single_threaded;
 
 #define BUF_BYTES    (256u << 10) /* a thread's buffer: tens of thousands of records */
 #define SMALL_BYTES  1024u        /* in-TLS buffer of exiting threads */
@@ -94,7 +93,6 @@ typedef struct tstate {
     uint32_t       tid;
     int            lock;       /* flush lock */
     int            mode;       /* TS_* */
-    int            in_tracer;  /* recursion guard */
     int            gatekeeper; /* this thread closed the write gate */
     struct tstate *next;       /* registry */
     ZSTD_CCtx     *cctx;       /* when compressing */
@@ -108,7 +106,8 @@ static __thread tstate_t ts __attribute__((tls_model("initial-exec")));
 static int       g_state = ST_UNINIT;
 static int       g_fd = -1;
 static uint32_t  g_pid;
-static uint64_t  g_seq;
+uint64_t         dmm_tw_next_seq;
+__thread int     dmm_tw_gate __attribute__((tls_model("initial-exec"))) = DMM_TW_NOT_READY;
 static uint64_t  g_clock0;
 static int       g_tsc;                 /* record times are TSC ticks */
 static uint64_t  g_tsc0;
@@ -549,11 +548,11 @@ void dmm_tw_flush_all(int final)
     /* Inside the tracer while holding flush locks: a signal handler that
      * allocates now goes straight to glibc instead of waiting on a lock
      * this thread holds. */
-    ts.in_tracer++;
+    dmm_tw_gate += DMM_TW_INSIDE;
     if (ts.mode == TS_ACTIVE && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON)
         clock_sync(&ts);
     flush_all_impl(final, 0);
-    ts.in_tracer--;
+    dmm_tw_gate -= DMM_TW_INSIDE;
 }
 
 void dmm_tw_flush_last(int final)
@@ -614,6 +613,7 @@ static void thread_start(tstate_t *s)
     }
     rewind_buf(s);
     s->tleft = 1;
+    dmm_tw_gate &= ~DMM_TW_NOT_READY;
     s->mode = TS_ACTIVE;
     registry_add(s);
     if (g_key_ok)
@@ -628,7 +628,7 @@ static void thread_exit(void *arg)
     tstate_t *s = arg;
     if (s != &ts || s->mode != TS_ACTIVE)
         return;
-    s->in_tracer++;
+    dmm_tw_gate += DMM_TW_INSIDE;
     dmm_trc_rec_t r;
     memset(&r, 0, sizeof r);
     r.op = DMM_TRC_THREAD_EXIT;
@@ -645,21 +645,21 @@ static void thread_exit(void *arg)
     rewind_buf(s);
     s->mode = TS_EXITING;
     dmm_spin_unlock(&s->lock);
-    s->in_tracer--;
+    dmm_tw_gate -= DMM_TW_INSIDE;
 }
 
 /* ---- fork ------------------------------------------------------------- */
 
 static void atfork_prepare(void)
 {
-    ts.in_tracer++;
+    dmm_tw_gate += DMM_TW_INSIDE;
     dmm_spin_lock(&g_registry_lock);
 }
 
 static void atfork_parent(void)
 {
     dmm_spin_unlock(&g_registry_lock);
-    ts.in_tracer--;
+    dmm_tw_gate -= DMM_TW_INSIDE;
     if (dmm_tw_enter()) {
         dmm_tw_record(DMM_TRC_FORK, dmm_tw_seq(), 0, 0, NULL, NULL, 0);
         dmm_tw_leave();
@@ -699,12 +699,14 @@ static void atfork_child(void)
     g_fd = -1;
     if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
         g_fd = open_trace(1);
-        if (g_fd < 0)
+        if (g_fd < 0) {
             __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
+            dmm_tw_gate |= DMM_TW_NOT_READY;
+        }
         else if (ts.mode == TS_ACTIVE)
             clock_sync(&ts);
     }
-    ts.in_tracer--;
+    dmm_tw_gate -= DMM_TW_INSIDE;
 }
 
 /* ---- fatal signals ---------------------------------------------------- */
@@ -713,7 +715,7 @@ static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 
 static void on_fatal(int sig)
 {
-    ts.in_tracer++;
+    dmm_tw_gate += DMM_TW_INSIDE;
     flush_all_impl(1, 1);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -741,7 +743,7 @@ static void install_fatal_handlers(void)
 
 static void init(void)
 {
-    ts.in_tracer++;
+    dmm_tw_gate += DMM_TW_INSIDE;
     g_pid = (uint32_t)getpid();
     g_clock0 = now_ns();
     g_tsc = tsc_usable();
@@ -753,14 +755,14 @@ static void init(void)
     g_fd = open_trace(0);
     if (g_fd < 0) {
         __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
-        ts.in_tracer--;
+        dmm_tw_gate -= DMM_TW_INSIDE;
         return;
     }
     g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     install_fatal_handlers();
     __atomic_store_n(&g_state, ST_ON, __ATOMIC_RELEASE);
-    ts.in_tracer--;
+    dmm_tw_gate -= DMM_TW_INSIDE;
 }
 
 /* Returns 1 when tracing is on. */
@@ -785,7 +787,7 @@ static int ensure_init(void)
 __attribute__((constructor)) static void dmm_tw_constructor(void)
 {
     /* Programs that never allocate still get a trace file. */
-    if (!ts.in_tracer)
+    if (dmm_tw_gate < DMM_TW_INSIDE)
         ensure_init();
 }
 
@@ -805,28 +807,16 @@ __attribute__((destructor)) static void dmm_tw_destructor(void)
 
 /* ---- recording -------------------------------------------------------- */
 
-int dmm_tw_enter(void)
+int dmm_tw_enter_slow(void)
 {
-    if (__builtin_expect(ts.in_tracer, 0))
+    if (dmm_tw_gate >= DMM_TW_INSIDE)
         return 0;
     if (!ensure_init())
         return 0;
-    ts.in_tracer = 1;
-    if (__builtin_expect(ts.mode == TS_NONE, 0))
+    dmm_tw_gate += DMM_TW_INSIDE;
+    if (ts.mode == TS_NONE)
         thread_start(&ts);
     return 1;
-}
-
-void dmm_tw_leave(void)
-{
-    ts.in_tracer = 0;
-}
-
-uint64_t dmm_tw_seq(void)
-{
-    if (__libc_single_threaded)
-        return g_seq++;
-    return __atomic_fetch_add(&g_seq, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Make room for a record and n bytes after it in one block: a STACKDEF or
@@ -1026,16 +1016,20 @@ record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, c
         flush_own(s);
 }
 
-/* One copy of record() per hot op, its fields known: the encoder's tests
- * on the op fold away. */
 void dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
                    const void *in, const void *out, int err)
 {
-    switch (op) {
-    case DMM_TRC_MALLOC: record(DMM_TRC_MALLOC, seq, size, arg, in, out, err); break;
-    case DMM_TRC_FREE: record(DMM_TRC_FREE, seq, size, arg, in, out, err); break;
-    case DMM_TRC_REALLOC: record(DMM_TRC_REALLOC, seq, size, arg, in, out, err); break;
-    case DMM_TRC_CALLOC: record(DMM_TRC_CALLOC, seq, size, arg, in, out, err); break;
-    default: record(op, seq, size, arg, in, out, err); break;
-    }
+    record(op, seq, size, arg, in, out, err);
+}
+
+/* The two calls most programs make most: record() with the op a constant,
+ * so that the encoder's tests on it fold away. */
+void dmm_tw_malloc(uint64_t seq, uint64_t size, const void *out, int err)
+{
+    record(DMM_TRC_MALLOC, seq, size, 0, NULL, out, err);
+}
+
+void dmm_tw_free(uint64_t seq, const void *in)
+{
+    record(DMM_TRC_FREE, seq, 0, 0, in, NULL, 0);
 }

@@ -12,16 +12,48 @@
 #include <stddef.h>
 #include <stdint.h>
 
-int      dmm_tw_enter(void);
-void     dmm_tw_leave(void);
+/* This thread's way into the recorder: 0 when a call may be recorded at
+ * once; DMM_TW_NOT_READY until the thread's first call has started it (and
+ * for good once tracing is off), plus DMM_TW_INSIDE for each level of the
+ * recorder the thread is inside (a call made meanwhile goes straight to
+ * glibc).  Inline: the shim's fast path tests one thread-local word. */
+#define DMM_TW_NOT_READY 1
+#define DMM_TW_INSIDE    2
+extern __thread int dmm_tw_gate __attribute__((tls_model("initial-exec")));
+extern uint64_t dmm_tw_next_seq;
+extern char __libc_single_threaded;
+int dmm_tw_enter_slow(void);
+
+static inline int dmm_tw_enter(void)
+{
+    if (__builtin_expect(dmm_tw_gate == 0, 1)) {
+        dmm_tw_gate = DMM_TW_INSIDE;
+        return 1;
+    }
+    return dmm_tw_enter_slow();
+}
+
+static inline void dmm_tw_leave(void)
+{
+    dmm_tw_gate -= DMM_TW_INSIDE;
+}
+
 /* A sequence number: the process-wide order of records.  Take it after the
  * call for anything that acquires an address and before it for anything
  * that gives one up, so that the order respects causality across threads. */
-uint64_t dmm_tw_seq(void);
+static inline uint64_t dmm_tw_seq(void)
+{
+    if (__libc_single_threaded)
+        return dmm_tw_next_seq++;
+    return __atomic_fetch_add(&dmm_tw_next_seq, 1, __ATOMIC_SEQ_CST);
+}
 /* Record one call.  seq is from dmm_tw_seq().  err is errno after a failed
  * call, else 0. */
 void     dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
                        const void *in, const void *out, int err);
+/* dmm_tw_record of DMM_TRC_MALLOC and DMM_TRC_FREE, shorter. */
+void     dmm_tw_malloc(uint64_t seq, uint64_t size, const void *out, int err);
+void     dmm_tw_free(uint64_t seq, const void *in);
 /* Write every thread's pending records (exit, fatal signals). */
 void     dmm_tw_flush_all(int final);
 /* The same just before exec or _exit ends the process image: from here on

@@ -29,7 +29,7 @@ EXPORT void *malloc(size_t n)
         return __libc_malloc(n);
     void *p = __libc_malloc(n);
     /* errno is read only when the call failed: the tracer leaves it alone */
-    dmm_tw_record(DMM_TRC_MALLOC, dmm_tw_seq(), n, 0, NULL, p, p ? 0 : errno);
+    dmm_tw_malloc(dmm_tw_seq(), n, p, p ? 0 : errno);
     dmm_tw_leave();
     return p;
 }
@@ -43,7 +43,7 @@ EXPORT void free(void *p)
     /* Recorded before the real free: once glibc has the block back another
      * thread may be handed the same address.  free(NULL) is recorded too.
      * glibc's free keeps errno, and so does the tracer. */
-    dmm_tw_record(DMM_TRC_FREE, dmm_tw_seq(), 0, 0, p, NULL, 0);
+    dmm_tw_free(dmm_tw_seq(), p);
     __libc_free(p);
     dmm_tw_leave();
 }

@@ -20,8 +20,10 @@
  *              each child allocates and frees, checks its blocks, exits
  *   errno N    errno survives successful calls; failed calls set it as
  *              glibc documents (N ignored); exit status 1 on a mismatch
- *   exitmt N   a thread allocates without pause while main does N x
- *              main-pattern and returns: the thread records on through exit
+ *   execfail N a thread allocates without pause while main does N x
+ *              main-pattern, then an exec that fails (the tracer writes the
+ *              thread's pending records, then lets it go on), waits for
+ *              1000 more of the thread's calls, stops it and returns
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -30,6 +32,7 @@
  * compare output under the tracer with a plain run. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,6 +90,7 @@ static void *exiting_thread(void *arg)
 }
 
 static volatile int spinning = 1;
+static unsigned busy_rounds;   /* the busy thread's calls so far, by 2 */
 
 static void *busy_thread(void *arg)
 {
@@ -98,6 +102,7 @@ static void *busy_thread(void *arg)
         free(held[k]);
         held[k] = malloc(16 + (i * 7) % 4000);
         memset(held[k], 1, 16);
+        __atomic_store_n(&busy_rounds, i, __ATOMIC_RELAXED);
     }
     for (int k = 0; k < 64; k++)
         free(held[k]);
@@ -138,10 +143,18 @@ int main(int argc, char **argv)
         for (int t = 0; t < THREADS; t++)
             pthread_join(th[t], NULL);
         checksum = THREADS * 1024;
-    } else if (!strcmp(mode, "exitmt")) {
+    } else if (!strcmp(mode, "execfail")) {
         pthread_t th;
         pthread_create(&th, NULL, busy_thread, NULL);
+        while (__atomic_load_n(&busy_rounds, __ATOMIC_RELAXED) < 1000)
+            sched_yield();   /* under way before the exec */
         pattern(n);
+        execl("/nonexistent/dmm-tracee", "tracee", (char *)NULL);
+        unsigned after = __atomic_load_n(&busy_rounds, __ATOMIC_RELAXED) + 1000;
+        while (__atomic_load_n(&busy_rounds, __ATOMIC_RELAXED) < after)
+            sched_yield();
+        spinning = 0;
+        pthread_join(th, NULL);
     } else if (!strcmp(mode, "threxit")) {
         pthread_t th;
         pthread_create(&th, NULL, exiting_thread, (void *)(intptr_t)n);
