@@ -62,6 +62,11 @@ def workloads(build, tmp, quick):
          shutil.which("sort"), lambda: benchlib.sort_input(sort_in, nsort)),
         ("python3", "/usr/bin/python3 -I: json/dict of %dk entries" % (npy // 1000),
          [PYTHON, "-I", "-c", benchlib.python3_script(npy)], {}, PYTHON, None),
+        # every object through malloc: the heaviest recording python3 gives
+        ("python3_malloc", "/usr/bin/python3 -s, PYTHONMALLOC=malloc: json/dict of %dk entries"
+         % (npy // 1000),
+         [PYTHON, "-s", "-c", benchlib.python3_script(npy)], {"PYTHONMALLOC": "malloc"},
+         PYTHON, None),
         ("sqlite3", "sqlite3 :memory:: %dk rows into an indexed table" % (nsql // 1000),
          [shutil.which("sqlite3") or "sqlite3", ":memory:", benchlib.sqlite3_sql(nsql)], {},
          shutil.which("sqlite3"), None),

@@ -90,31 +90,31 @@ static inline __attribute__((always_inline)) void dmm_trc2_put(uint8_t **q, uint
     *sh += 4;
 }
 
-/* Encode r at p (DMM_TRC2_MAX_REC bytes of room) after the record that
- * left st, and update st: the bytes the record takes.  r->reserved is not
- * kept (no writer sets it).  No branch but on the fields an op has, which
- * fold away where the op is a constant (the recorder's calls), and on
- * the three flags. */
+/* dmm_trc2_encode for a record whose SEQ_NEXT, FAILED and STACK are next,
+ * failed and stack (0 or 1): constants where it is inlined below. */
 static inline __attribute__((always_inline)) size_t
-dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *stp, const dmm_trc_rec_t *rp)
+dmm_trc2_encode_as(uint8_t *p, dmm_trc2_state_t *stp, const dmm_trc_rec_t *rp, unsigned next,
+                   unsigned failed, unsigned stack)
 {
     /* local copies: the byte stores below may alias anything, and would
      * make the compiler load the state and the record again after each */
     dmm_trc2_state_t stl = *stp, *st = &stl;
     const dmm_trc_rec_t rl = *rp, *r = &rl;
     unsigned f = dmm_trc2_fields(r->op);
-    unsigned next = r->seq == st->seq + 1, failed = r->flags & DMM_TRC_RF_FAILED;
     unsigned n = 1 + !next + !!(f & DMM_TRC2_SIZE) + !!(f & DMM_TRC2_ARG) + !!(f & DMM_TRC2_IN) +
-                 !!(f & DMM_TRC2_OUT) + !!failed + !!r->stack;
+                 !!(f & DMM_TRC2_OUT) + failed + stack;
     p[0] = (uint8_t)(r->op | (next ? DMM_TRC2_SEQ_NEXT : 0) | (failed ? DMM_TRC2_FAILED : 0) |
-                     (r->stack ? DMM_TRC2_STACK : 0));
+                     (stack ? DMM_TRC2_STACK : 0));
     uint8_t *q = p + 1 + (n + 1) / 2;
     uint32_t lens = 0;
     unsigned sh = 0;
     if (!next)
         dmm_trc2_put(&q, &lens, &sh, dmm_trc2_zz(r->seq, st->seq));
     st->seq = r->seq;
-    dmm_trc2_put(&q, &lens, &sh, dmm_trc2_zz(r->time, st->time));
+    if (r->time == st->time)   /* the clock was not read: the usual case */
+        sh += 4;
+    else
+        dmm_trc2_put(&q, &lens, &sh, dmm_trc2_zz(r->time, st->time));
     st->time = r->time;
     if (f & DMM_TRC2_SIZE)
         dmm_trc2_put(&q, &lens, &sh, r->size);
@@ -130,12 +130,27 @@ dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *stp, const dmm_trc_rec_t *rp)
     }
     if (failed)
         dmm_trc2_put(&q, &lens, &sh, r->errnum);
-    if (r->stack)
+    if (stack)
         dmm_trc2_put(&q, &lens, &sh, r->stack);
     for (unsigned k = 0; k < (n + 1) / 2; k++)
         p[1 + k] = (uint8_t)(lens >> (8 * k));
     *stp = stl;
     return (size_t)(q - p);
+}
+
+/* Encode r at p (DMM_TRC2_MAX_REC bytes of room) after the record that
+ * left st, and update st: the bytes the record takes.  r->reserved is not
+ * kept (no writer sets it).  The usual record (the next seq, no failure,
+ * no stack) has a copy of its own, in which, where the op is a constant
+ * too (the recorder's calls), the field count and every test fold away. */
+static inline __attribute__((always_inline)) size_t
+dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
+{
+    unsigned next = r->seq == st->seq + 1, failed = !!(r->flags & DMM_TRC_RF_FAILED);
+    unsigned stack = r->stack != 0;
+    if (__builtin_expect(next && !failed && !stack, 1))
+        return dmm_trc2_encode_as(p, st, r, 1, 0, 0);
+    return dmm_trc2_encode_as(p, st, r, next, failed, stack);
 }
 
 /* Decode the record at p (n bytes there) after the record that left st,
