@@ -6,7 +6,8 @@
 #
 # Without TRACE it records the bundled workload (build/bench/work_media) under
 # libdmmtrace.so; with TRACE it uses that trace (any format dmm reads), named
-# after its file name without the extension.  Then, into build/evolve/NAME/:
+# after its file name without the extension; TRACE=DIR (dmm record's) the
+# trace of DIR's process that allocated most.  Then, into build/evolve/NAME/:
 #
 #   stats.txt, stats.json      dmm stats: what the program asks for (Table 2)
 #   grammar.bnf, best.dmm,     dmm evolve: the grammar of the trace and the
@@ -43,6 +44,19 @@ say() { printf 'evolve: %s\n' "$*"; }
 die() { printf 'evolve: %s\n' "$*" >&2; exit 2; }
 
 trace=${TRACE:-}
+if [ -n "$trace" ] && [ -d "$trace" ]; then
+    # dmm record's directory: the process that allocated most (it says which)
+    errf=$(mktemp)
+    if picked=$("$dmm" record --pick "$trace" 2>"$errf"); then
+        sed 's/^dmm record: /evolve: /' "$errf"
+        rm -f "$errf"
+        trace=$picked
+    else
+        msg=$(sed 's/^dmm record: //' "$errf")
+        rm -f "$errf"
+        die "TRACE '$trace': $msg"
+    fi
+fi
 if [ -n "$trace" ]; then
     [ -e "$trace" ] || die "TRACE '$trace' does not exist"
     [ -f "$trace" ] && [ -r "$trace" ] || die "TRACE '$trace' is not a readable file"

@@ -16,5 +16,6 @@ int dmm_codegen_main(int argc, char **argv);      /* codegen.c */
 int dmm_replay_main(int argc, char **argv);       /* replay.c */
 int dmm_report_main(int argc, char **argv);       /* report.c */
 int dmm_tune_glibc_main(int argc, char **argv);   /* tune_glibc.c */
+int dmm_record_main(int argc, char **argv);       /* record.c */
 
 #endif

@@ -10,6 +10,7 @@
  * read or the output not written (the message says which file and where).
  */
 #include "codegen/cli/cli.h"
+#include "codegen/cli/util.h"
 #include "tracer/format/textfmt.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/trc_write.h"
@@ -114,6 +115,9 @@ int dmm_convert_main(int argc, char **argv)
     if (fmt == DMM_FMT_TRC && to_stdout && !force && isatty(STDOUT_FILENO))
         return usage_err("%s", "not writing a binary trace to a terminal (--force to do it)");
 
+    char picked[4096];
+    if (!(in = dmm_cli_trace("convert", in, picked, sizeof picked)))
+        return 2;
     dmm_err_t err = {{0}};
     dmm_trace_t t;
     if (dmm_trace_load(in, &t, &err) != 0) {

@@ -11,6 +11,7 @@ typedef struct command {
 } command_t;
 
 static const command_t commands[] = {
+    { "record",  dmm_record_main,  "run a program and every process it starts under libdmmtrace.so" },
     { "stats",   dmm_stats_main,   "what a trace asks of the allocator (the paper's Table 2 and more)" },
     { "convert", dmm_convert_main, "convert between trc, rep, mtrace, android, wee and a text dump" },
     { "sim",     dmm_sim_main,     "replay a trace through simulated DMMs: cost T, footprint M, and more" },
@@ -29,7 +30,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nTraces are read in any format dmm knows, detected from their content:\n"
                "dmm's .trc (LD_PRELOAD=libdmmtrace.so), mdriver .rep, glibc mtrace output,\n"
-               "Android memory_replay text and wee_alloc traces; \"-\" reads standard input.\n"
+               "Android memory_replay text and wee_alloc traces; \"-\" reads standard input;\n"
+               "a directory (dmm record's) reads the trace of the process that allocated most.\n"
                "'dmm COMMAND --help' describes a command.\n");
 }
 

@@ -225,6 +225,9 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
         usage(stderr);
         return 1;
     }
+    static char picked[4096];   /* the search keeps the name */
+    if (!(trace = dmm_cli_trace("evolve", trace, picked, sizeof picked)))
+        return 2;
     if (cfg.elite >= cfg.pop) {
         fprintf(stderr, "dmm evolve: --elite must be below --pop\n");
         return 1;

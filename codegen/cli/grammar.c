@@ -7,6 +7,7 @@
  * only with --force.  Exit status as cli.h: 0 done, 1 usage, 2 a trace that
  * does not load or holds no allocation, or an output that cannot be written. */
 #include "codegen/cli/cli.h"
+#include "codegen/cli/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,9 @@ int dmm_grammar_main(int argc, char **argv)
     if (out && !*out)
         return usage_err("-o needs a file name", NULL);
 
+    char picked[4096];
+    if (!(path = dmm_cli_trace("grammar", path, picked, sizeof picked)))
+        return 2;
     dmm_trace_t t;
     dmm_err_t err = { { 0 } };
     if (dmm_trace_load(path, &t, &err) != 0) {

@@ -7,6 +7,7 @@
  * Exit status: 0, 1 (usage, or an output or the system failed), 2 (a bad
  * trace), 3 (--check found a corruption). */
 #include "codegen/cli/cli.h"
+#include "codegen/cli/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -94,6 +95,9 @@ static int parse(int argc, char **argv, cli_opts_t *o)
         usage(stderr);
         return 1;
     }
+    static char picked[4096];   /* the replay keeps the name */
+    if (!(o->replay.trace = dmm_cli_trace("replay", o->replay.trace, picked, sizeof picked)))
+        return 2;
     if (o->replay.check && !o->replay.write) {
         fprintf(stderr, "dmm replay: --check needs the payloads written; drop --no-write\n");
         return 1;

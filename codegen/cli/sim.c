@@ -4,6 +4,7 @@
  *   dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time]
  *           [--no-cache] TRACE */
 #include "codegen/cli/cli.h"
+#include "codegen/cli/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,9 @@ int dmm_sim_main(int argc, char **argv)
         usage(stderr);
         return 1;
     }
+    char picked[4096];
+    if (!(trace = dmm_cli_trace("sim", trace, picked, sizeof picked)))
+        return 2;
     const char *list[DMM_DESC_MAX];
     int n = 0;
     if (all)

@@ -4,6 +4,7 @@
  *   dmm stats [--json] [--top N] TRACE      (TRACE "-" = standard input)
  */
 #include "codegen/cli/cli.h"
+#include "codegen/cli/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,9 @@ int dmm_stats_main(int argc, char **argv)
         return 1;
     }
 
+    char picked[4096];
+    if (!(path = dmm_cli_trace("stats", path, picked, sizeof picked)))
+        return 2;
     dmm_trace_t t;
     dmm_err_t err = { { 0 } };
     if (dmm_trace_load(path, &t, &err) != 0) {

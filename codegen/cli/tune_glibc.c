@@ -199,6 +199,10 @@ static int check_verify(cmd_t *c)
 /* The checks after the options: 0, or 1 (said). */
 static int check_options(cmd_t *c)
 {
+    static char picked[4096];   /* the search keeps the name */
+    if (c->o.trace && !(c->o.trace = dmm_cli_trace("tune-glibc", c->o.trace, picked,
+                                                   sizeof picked)))
+        return 2;
     if (check_verify(c) != 0)
         return 1;
     if (c->verify) {

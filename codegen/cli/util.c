@@ -1,6 +1,8 @@
 /* util.c - number options and Ctrl-C for the commands (see util.h). */
 #include "codegen/cli/util.h"
 
+#include "tracer/record/record.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,4 +71,15 @@ void dmm_cli_catch_sigint(struct sigaction *old)
 void dmm_cli_release_sigint(const struct sigaction *old)
 {
     sigaction(SIGINT, old, NULL);
+}
+
+const char *dmm_cli_trace(const char *cmd, const char *path, char *buf, size_t len)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "dmm %s", cmd);
+    dmm_err_t err;
+    const char *p = dmm_record_pick(prefix, path, buf, len, &err);
+    if (!p)
+        fprintf(stderr, "%s: %s\n", prefix, err.msg);
+    return p;
 }

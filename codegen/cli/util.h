@@ -5,6 +5,7 @@
 #define DMM_CLI_UTIL_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* s as an integer in lo..hi (option opt of `dmm cmd`): 0, or -1 after
@@ -14,6 +15,11 @@ int dmm_cli_long(const char *cmd, const char *opt, const char *s, long lo, long 
  * not 'S'". */
 int dmm_cli_real(const char *cmd, const char *opt, const char *s, double lo, double hi,
                  double *v);
+/* A command's trace argument: path itself, or for a directory (dmm
+ * record's) the trace of the process that allocated most, into buf, after
+ * a line that says so (tracer/record/record.h).  NULL after "dmm CMD:
+ * message" on stderr. */
+const char *dmm_cli_trace(const char *cmd, const char *path, char *buf, size_t len);
 /* --seed: a non-negative integer.  0, or -1 with the message said. */
 int dmm_cli_seed(const char *cmd, const char *s, uint64_t *v);
 

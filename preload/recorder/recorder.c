@@ -121,6 +121,8 @@ static int       g_key_ok;
 static unsigned  g_depth;               /* DMM_TRACE_STACK */
 static int       g_zlevel;              /* 0 = no compression */
 static uint32_t  g_stride = TIME_STRIDE; /* DMM_TRACE_TIME_STRIDE */
+static int       g_follow_exec = 1;     /* DMM_TRACE_FOLLOW_EXEC */
+static int       g_follow_fork = 1;     /* DMM_TRACE_FOLLOW_FORK */
 static char      g_path_tmpl[1024];     /* DMM_TRACE_FILE, or empty */
 static char      g_path[1100];          /* the file being written */
 static char      g_cmdline[16384];
@@ -222,6 +224,16 @@ static void read_options(void)
         else
             g_stride = (uint32_t)n;
     }
+    static const char *const follow[2] = { "DMM_TRACE_FOLLOW_EXEC", "DMM_TRACE_FOLLOW_FORK" };
+    int *fv[2] = { &g_follow_exec, &g_follow_fork };
+    for (int i = 0; i < 2; i++) {
+        if (!(v = secure_getenv(follow[i])) || !*v)
+            continue;
+        if (!strcmp(v, "0") || !strcmp(v, "no"))
+            *fv[i] = 0;
+        else if (strcmp(v, "1") && strcmp(v, "yes"))
+            say(follow[i], "=", v[0] ? ": expected yes or no (1 or 0); following" : "");
+    }
     if ((v = secure_getenv("DMM_TRACE_COMPRESS")) && *v) {
         if (!strcmp(v, "none") || !strcmp(v, "0") || !strcmp(v, "off"))
             g_zlevel = 0;
@@ -233,6 +245,49 @@ static void read_options(void)
             say("DMM_TRACE_COMPRESS=", v, ": expected none, zstd or zstd:1..9; not compressing");
     }
     dmm_options_report_unknown();
+}
+
+/* Take this library out of LD_PRELOAD in the environment, so that a program
+ * exec'd from here on runs untraced (DMM_TRACE_FOLLOW_EXEC=no, and the
+ * children of DMM_TRACE_FOLLOW_FORK=no).  No string is written in place
+ * (one may be read-only): an entry left with other libraries points to a
+ * static copy, an entry with none is taken out of the array. */
+static void strip_preload(void)
+{
+    static char kept[2048];
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+            continue;
+        size_t n = 0;
+        for (const char *p = *e + 11; *p;) {
+            size_t len = strcspn(p, ": ");
+            size_t base = len;
+            while (base && p[base - 1] != '/')
+                base--;
+            int ours = len - base == 14 && !strncmp(p + base, "libdmmtrace.so", 14);
+            if (len && !ours && n + len + 13 < sizeof kept) {
+                if (n == 0) {
+                    memcpy(kept, "LD_PRELOAD=", 11);
+                    n = 11;
+                } else {
+                    kept[n++] = ':';
+                }
+                memcpy(kept + n, p, len);
+                n += len;
+            }
+            p += len;
+            while (*p == ':' || *p == ' ')
+                p++;
+        }
+        kept[n] = 0;
+        if (n) {
+            *e = kept;
+        } else {
+            for (char **f = e; *f; f++)
+                f[0] = f[1];
+            e--;
+        }
+    }
 }
 
 /* ---- the file --------------------------------------------------------- */
@@ -258,7 +313,22 @@ static void read_cmdline(void)
         g_cmdline_len--;
 }
 
-/* Expand the template (or the default "./<program>.<pid>.trc") into out. */
+/* The program's name, '/' made '_' (its file name, from the command line),
+ * into out: the length. */
+static size_t prog_name(char *out, size_t cap)
+{
+    const char *prog = g_cmdline_len ? g_cmdline : "program";
+    const char *slash = strrchr(prog, '/');
+    if (slash && slash[1])
+        prog = slash + 1;
+    size_t n = 0;
+    for (const char *p = prog; *p && n + 1 < cap; p++)
+        out[n++] = (*p == '/') ? '_' : *p;
+    return n;
+}
+
+/* Expand the template (or the default "./<program>.<pid>.trc") into out:
+ * %p the pid, %e the program's name, %% a %. */
 static void make_path(char *out, size_t cap)
 {
     size_t n = 0;
@@ -270,6 +340,9 @@ static void make_path(char *out, size_t cap)
                 memcpy(out + n, pid, pl);
                 n += pl;
                 p++;
+            } else if (p[0] == '%' && p[1] == 'e') {
+                n += prog_name(out + n, cap - n - 24 < 256 ? cap - n - 24 : 256);
+                p++;
             } else if (p[0] == '%' && p[1] == '%') {
                 out[n++] = '%';
                 p++;
@@ -278,14 +351,9 @@ static void make_path(char *out, size_t cap)
             }
         }
     } else {
-        const char *prog = g_cmdline_len ? g_cmdline : "program";
-        const char *slash = strrchr(prog, '/');
-        if (slash && slash[1])
-            prog = slash + 1;
         memcpy(out, "./", 2);
         n = 2;
-        for (const char *p = prog; *p && n + 32 < cap; p++)
-            out[n++] = (*p == '/') ? '_' : *p;
+        n += prog_name(out + n, cap - n - 32);
         out[n++] = '.';
         memcpy(out + n, pid, pl);
         n += pl;
@@ -697,6 +765,12 @@ static void atfork_child(void)
     g_tsc0 = __rdtsc();
 #endif
     g_fd = -1;
+    if (!g_follow_fork && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
+        /* not followed: no file, and nothing this child execs is traced */
+        __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
+        dmm_tw_gate |= DMM_TW_NOT_READY;
+        strip_preload();
+    }
     if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
         g_fd = open_trace(1);
         if (g_fd < 0) {
@@ -752,6 +826,8 @@ static void init(void)
 #endif
     read_options();
     read_cmdline();
+    if (!g_follow_exec)
+        strip_preload();
     g_fd = open_trace(0);
     if (g_fd < 0) {
         __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);

@@ -110,7 +110,8 @@ Test(badinput, missing_file_and_directory, .init = setup, .fini = teardown)
     char path[128];
     sprintf(path, "%s/none.trc", dir);
     expect_error(path, "cannot open", NULL);
-    expect_error(dir, "directory", NULL);
+    /* a directory is read as dmm record's: it must hold a trace */
+    expect_error(dir, "holds no .trc file", NULL);
 }
 
 Test(badinput, not_a_trace, .init = setup, .fini = teardown)

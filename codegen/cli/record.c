@@ -1,0 +1,209 @@
+/* record.c - `dmm record`: one command to trace a program and every process
+ * it starts (tracer/record/).
+ *
+ *   dmm record [-o DIR] [--stacks N] [--compress zstd] [--follow-exec=no]
+ *              [--follow-fork=no] -- PROGRAM [ARGS]
+ *   dmm record --pick DIR        the trace of DIR that dmm stats would read
+ */
+#include "codegen/cli/cli.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "codegen/cli/util.h"
+#include "tracer/record/record.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: dmm record [OPTIONS] -- PROGRAM [ARGS...]\n"
+          "  Run PROGRAM under libdmmtrace.so and wait for every process it starts;\n"
+          "  each process's trace goes to DIR/<program>.<pid>.trc.  Prints what each\n"
+          "  process did, and exits with PROGRAM's own status.\n"
+          "  -o DIR            where the traces go (default dmm-record.<program>.<pid>;\n"
+          "                    made if missing, and must hold no trace yet)\n"
+          "  --stacks N        record N frames of call stack per call (0-64; default 0)\n"
+          "  --compress zstd   zstd-compress the trace blocks (default: none)\n"
+          "  --follow-exec=no  do not trace a program the first one execs\n"
+          "  --follow-fork=no  do not trace the first process's children\n"
+          "  --pick DIR        print the trace of DIR that `dmm stats DIR` and\n"
+          "                    `make evolve TRACE=DIR` read: the process that allocated most\n"
+          "  Exit status: PROGRAM's (128 + N when a signal N ended it); 1 for a usage\n"
+          "  error, 2 when PROGRAM could not be run or DIR not written.\n",
+          f);
+}
+
+/* libdmmtrace.so beside this dmm (the build tree) or in ../lib (installed). */
+static int find_tracer(char *buf, size_t len)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = 0;
+    const char *dir = dirname(exe);
+    snprintf(buf, len, "%s/libdmmtrace.so", dir);
+    if (access(buf, R_OK) == 0)
+        return 0;
+    snprintf(buf, len, "%s/../lib/libdmmtrace.so", dir);
+    if (access(buf, R_OK) == 0) {
+        char real[PATH_MAX];
+        if (realpath(buf, real))
+            snprintf(buf, len, "%s", real);
+        return 0;
+    }
+    snprintf(buf, len, "%s/libdmmtrace.so", dir);
+    return -1;
+}
+
+static int yes_no(const char *a, const char *opt, int *v)
+{
+    size_t n = strlen(opt);
+    if (strncmp(a, opt, n) || a[n] != '=')
+        return 0;
+    if (!strcmp(a + n + 1, "yes"))
+        *v = 1;
+    else if (!strcmp(a + n + 1, "no"))
+        *v = 0;
+    else
+        return -1;
+    return 1;
+}
+
+static void human(uint64_t b, char *out, size_t len)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+/* What each process did, on stderr (the program's stdout stays its own). */
+static void summary(const char *dir)
+{
+    dmm_record_proc_t *v;
+    size_t n;
+    long most;
+    dmm_err_t err;
+    if (dmm_record_scan(dir, &v, &n, &most, &err) != 0) {
+        fprintf(stderr, "dmm record: %s\n", err.msg);
+        return;
+    }
+    fprintf(stderr, "\ndmm record: %zu process%s traced, in %s/\n", n, n == 1 ? "" : "es", dir);
+    fprintf(stderr, "  %8s %8s %12s %11s  %s\n", "pid", "ppid", "operations", "peak live",
+            "command");
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].unreadable) {
+            fprintf(stderr, "  %s: %s\n", v[i].file, v[i].err);
+            continue;
+        }
+        char peak[32];
+        human(v[i].peak_live, peak, sizeof peak);
+        fprintf(stderr, "  %8u %8u %12llu %11s  %.70s%s\n", v[i].pid, v[i].ppid,
+                (unsigned long long)v[i].records, peak, v[i].command,
+                (long)i == most && n > 1 ? "   <- allocated most" : "");
+    }
+    if (most >= 0)
+        fprintf(stderr, "dmm record: dmm stats %s and make evolve TRACE=%s read %s%s\n", dir,
+                dir, v[most].file, n > 1 ? " (the process that allocated most)" : "");
+    free(v);
+}
+
+static int pick_main(const char *dir)
+{
+    char buf[PATH_MAX + 256];
+    dmm_err_t err;
+    const char *p = dmm_record_pick("dmm record", dir, buf, sizeof buf, &err);
+    if (!p) {
+        fprintf(stderr, "dmm record: %s\n", err.msg);
+        return 2;
+    }
+    printf("%s\n", p);
+    return 0;
+}
+
+int dmm_record_main(int argc, char **argv)
+{
+    dmm_record_opts_t o = { .follow_exec = 1, .follow_fork = 1 };
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        long v;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--pick") && i + 1 < argc && i + 2 == argc) {
+            return pick_main(argv[i + 1]);
+        } else if (!strcmp(a, "-o") && i + 1 < argc) {
+            o.dir = argv[++i];
+        } else if (!strcmp(a, "--stacks") && i + 1 < argc) {
+            if (dmm_cli_long("record", "--stacks", argv[++i], 0, 64, &v) != 0)
+                return 1;
+            o.stacks = (unsigned)v;
+        } else if (!strcmp(a, "--compress") && i + 1 < argc) {
+            i++;
+            if (strcmp(argv[i], "zstd") && strcmp(argv[i], "none")) {
+                fprintf(stderr, "dmm record: --compress is zstd or none, not '%s'\n", argv[i]);
+                return 1;
+            }
+            o.zstd = !strcmp(argv[i], "zstd");
+        } else if ((r = yes_no(a, "--follow-exec", &o.follow_exec)) != 0 ||
+                   (r = yes_no(a, "--follow-fork", &o.follow_fork)) != 0) {
+            if (r < 0) {
+                fprintf(stderr, "dmm record: %.*s is yes or no, not '%s'\n",
+                        (int)(strchr(a, '=') - a), a, strchr(a, '=') + 1);
+                return 1;
+            }
+        } else if (a[0] == '-') {
+            fprintf(stderr, "dmm record: unknown option %s\n", a);
+            usage(stderr);
+            return 1;
+        } else {
+            break;   /* the program, without "--" */
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "dmm record: no command to run\n");
+        usage(stderr);
+        return 2;
+    }
+    o.argv = argv + i;
+    char tracer[PATH_MAX], dir[PATH_MAX];
+    if (find_tracer(tracer, sizeof tracer) != 0) {
+        fprintf(stderr, "dmm record: %s: not found (build it with make, or install it beside "
+                        "dmm's lib/)\n", tracer);
+        return 2;
+    }
+    o.tracer = tracer;
+    if (!o.dir) {
+        char prog[PATH_MAX];
+        snprintf(prog, sizeof prog, "%s", o.argv[0]);
+        snprintf(dir, sizeof dir, "dmm-record.%s.%d", basename(prog), (int)getpid());
+        o.dir = dir;
+    }
+    int status;
+    dmm_err_t err;
+    if (dmm_record_run(&o, &status, &err) != 0) {
+        fprintf(stderr, "dmm record: %s\n", err.msg);
+        return 2;
+    }
+    summary(o.dir);
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "dmm record: %s was killed by signal %d\n", o.argv[0], WTERMSIG(status));
+        return 128 + WTERMSIG(status);
+    }
+    return WEXITSTATUS(status);
+}

@@ -1,0 +1,185 @@
+/* test_record.c - `dmm record`: a program and its process tree traced into
+ * one directory, the program's exit status passed on, a summary of each
+ * process, forks and execs followed or not, an orphaned grandchild waited
+ * for, bad input refused with exit status 2 and nothing left behind; and
+ * the directory read by the commands that take a trace. */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test/lib/progrun.h"
+#include "tracer/format/load.h"
+
+#define DMM    DMM_BUILD_DIR "/dmm"
+#define TRACEE DMM_BUILD_DIR "/test/progs/tracee"
+
+static char out_path[300], err_path[300];
+
+/* dmm record with args (NULL-terminated) in the scratch directory: its
+ * exit status, or -1 when it did not exit. */
+static int record(const char *const *args)
+{
+    char *argv[32] = { DMM, "record" };
+    int k = 2;
+    for (int i = 0; args[i]; i++)
+        argv[k++] = (char *)args[i];
+    argv[k] = NULL;
+    snprintf(out_path, sizeof out_path, "%s/out", tmpdir);
+    snprintf(err_path, sizeof err_path, "%s/err", tmpdir);
+    int st = run_limited(argv, NULL, tmpdir, NULL, out_path, err_path, 60, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp_text(const char *path)
+{
+    uint8_t *buf;
+    size_t len;
+    dmm_err_t err;
+    cr_assert_eq(dmm_read_file(path, &buf, &len, &err), 0, "%s", err.msg);
+    char *s = realloc(buf, len + 1);
+    s[len] = 0;
+    return s;
+}
+
+static void expect_err(const char *want)
+{
+    char *s = slurp_text(err_path);
+    cr_assert(strstr(s, want) != NULL, "stderr lacks '%s':\n%s", want, s);
+    free(s);
+}
+
+/* The .trc files of DIR (in the scratch directory), each read whole. */
+static int traces(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".trc"))
+            continue;
+        char f[900];
+        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+        dmm_trace_t t;
+        dmm_err_t err;
+        cr_assert_eq(dmm_trace_load(f, &t, &err), 0, "%s", err.msg);
+        cr_assert_not(t.truncated, "%s: %s", f, t.note);
+        dmm_trace_free(&t);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+Test(record, traces_every_process_and_says_which_allocated_most)
+{
+    make_tmpdir();
+    const char *a[] = { "-o", "rec", "--", TRACEE, "fork", "5", NULL };
+    cr_assert_eq(record(a), 0);
+    cr_assert_eq(traces("rec"), 2, "the parent and its child");
+    expect_err("2 processes traced, in rec/");
+    expect_err("<- allocated most");
+    char *out = slurp_text(out_path);
+    cr_assert(strstr(out, "tracee checksum") != NULL, "the program's stdout is its own: %s", out);
+    free(out);
+    /* --pick and the commands that read a trace agree on the parent (the
+     * pattern 10 times, against the child's 5) */
+    const char *p[] = { "--pick", "rec", NULL };
+    cr_assert_eq(record(p), 0);
+    out = slurp_text(out_path);
+    cr_assert(strstr(out, "rec/tracee.") != NULL, "%s", out);
+    free(out);
+    char *argv[] = { DMM, "stats", "--json", "rec", NULL };
+    int st = run(argv, NULL, tmpdir, NULL, out_path, err_path);
+    cr_assert_eq(WEXITSTATUS(st), 0);
+    expect_err("holds 2 traces; reading tracee.");
+    out = slurp_text(out_path);
+    cr_assert(strstr(out, "\"reallocs\": 10") || strstr(out, "\"reallocs\":10"),
+              "the parent's 10 reallocs: %.400s", out);
+    free(out);
+    remove_tmpdir();
+}
+
+Test(record, passes_the_program_status_on)
+{
+    make_tmpdir();
+    const char *a[] = { "-o", "r1", "--", "/bin/sh", "-c", "exit 3", NULL };
+    cr_assert_eq(record(a), 3);
+    const char *b[] = { "-o", "r2", "--", "/bin/sh", "-c", "kill -TERM $$", NULL };
+    cr_assert_eq(record(b), 128 + SIGTERM);
+    expect_err("killed by signal 15");
+    remove_tmpdir();
+}
+
+Test(record, follows_forks_and_execs_unless_told_not_to)
+{
+    make_tmpdir();
+    const char *a[] = { "-o", "f1", "--follow-fork=no", "--", TRACEE, "fork", "5", NULL };
+    cr_assert_eq(record(a), 0);
+    cr_assert_eq(traces("f1"), 1, "the child is not traced");
+    const char *b[] = { "-o", "e1", "--", TRACEE, "exec", "3", NULL };
+    cr_assert_eq(record(b), 0);
+    cr_assert_eq(traces("e1"), 2, "the program and what it execs");
+    const char *c[] = { "-o", "e2", "--follow-exec=no", "--", TRACEE, "exec", "3", NULL };
+    cr_assert_eq(record(c), 0);
+    cr_assert_eq(traces("e2"), 1, "what the program execs is not traced");
+    remove_tmpdir();
+}
+
+/* A grandchild whose parent has exited (a daemon's way) is waited for: its
+ * trace is whole when dmm record returns. */
+Test(record, waits_for_an_orphaned_grandchild)
+{
+    make_tmpdir();
+    const char *a[] = { "-o", "g", "--", "/bin/sh", "-c",
+                        "(sleep 0.3; exec " TRACEE " main 40 >/dev/null) & exit 0", NULL };
+    cr_assert_eq(record(a), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/g", tmpdir);
+    DIR *d = opendir(path);
+    cr_assert_not_null(d);
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        found |= !strncmp(e->d_name, "tracee.", 7);
+    closedir(d);
+    cr_assert(found, "the grandchild's trace is there");
+    traces("g");   /* and every trace reads whole */
+    remove_tmpdir();
+}
+
+Test(record, refuses_bad_input_and_leaves_nothing)
+{
+    make_tmpdir();
+    const char *none[] = { NULL };
+    cr_assert_eq(record(none), 2);
+    expect_err("no command to run");
+    const char *missing[] = { "-o", "m", "--", "no-such-program-dmm", NULL };
+    cr_assert_eq(record(missing), 2);
+    expect_err("no-such-program-dmm: command not found");
+    struct stat st;
+    char path[600];
+    snprintf(path, sizeof path, "%s/m", tmpdir);
+    cr_assert_neq(stat(path, &st), 0, "no directory left behind");
+    const char *unwritable[] = { "-o", "/proc/dmm-no/dir", "--", TRACEE, "main", "1", NULL };
+    cr_assert_eq(record(unwritable), 2);
+    expect_err("/proc/dmm-no/dir: cannot create the directory");
+    const char *ok[] = { "-o", "full", "--", TRACEE, "main", "1", NULL };
+    cr_assert_eq(record(ok), 0);
+    cr_assert_eq(record(ok), 2, "a directory that holds traces already");
+    expect_err("holds traces already");
+    cr_assert_eq(traces("full"), 1, "and it is left as it was");
+    const char *bad[] = { "--follow-fork=maybe", "--", TRACEE, "main", "1", NULL };
+    cr_assert_eq(record(bad), 1);
+    remove_tmpdir();
+}

@@ -1,0 +1,286 @@
+/* record.c - `dmm record` (record.h): run a program and its process tree
+ * under libdmmtrace.so, then read what each process recorded. */
+#include "tracer/record/record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tracer/format/load.h"
+#include "tracer/stats/stats.h"
+
+/* argv0 as execvp would find it, into buf: 0, or -1 (errno set). */
+static int find_program(const char *argv0, char *buf, size_t len)
+{
+    if (strchr(argv0, '/')) {
+        if (access(argv0, X_OK) != 0)
+            return -1;
+        snprintf(buf, len, "%s", argv0);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int why = ENOENT;
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        snprintf(buf, len, "%.*s%s%s", (int)n, p, n ? "/" : "", argv0);
+        struct stat st;
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(buf, X_OK) == 0)
+                return 0;
+            why = EACCES;
+        }
+        if (!end)
+            break;
+        p = end;
+    }
+    errno = why;
+    return -1;
+}
+
+/* Whether dir holds a .trc file already. */
+static int holds_traces(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        found = n > 4 && !strcmp(e->d_name + n - 4, ".trc");
+    }
+    closedir(d);
+    return found;
+}
+
+/* The directory, ready to take traces: *made when this call created it. */
+static int prepare_dir(const char *dir, int *made, dmm_err_t *err)
+{
+    struct stat st;
+    *made = 0;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return dmm_err_set(err, "%s: exists and is not a directory", dir);
+        if (access(dir, W_OK | X_OK) != 0)
+            return dmm_err_set(err, "%s: cannot write there: %s", dir, strerror(errno));
+        if (holds_traces(dir))
+            return dmm_err_set(err, "%s: holds traces already; name another directory (-o)",
+                               dir);
+        return 0;
+    }
+    if (mkdir(dir, 0755) != 0)
+        return dmm_err_set(err, "%s: cannot create the directory: %s", dir, strerror(errno));
+    *made = 1;
+    return 0;
+}
+
+/* In the child: the tracer's environment, then the program.  Reports
+ * errno on fd if exec fails. */
+static void child(const dmm_record_opts_t *o, const char *prog, const char *absdir, int fd)
+{
+    char v[PATH_MAX + 64];
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(v, sizeof v, "%s%s%s", o->tracer, old && *old ? ":" : "", old ? old : "");
+    setenv("LD_PRELOAD", v, 1);
+    snprintf(v, sizeof v, "%s/%%e.%%p.trc", absdir);
+    setenv("DMM_TRACE_FILE", v, 1);
+    snprintf(v, sizeof v, "%u", o->stacks);
+    setenv("DMM_TRACE_STACK", v, 1);
+    setenv("DMM_TRACE_COMPRESS", o->zstd ? "zstd" : "none", 1);
+    if (!o->follow_exec)
+        setenv("DMM_TRACE_FOLLOW_EXEC", "0", 1);
+    if (!o->follow_fork)
+        setenv("DMM_TRACE_FOLLOW_FORK", "0", 1);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    execv(prog, o->argv);
+    int e = errno;
+    ssize_t w = write(fd, &e, sizeof e);
+    (void)w;
+    _exit(127);
+}
+
+int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err)
+{
+    if (!o->argv || !o->argv[0] || !o->argv[0][0])
+        return dmm_err_set(err, "no command to run: dmm record [OPTIONS] -- PROGRAM [ARGS]");
+    char prog[PATH_MAX];
+    if (find_program(o->argv[0], prog, sizeof prog) != 0)
+        return dmm_err_set(err, "%s: %s", o->argv[0],
+                           errno == ENOENT && !strchr(o->argv[0], '/') ? "command not found"
+                                                                       : strerror(errno));
+    if (access(o->tracer, R_OK) != 0)
+        return dmm_err_set(err, "%s: the tracer library: %s", o->tracer, strerror(errno));
+    int made;
+    if (prepare_dir(o->dir, &made, err))
+        return -1;
+    char absdir[PATH_MAX];
+    int fds[2];
+    if (!realpath(o->dir, absdir) || pipe2(fds, O_CLOEXEC) != 0) {
+        dmm_err_set(err, "%s: %s", o->dir, strerror(errno));
+        goto fail;
+    }
+    /* orphans of the tree become our children: waited for too */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+    sigaction(SIGINT, &ign, &oint);   /* Ctrl-C is the program's: we wait for it */
+    sigaction(SIGQUIT, &ign, &oquit);
+    pid_t pid = fork();
+    if (pid == 0)
+        child(o, prog, absdir, fds[1]);
+    close(fds[1]);
+    int e = 0;
+    ssize_t r = pid > 0 ? read(fds[0], &e, sizeof e) : -1;
+    close(fds[0]);
+    int st = 0, got = 0;
+    for (;;) {   /* every process of the tree, the first one's status kept */
+        int s;
+        pid_t w = waitpid(-1, &s, 0);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            break;
+        if (w == pid) {
+            st = s;
+            got = 1;
+        }
+    }
+    sigaction(SIGINT, &oint, NULL);
+    sigaction(SIGQUIT, &oquit, NULL);
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    if (pid < 0) {
+        dmm_err_set(err, "cannot start %s: %s", prog, strerror(errno));
+        goto fail;
+    }
+    if (r == (ssize_t)sizeof e) {
+        dmm_err_set(err, "cannot run %s: %s", prog, strerror(e));
+        goto fail;
+    }
+    if (!got) {
+        dmm_err_set(err, "lost track of %s (pid %d)", prog, (int)pid);
+        goto fail;
+    }
+    *status = st;
+    return 0;
+fail:
+    if (made)
+        rmdir(o->dir);   /* only if nothing was written in it */
+    return -1;
+}
+
+/* ---- what the directory holds ---------------------------------------- */
+
+static int by_pid(const void *a, const void *b)
+{
+    const dmm_record_proc_t *x = a, *y = b;
+    return x->pid < y->pid ? -1 : x->pid > y->pid ? 1 : strcmp(x->file, y->file);
+}
+
+static void read_one(const char *dir, dmm_record_proc_t *p)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, p->file);
+    dmm_trace_t t;
+    dmm_err_t err;
+    if (dmm_trace_load(path, &t, &err) != 0) {
+        p->unreadable = 1;
+        snprintf(p->err, sizeof p->err, "%s", err.msg);
+        return;
+    }
+    p->pid = t.pid;
+    p->ppid = t.ppid;
+    size_t k = 0;
+    for (size_t i = 0; i < t.cmdline_len && k + 1 < sizeof p->command; i++)
+        p->command[k++] = t.cmdline[i] ? t.cmdline[i] : ' ';
+    p->command[k] = 0;
+    p->records = t.nrecs;
+    dmm_stats_t st;
+    if (dmm_stats_compute(&t, &st, &err) == 0) {
+        p->alloc_calls = st.alloc_calls;
+        p->peak_live = st.max_in_use;
+        dmm_stats_free(&st);
+    }
+    dmm_trace_free(&t);
+}
+
+int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long *most,
+                    dmm_err_t *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return dmm_err_set(err, "%s: cannot read the directory: %s", dir, strerror(errno));
+    dmm_record_proc_t *v = NULL;
+    size_t k = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".trc") || len >= sizeof v->file)
+            continue;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 16;
+            dmm_record_proc_t *nv = realloc(v, cap * sizeof *v);
+            if (!nv) {
+                closedir(d);
+                free(v);
+                return dmm_err_set(err, "%s: out of memory", dir);
+            }
+            v = nv;
+        }
+        memset(&v[k], 0, sizeof v[k]);
+        memcpy(v[k].file, e->d_name, len + 1);
+        k++;
+    }
+    closedir(d);
+    if (k == 0) {
+        free(v);
+        return dmm_err_set(err, "%s: holds no .trc file", dir);
+    }
+    for (size_t i = 0; i < k; i++)
+        read_one(dir, &v[i]);
+    qsort(v, k, sizeof *v, by_pid);
+    *most = -1;
+    for (size_t i = 0; i < k; i++)
+        if (!v[i].unreadable && (*most < 0 || v[i].alloc_calls > v[*most].alloc_calls))
+            *most = (long)i;
+    *procs = v;
+    *n = k;
+    return 0;
+}
+
+const char *dmm_record_pick(const char *prefix, const char *path, char *buf, size_t len,
+                            dmm_err_t *err)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return path;
+    dmm_record_proc_t *v;
+    size_t n;
+    long most;
+    if (dmm_record_scan(path, &v, &n, &most, err) != 0)
+        return NULL;
+    if (most < 0) {
+        dmm_err_set(err, "%s: none of its %zu traces reads: %s", path, n, v[0].err);
+        free(v);
+        return NULL;
+    }
+    snprintf(buf, len, "%s/%s", path, v[most].file);
+    if (n > 1)
+        fprintf(stderr, "%s: %s holds %zu traces; reading %s, the process that allocated "
+                        "most (%llu calls: %s); name a file to read another\n",
+                prefix, path, n, v[most].file, (unsigned long long)v[most].alloc_calls,
+                v[most].command);
+    free(v);
+    return buf;
+}
