@@ -139,6 +139,48 @@ static void check_pattern(const char *mode, int n)
     remove_tmpdir();
 }
 
+/* Version 2's records: a few bytes a call; the clock read every
+ * DMM_TRACE_TIME_STRIDE records of a thread (the header says how often),
+ * times never going back within a thread. */
+static void stride_run(const char *stride, uint32_t want, size_t *bytes, size_t *recs,
+                       size_t *distinct)
+{
+    make_tmpdir();
+    char env[64];
+    snprintf(env, sizeof env, "DMM_TRACE_TIME_STRIDE=%s", stride);
+    const char *more[] = { env, NULL };
+    cr_assert_eq(run_tracee("main", "2000", more), 0);
+    char names[4][600];
+    cr_assert_eq(trace_files(names, 4), 1);
+    struct stat st;
+    cr_assert_eq(stat(names[0], &st), 0);
+    *bytes = (size_t)st.st_size;
+    dmm_trace_t t;
+    load(names[0], &t);
+    cr_assert_eq(t.time_stride, want);
+    *recs = t.nrecs;
+    *distinct = 0;
+    for (size_t i = 1; i < t.nrecs; i++) {
+        cr_assert_geq(t.recs[i].time, t.recs[i - 1].time, "record %zu goes back in time", i);
+        *distinct += t.recs[i].time != t.recs[i - 1].time;
+    }
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+Test(tracer, records_are_compact_and_the_clock_is_read_every_stride)
+{
+    size_t bytes, recs, distinct;
+    stride_run("16", 16, &bytes, &recs, &distinct);
+    cr_assert_geq(recs, 10000);
+    cr_assert_lt(bytes, recs * 12, "%zu bytes for %zu records", bytes, recs);
+    cr_assert_leq(distinct, recs / 16 + 20, "%zu times for %zu records", distinct, recs);
+    size_t bytes1, recs1, distinct1;
+    stride_run("1", 1, &bytes1, &recs1, &distinct1);
+    cr_assert_gt(distinct1, recs1 / 4, "every record reads the clock: %zu times for %zu records",
+                 distinct1, recs1);
+}
+
 Test(tracer, loses_nothing_on_return_from_main) { check_pattern("main", 300); }
 Test(tracer, loses_nothing_on_exit) { check_pattern("exit", 300); }
 Test(tracer, loses_nothing_on__exit) { check_pattern("_exit", 300); }
