@@ -701,7 +701,8 @@ static void thread_exit(void *arg)
     memset(&r, 0, sizeof r);
     r.op = DMM_TRC_THREAD_EXIT;
     r.seq = dmm_tw_seq();
-    r.time = stamp();
+    r.time = s->tnow = stamp();   /* later records carry this reading, not an older one */
+    s->tleft = g_stride;
     append(s, &r);
     flush_own(s);
     registry_remove(s);
@@ -757,6 +758,7 @@ static void atfork_child(void)
     ts.gatekeeper = 0;
     ts.lock = 0;
     rewind_buf(&ts);
+    ts.tleft = 1;   /* the clock starts again below: read it on the next record */
     if (g_fd >= 0)
         close(g_fd);
     g_pid = (uint32_t)getpid();

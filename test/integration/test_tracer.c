@@ -84,9 +84,25 @@ static void load(const char *path, dmm_trace_t *t)
 }
 
 /* The op stream is consistent: every free found its block, no address was
- * handed out twice while live (the order respects causality). */
+ * handed out twice while live (the order respects causality); and within
+ * each thread time never goes back (the clock is read every few records,
+ * the others carry the last reading). */
 static void assert_consistent(const dmm_trace_t *t)
 {
+    struct { uint32_t tid; uint64_t time; } last[64];
+    size_t nl = 0;
+    for (size_t i = 0; i < t->nrecs; i++) {
+        size_t k = 0;
+        while (k < nl && last[k].tid != t->recs[i].tid)
+            k++;
+        if (k == nl && nl < 64)
+            last[nl++] = (typeof(last[0])){ t->recs[i].tid, 0 };
+        if (k < nl) {
+            cr_expect_geq(t->recs[i].time, last[k].time, "%s: record %zu of thread %u goes back "
+                          "in time", t->path, i, t->recs[i].tid);
+            last[k].time = t->recs[i].time;
+        }
+    }
     dmm_opstream_t s;
     dmm_err_t err;
     cr_assert_eq(dmm_opstream_build(t, &s, &err), 0, "%s", err.msg);
