@@ -27,11 +27,20 @@ static const struct { const char *name, *text; } presets[] = {
 _Static_assert(sizeof presets / sizeof presets[0] == DMM_DESC_NPRESETS,
                "desc.h counts the presets");
 
+/* Named like the presets, but not one of the paper's references. */
+static const struct { const char *name, *text; } others[] = {
+    { "tlsf", "# dmm 1 preset=tlsf  two-level segregated fit: O(1) malloc and free\n"
+              "tlsf          range=(0,inf]          split=yes coalesce=yes list=dll   fit=first order=lifo\n" },
+};
+
 const char *dmm_desc_preset(const char *name)
 {
     for (size_t i = 0; i < DMM_DESC_NPRESETS; i++)
         if (!strcmp(name, presets[i].name))
             return presets[i].text;
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (!strcmp(name, others[i].name))
+            return others[i].text;
     return NULL;
 }
 
@@ -351,7 +360,8 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
             a->cls = (dmm_class_t)c;
     if (!a->cls)
         return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
-                    "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea; "
+                    "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea, "
+                    "tlsf; "
                     "or a cache or release line)",
                     w->name, w->line, CUT(cl), cls);
     struct alloc_arg x = { a, 0 };
@@ -410,7 +420,7 @@ int dmm_desc_load(const char *name_or_path, dmm_desc_t *d, dmm_err_t *err)
     char buf[16384];
     int fd = open(name_or_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(err, "%s: not a preset (kng, lea, fib, s10, exa) and cannot open: %s",
+        return fail(err, "%s: not a preset (kng, lea, fib, s10, exa, tlsf) and cannot open: %s",
                     name_or_path, strerror(errno));
     size_t len = 0;
     for (;;) {

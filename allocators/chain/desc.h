@@ -59,7 +59,8 @@ typedef struct dmm_desc {
  * "NAME: line N: field 'F': fault". */
 int dmm_desc_parse(const char *name, const char *text, size_t len, dmm_desc_t *d,
                    dmm_err_t *err);
-/* A preset's text by name ("kng", "lea", "fib", "s10", "exa"), or NULL. */
+/* A preset's text by name ("kng", "lea", "fib", "s10", "exa"; and "tlsf",
+ * which is not one of the paper's references), or NULL. */
 const char *dmm_desc_preset(const char *name);
 /* The presets' names, in the paper's order (i from 0 to
  * DMM_DESC_NPRESETS - 1; NULL past the end): the one list every command,

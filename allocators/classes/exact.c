@@ -101,12 +101,5 @@ const dmm_class_ops_t dmm_class_exact = {
     .name = "exact",
     .options = DMM_OPT_SPLIT | DMM_OPT_COALESCE | DMM_OPT_LIST | DMM_OPT_FIT | DMM_OPT_ORDER,
     .init = exact_init,
-    .malloc = dmm_seg_malloc,
-    .free = dmm_seg_free,
-    .usable_nolock = 1,
-    .hdr_usable    = 1,
-    .usable = dmm_seg_usable,
-    .resize = dmm_seg_resize,
-    .check = dmm_seg_check,
-    .destroy = dmm_seg_destroy,
+    DMM_SEG_OPS,
 };

@@ -13,6 +13,7 @@ extern const dmm_class_ops_t dmm_class_sss __attribute__((weak));
 extern const dmm_class_ops_t dmm_class_exact __attribute__((weak));
 extern const dmm_class_ops_t dmm_class_kingsley __attribute__((weak));
 extern const dmm_class_ops_t dmm_class_lea __attribute__((weak));
+extern const dmm_class_ops_t dmm_class_tlsf __attribute__((weak));
 
 static const char *const names[DMM_CLASS_COUNT] = {
     [DMM_CLASS_BUDDY_BINARY] = "buddy-binary",
@@ -22,6 +23,7 @@ static const char *const names[DMM_CLASS_COUNT] = {
     [DMM_CLASS_EXACT] = "exact",
     [DMM_CLASS_KINGSLEY] = "kingsley",
     [DMM_CLASS_LEA] = "lea",
+    [DMM_CLASS_TLSF] = "tlsf",
 };
 
 const dmm_class_ops_t *dmm_class_ops(dmm_class_t c)
@@ -34,6 +36,7 @@ const dmm_class_ops_t *dmm_class_ops(dmm_class_t c)
     case DMM_CLASS_EXACT:        return &dmm_class_exact;
     case DMM_CLASS_KINGSLEY:     return &dmm_class_kingsley;
     case DMM_CLASS_LEA:          return &dmm_class_lea;
+    case DMM_CLASS_TLSF:         return &dmm_class_tlsf;
     default:                     return NULL;
     }
 }
@@ -47,6 +50,7 @@ static const char *const paper_names[DMM_CLASS_COUNT] = {
     [DMM_CLASS_EXACT] = "ExactSegregatedFit",
     [DMM_CLASS_KINGSLEY] = "Kingsley",
     [DMM_CLASS_LEA] = "Lea",
+    [DMM_CLASS_TLSF] = "TLSF",   /* not the paper's: Masmano et al., 2004 */
 };
 
 const char *dmm_class_paper_name(dmm_class_t c)

@@ -9,7 +9,7 @@
 /* The ops of each class (allocators/classes/<class>.c). */
 extern const dmm_class_ops_t dmm_class_buddy_binary, dmm_class_buddy_fib,
     dmm_class_segregated, dmm_class_sss, dmm_class_exact, dmm_class_kingsley,
-    dmm_class_lea;
+    dmm_class_lea, dmm_class_tlsf;
 
 /* Ops for a class id, or NULL; the class name as written in .dmm text. */
 const dmm_class_ops_t *dmm_class_ops(dmm_class_t c);

@@ -69,17 +69,24 @@ void *dmm_seg_sa_alloc(seg_t *s, size_t len)
     return p;
 }
 
+/* len bytes of META pages, counted; NULL with errno = ENOMEM. */
+static void *meta_get(seg_t *s, size_t len)
+{
+    void *p = dmm_pagesrc_get(s->ps, len, 0, DMM_OWNER_META);
+    DMM_COST(s->cost, pagesrc_calls, 1);
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
 dmm_flist_t *dmm_seg_new_list(seg_t *s)
 {
     dmm_flist_t *l = dmm_seg_sa_alloc(s, sizeof *l);
     if (!l) {
         if (s->slab_left < sizeof *l) {
-            char *pg = dmm_pagesrc_get(s->ps, SLAB_LEN, 0, DMM_OWNER_META);
-            DMM_COST(s->cost, pagesrc_calls, 1);
-            if (!pg) {
-                errno = ENOMEM;
+            char *pg = meta_get(s, SLAB_LEN);
+            if (!pg)
                 return NULL;
-            }
             *(void **)pg = s->slabs;
             s->slabs = pg;
             s->slab_next = pg + 16;
@@ -117,6 +124,17 @@ int dmm_seg_setup(dmm_alloc_t *a)
     return 0;
 }
 
+void *dmm_seg_meta(seg_t *s, size_t len)
+{
+    len = dmm_align_up(len, DMM_PAGE);
+    void *p = meta_get(s, len);
+    if (!p)
+        return NULL;
+    s->ents_meta = p;
+    s->ents_meta_len = len;
+    return p;
+}
+
 size_t dmm_seg_need(const seg_t *s, size_t n)
 {
     if (n > SIZE_MAX / 2)
@@ -127,6 +145,10 @@ size_t dmm_seg_need(const seg_t *s, size_t n)
 
 size_t dmm_seg_class_of(const seg_t *s, size_t S)
 {
+    if (s->map) {
+        DMM_COST(s->cost, lookups, 1);
+        return s->map(s, S);
+    }
     size_t lo = 0, hi = s->n;     /* answer in [lo, hi) */
     if (s->exact) {
         /* last i with key <= S; ents[0].key == 0 */
@@ -155,14 +177,46 @@ size_t dmm_seg_class_of(const seg_t *s, size_t S)
 
 /* ---- chunks and lists ----------------------------------------------- */
 
+/* tlsf: list i holds blocks, or holds none (after a take or a removal). */
+static inline void bit_set(seg_t *s, size_t i)
+{
+    if (s->bits)
+        s->bits[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+static inline void bit_update(seg_t *s, size_t i)
+{
+    if (s->bits && !s->ents[i].l->count)
+        s->bits[i / 64] &= ~((uint64_t)1 << (i % 64));
+}
+
+/* tlsf: the first list after i that holds blocks, or s->n; each bitmap
+ * word read counts as a node. */
+static size_t bit_next(seg_t *s, size_t i)
+{
+    size_t j = i + 1;
+    while (j < s->n) {
+        DMM_COST(s->cost, nodes, 1);
+        uint64_t w = s->bits[j / 64] >> (j % 64);
+        if (w)
+            return j + (size_t)__builtin_ctzll(w);
+        j = (j / 64 + 1) * 64;
+    }
+    return s->n;
+}
+
 static inline void list_put(seg_t *s, char *B, size_t S)
 {
-    dmm_flist_insert(s->ents[dmm_seg_class_of(s, S)].l, B + 8, S);
+    size_t i = dmm_seg_class_of(s, S);
+    dmm_flist_insert(s->ents[i].l, B + 8, S);
+    bit_set(s, i);
 }
 
 static inline void list_del(seg_t *s, char *B, size_t S)
 {
-    dmm_flist_remove(s->ents[dmm_seg_class_of(s, S)].l, B + 8);
+    size_t i = dmm_seg_class_of(s, S);
+    dmm_flist_remove(s->ents[i].l, B + 8);
+    bit_update(s, i);
 }
 
 static seg_chunk_t *chunk_new(seg_t *s, size_t len)
@@ -281,9 +335,16 @@ void *dmm_seg_malloc(dmm_alloc_t *a, size_t n)
     }
     size_t got;
     void *b = dmm_flist_take(s->ents[idx].l, need, &got);
+    bit_update(s, (size_t)idx);
     if (b)
         return use_free(s, (char *)b - 8, got, need, s->split);
-    if (s->split) {
+    if (s->bits) {   /* tlsf: the next list with blocks, found in the bitmap */
+        size_t j = bit_next(s, (size_t)idx);
+        if (j < s->n && (b = dmm_flist_take(s->ents[j].l, need, &got)) != NULL) {
+            bit_update(s, j);
+            return use_free(s, (char *)b - 8, got, need, 1);
+        }
+    } else if (s->split) {
         for (size_t j = (size_t)idx + 1; j < s->n; j++) {
             dmm_flist_t *l = s->ents[j].l;
             if (!l->count) {
@@ -546,6 +607,8 @@ size_t dmm_seg_check(dmm_alloc_t *a)
         v += w.viol;
         if (w.count != s->ents[i].l->count)
             v++;
+        if (s->bits && !!(s->bits[i / 64] >> (i % 64) & 1) != !!w.count)
+            v++;                            /* the bitmap says otherwise */
         listed += w.count;
         listed_bytes += w.bytes;
     }

@@ -2,6 +2,8 @@
  * classes share (implemented in segfit.c; segregated.c and exact.c add
  * their lists).  Private to those three files.
  *
+ * Also "tlsf" (tlsf.c): its lists and the bitmap of the non-empty ones.
+ *
  * Blocks.  A block of S bytes (S a multiple of 16) starts at B, with
  * B = 8 (mod 16); its header word at B is S | flags, its payload at B + 8 is
  * 16-aligned and S - 8 bytes usable.  Flags: bit 0 INUSE, bit 1 PFREE (the
@@ -65,6 +67,12 @@ struct seg {
     size_t slab_left;
     /* list index for a request of block size need (exact: creates it) */
     long (*req_list)(seg_t *s, size_t need);
+    /* tlsf.c: the list of a block size computed (else: searched among the
+     * keys), and one bit per list that holds blocks, so that the next such
+     * list is found without visiting the empty ones; NULL for the others */
+    size_t (*map)(const seg_t *s, size_t S);
+    uint64_t *bits;
+    size_t map_base;        /* tlsf: the class of list 0 */
 };
 
 /* Common set-up: fields from a->desc, the state in a->state_area.  0 or -1
@@ -72,6 +80,9 @@ struct seg {
 int     dmm_seg_setup(dmm_alloc_t *a);
 /* Bump bytes from the state area (16-aligned), or NULL. */
 void   *dmm_seg_sa_alloc(seg_t *s, size_t len);
+/* len bytes of META pages for the lists' table (s->ents_meta, given back
+ * by destroy), or NULL with errno = ENOMEM. */
+void   *dmm_seg_meta(seg_t *s, size_t len);
 /* A new, initialised list struct (state area, then META pages); NULL with
  * errno = ENOMEM. */
 dmm_flist_t *dmm_seg_new_list(seg_t *s);
@@ -86,5 +97,12 @@ size_t  dmm_seg_usable(dmm_alloc_t *a, const void *p);
 int     dmm_seg_resize(dmm_alloc_t *a, void *p, size_t n);
 size_t  dmm_seg_check(dmm_alloc_t *a);
 void    dmm_seg_destroy(dmm_alloc_t *a);
+
+/* The ops every class of this engine shares: .name, .options and .init are
+ * its own. */
+#define DMM_SEG_OPS                                                                   \
+    .malloc = dmm_seg_malloc, .free = dmm_seg_free, .usable_nolock = 1, .hdr_usable = 1, \
+    .usable = dmm_seg_usable, .resize = dmm_seg_resize, .check = dmm_seg_check,          \
+    .destroy = dmm_seg_destroy
 
 #endif

@@ -39,17 +39,9 @@ static int seg_init(dmm_alloc_t *a)
     }
     s->req_list = seg_req_list;
     s->ents = dmm_seg_sa_alloc(s, nl * sizeof(seg_ent_t));
-    if (!s->ents) {
-        size_t len = dmm_align_up(nl * sizeof(seg_ent_t), DMM_PAGE);
-        s->ents = dmm_pagesrc_get(s->ps, len, 0, DMM_OWNER_META);
-        DMM_COST(s->cost, pagesrc_calls, 1);
-        if (!s->ents) {
-            a->state = NULL;
-            errno = ENOMEM;
-            return -1;
-        }
-        s->ents_meta = s->ents;
-        s->ents_meta_len = len;
+    if (!s->ents && !(s->ents = dmm_seg_meta(s, nl * sizeof(seg_ent_t)))) {
+        a->state = NULL;
+        return -1;
     }
     s->cap = s->n = nl;
     /* boundaries: bmin << (k * i), the last open-ended */
@@ -83,12 +75,5 @@ const dmm_class_ops_t dmm_class_segregated = {
     .name = "segregated",
     .options = DMM_OPT_ALL,
     .init = seg_init,
-    .malloc = dmm_seg_malloc,
-    .free = dmm_seg_free,
-    .usable_nolock = 1,
-    .hdr_usable    = 1,
-    .usable = dmm_seg_usable,
-    .resize = dmm_seg_resize,
-    .check = dmm_seg_check,
-    .destroy = dmm_seg_destroy,
+    DMM_SEG_OPS,
 };

@@ -44,6 +44,7 @@ typedef enum dmm_class {
     DMM_CLASS_EXACT,          /* "exact": exact segregated fit */
     DMM_CLASS_KINGSLEY,       /* "kingsley" */
     DMM_CLASS_LEA,            /* "lea" */
+    DMM_CLASS_TLSF,           /* "tlsf": two-level segregated fit, O(1) */
     DMM_CLASS_COUNT
 } dmm_class_t;
 

@@ -26,6 +26,7 @@ static const class_names_t classes[DMM_CLASS_COUNT] = {
     [DMM_CLASS_EXACT] = { "DMM_CLASS_EXACT", "dmm_class_exact", "dmm_seg_usable" },
     [DMM_CLASS_KINGSLEY] = { "DMM_CLASS_KINGSLEY", "dmm_class_kingsley", "dmm_kingsley_usable" },
     [DMM_CLASS_LEA] = { "DMM_CLASS_LEA", "dmm_class_lea", "dmm_lea_usable" },
+    [DMM_CLASS_TLSF] = { "DMM_CLASS_TLSF", "dmm_class_tlsf", "dmm_seg_usable" },
 };
 
 static const char *const list_names[] = { "SLL", "DLL", "BTREE" };

@@ -42,6 +42,7 @@ static const struct {
     { "BuddySystemFibonacci", DMM_CLASS_BUDDY_FIB },
     { "Kingsley", DMM_CLASS_KINGSLEY },
     { "Lea", DMM_CLASS_LEA },
+    { "TLSF", DMM_CLASS_TLSF },
 };
 
 static dmm_class_t class_of(word_t w)

@@ -96,7 +96,7 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
               " | ExactSegregatedFit\n"
               "                   | BuddySystemBinary | BuddySystemFibonacci%s\n"
               "\n",
-              paper ? "" : "\n                   | Kingsley | Lea");
+              paper ? "" : "\n                   | Kingsley | Lea | TLSF");
     sb_printf(bp, "<Size> ::=");
     for (size_t i = 0; i < nsz; i++) {
         if (i == 0)
@@ -210,7 +210,7 @@ char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace
               "# grammar in this notation.\n"
               "\n",
               tn, nsz, (unsigned long long)sz[0], (unsigned long long)sz[nsz - 1],
-              paper ? "the paper's five" : "the paper's five, Kingsley and Lea",
+              paper ? "the paper's five" : "the paper's five, Kingsley, Lea and TLSF",
               paper ? "" : "; a block cache");
     put_rules(&b, sz, nsz, paper);
     free(sz);

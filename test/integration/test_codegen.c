@@ -132,7 +132,8 @@ Test(codegen, gaps_every_class_and_options)
                    "kingsley range=(300,4096]\n"
                    "segregated range=(4096,8192]\n"
                    "sss range=(8192,9000]\n"
-                   "lea range=(9000,inf]\n");
+                   "lea range=(9000,20000]\n"
+                   "tlsf range=(20000,inf]\n");
     char *opt[] = { "--seed", "42", "--fitness", "0.5", NULL };
     char *err;
     cr_assert_eq(codegen(opt, in, &err), 0, "%s", err);
@@ -140,13 +141,16 @@ Test(codegen, gaps_every_class_and_options)
     char *src = slurp(out, NULL);
     cr_expect_not_null(strstr(src, "    if (n <= 16)\n        return -1;\n    if (n <= 64)\n        return 0;\n"), "%s", src);
     cr_expect_not_null(strstr(src, "    if (n <= 300)\n        return -1;\n    if (n <= 4096)\n        return 3;\n"), "%s", src);
-    cr_expect_not_null(strstr(src, "    return 6;\n}"), "%s", src);
+    cr_expect_not_null(strstr(src, "    return 7;\n}"), "%s", src);
     cr_expect_not_null(strstr(src, "seed     42"));
     cr_expect_not_null(strstr(src, "fitness  0.5"));
     cr_expect_not_null(strstr(src, "BuddySystemFibonacci, split=true, coalesce=true"));
     cr_expect_not_null(strstr(src, "BTREE           EXACT(FIFO)         (16, 64]"));
     cr_expect_not_null(strstr(src, "Lea, split=false, coalesce=false"));
-    cr_expect_not_null(strstr(src, "(9000, inf]"));
+    cr_expect_not_null(strstr(src, "(9000, 20000]"));
+    cr_expect_not_null(strstr(src, "{ .cls = DMM_CLASS_TLSF, .lo = 20000, .hi = DMM_SIZE_INF"),
+                       "%s", src);
+    cr_expect_not_null(strstr(src, "(20000, inf]"));
     cr_expect_not_null(strstr(src, "    .release = { .on = 1, .keep = 65536, .delay = 1000ull },\n"),
                        "%s", src);
     cr_expect_not_null(strstr(src, "given back to the page source: release       keep=65536 "

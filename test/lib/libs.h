@@ -24,8 +24,9 @@
 #define SANITIZED 0
 #endif
 
-/* libdmm.so with each preset, and libdmm_evolved.so with the chain it was
- * built with: the environment to add for each, and its name in messages. */
+/* libdmm.so with each preset (TLSF's too), and libdmm_evolved.so with the
+ * chain it was built with: the environment to add for each, and its name in
+ * messages. */
 static const struct target {
     const char *preload, *config, *name;
 } targets[] __attribute__((unused)) = {
@@ -34,6 +35,7 @@ static const struct target {
     { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=fib", "libdmm.so fib" },
     { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=s10", "libdmm.so s10" },
     { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=exa", "libdmm.so exa" },
+    { "LD_PRELOAD=" LIBDMM, "DMM_CONFIG=tlsf", "libdmm.so tlsf" },
     { "LD_PRELOAD=" EVOLVED, NULL, "libdmm_evolved.so" },
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])

@@ -11,7 +11,7 @@
  * an LD_PRELOAD'd malloc, so these are plain programs built with
  * -fsanitize=thread together with the code they drive (make check-tsan).
  * tsan_chain calls the chain (allocators/chain.h) directly, for the presets
- * kng lea fib s10 exa, two multi-class chains with gaps, and every .dmm file
+ * kng lea fib s10 exa (and tlsf), two multi-class chains with gaps, and every .dmm file
  * named, each in a new process so that each starts single-threaded.  The
  * shim builds (TSAN_SHIM) link the shim's objects, made one (ld -r), with
  * its exported names prefixed tsan_shim_ (objcopy), so its malloc does not
@@ -518,7 +518,7 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--one"))
         return one(argv[2]);
-    static const char *const presets[] = { "kng", "lea", "fib", "s10", "exa" };
+    static const char *const presets[] = { "kng", "lea", "fib", "s10", "exa", "tlsf" };
     int failed = 0, runs = 0;
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++, runs++)
         failed += in_new_process(presets[i]);

@@ -22,7 +22,8 @@ typedef struct cfg {
     char text[1024];
 } cfg_t;
 
-static const char *const preset_names[] = { "kng", "lea", "fib", "s10", "exa" };
+static const char *const preset_names[] = { "kng", "lea", "fib", "s10", "exa", "tlsf" };
+#define NPRESET_NAMES (sizeof preset_names / sizeof preset_names[0])
 
 /* Chains made of several classes, with a gap and an unbounded tail. */
 static const char *const chains[] = {
@@ -41,6 +42,11 @@ static const char *const chains[] = {
     "buddy-binary  range=(65536,1048576]  split=yes coalesce=yes list=dll   fit=first order=lifo\n",
     "cache         max=1024 count=64\n"
     "lea           range=(0,inf]          split=yes coalesce=yes list=dll   fit=best  order=fifo\n",
+    /* TLSF between two other classes, and a cache in front */
+    "cache         max=256 count=16\n"
+    "sss           range=(0,64]           split=no  coalesce=no  list=sll   fit=first order=lifo\n"
+    "tlsf          range=(64,300000]      split=yes coalesce=yes list=dll   fit=first order=lifo\n"
+    "kingsley      range=(300000,inf]     split=no  coalesce=no  list=sll   fit=exact order=lifo\n",
     /* empty sss areas given back (a release policy), behind a cache */
     "cache         max=128 count=8\n"
     "release       keep=65536 delay=2000\n"
@@ -54,11 +60,11 @@ static const int per_thread[] = { 5 };
 
 static cfg_t *all_cfgs(size_t *n)
 {
-    size_t k = sizeof preset_names / sizeof preset_names[0] + sizeof chains / sizeof chains[0] +
+    size_t k = NPRESET_NAMES + sizeof chains / sizeof chains[0] +
                sizeof per_thread / sizeof per_thread[0];
     cfg_t *c = cr_malloc(k * sizeof *c);
     size_t i = 0;
-    for (; i < 5; i++) {
+    for (; i < NPRESET_NAMES; i++) {
         snprintf(c[i].name, sizeof c[i].name, "%s", preset_names[i]);
         snprintf(c[i].text, sizeof c[i].text, "%s", dmm_desc_preset(preset_names[i]));
     }

@@ -400,6 +400,13 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_eq(d.a[1].lo, 24);
     cr_expect_eq(d.a[1].hi, 100);
 
+    /* codon 7 picks the eighth class, TLSF (not the paper's) */
+    const uint32_t tgen[] = { 0, 1, 7, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, tgen, 17, 0, out, sizeof out), 17);
+    cr_expect_str_eq(out, "TLSF true false 24 BTREE BEST LIFO Lea false true 100 SLL EXACT FIFO");
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.a[0].cls, DMM_CLASS_TLSF);
+
     /* the same with a block cache: codon 1 picks <BlockCache> <Allocators>,
      * then <BlockCache> (one alternative), 256 (2 mod 5), 32 (1 mod 3) */
     const uint32_t cgen[] = { 1, 0, 2, 1, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
