@@ -81,6 +81,8 @@ typedef struct dmm_sim_result {
     double     int_frag;       /* at M's peak: (usable - requested) of live blocks / M */
     double     ext_frag;       /* at M's peak: (M - usable of live blocks) / M */
     uint64_t   max_op_cost;    /* the most expensive single operation */
+    uint64_t   p999_op_cost;   /* 99.9 % of the operations cost less than this
+                                  (the upper end of hist's bucket that reaches it) */
     uint64_t   hist[DMM_SIM_HIST]; /* operations by cost: bucket k holds [2^k, 2^(k+1)) */
     uint64_t   ops, failed;
     int        n;              /* allocators in the chain */

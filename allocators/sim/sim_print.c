@@ -37,6 +37,7 @@ static const col_t rows[] = {
     { "page-source system calls", 0, U64(cost.syscalls) },
     { "calls served by the cache", 0, U64(cost.cached) },
     { "largest single-op cost", 0, U64(max_op_cost) },
+    { "p99.9 single-op cost (under)", 0, U64(p999_op_cost) },
     { "fallback-path requests", 0, U64(large_served) },
     { "check violations", 0, U64(violations) },
 };

@@ -830,3 +830,32 @@ Test(chain, header_usable_is_what_the_classes_claim)
     }
     cr_expect_geq(checked, 3, "lea, segregated and exact claim hdr_usable");
 }
+
+/* The 99.9th percentile of the per-operation cost is the upper end of the
+ * histogram bucket where 99.9 % of the operations are reached. */
+Test(chain, the_cost_percentile_reads_the_histogram)
+{
+    dmm_opstream_t s;
+    synthetic_stream_of(&s, 50000);
+    const char *texts[] = {
+        "tlsf range=(0,inf] split=yes coalesce=yes list=dll fit=first order=lifo\n",
+        "segregated range=(0,inf] split=yes coalesce=yes list=dll fit=best order=fifo lists=4\n",
+    };
+    for (int k = 0; k < 2; k++) {
+        dmm_desc_t d;
+        dmm_err_t err = { { 0 } };
+        cr_assert_eq(dmm_desc_parse("p", texts[k], strlen(texts[k]), &d, &err), 0, "%s", err.msg);
+        dmm_sim_result_t r;
+        int rc;
+        sim_or_fail(&s, &d, &r, &rc);
+        cr_assert_eq(rc, 0);
+        uint64_t below = 0, want = r.ops - r.ops / 1000;
+        unsigned b = 0;
+        while (b < DMM_SIM_HIST && (below += r.hist[b]) < want)
+            b++;
+        cr_assert_eq(r.p999_op_cost, (uint64_t)1 << (b + 1), "%s", texts[k]);
+        cr_assert_leq(r.p999_op_cost / 2, r.max_op_cost);
+        cr_assert_gt(r.p999_op_cost, 1, "%s", texts[k]);
+    }
+    free(s.ops);
+}
