@@ -1,7 +1,7 @@
 /* record.c - `dmm record`: one command to trace a program and every process
  * it starts (tracer/record/).
  *
- *   dmm record [-o DIR] [--stacks N] [--compress zstd] [--follow-exec=no]
+ *   dmm record [-o DIR] [--stacks N] [--compress after|zstd|none] [--follow-exec=no]
  *              [--follow-fork=no] -- PROGRAM [ARGS]
  *   dmm record --pick DIR        the trace of DIR that dmm stats would read
  */
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "codegen/cli/util.h"
+#include "tracer/format/trc_write.h"
 #include "tracer/record/record.h"
 
 static void usage(FILE *f)
@@ -28,7 +29,9 @@ static void usage(FILE *f)
           "  -o DIR            where the traces go (default dmm-record.<program>.<pid>;\n"
           "                    made if missing, and must hold no trace yet)\n"
           "  --stacks N        record N frames of call stack per call (0-64; default 0)\n"
-          "  --compress zstd   zstd-compress the trace blocks (default: none)\n"
+          "  --compress WHEN   after (default): zstd-compress the traces once the program\n"
+          "                    has ended, which costs the recording nothing; zstd: in the\n"
+          "                    traced processes, as they record; none: keep them raw\n"
           "  --follow-exec=no  do not trace a program the first one execs\n"
           "  --follow-fork=no  do not trace the first process's children\n"
           "  --pick DIR        print the trace of DIR that `dmm stats DIR` and\n"
@@ -118,6 +121,32 @@ static void summary(const char *dir)
     free(v);
 }
 
+/* The traces zstd-compressed now that nothing records any more. */
+static void compress_after(const char *dir)
+{
+    dmm_record_proc_t *v;
+    size_t n, raw = 0, packed = 0;
+    long most;
+    dmm_err_t err;
+    if (dmm_record_scan(dir, &v, &n, &most, &err) != 0)
+        return;   /* summary() says why */
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX + 300];
+        size_t b, a;
+        snprintf(path, sizeof path, "%s/%s", dir, v[i].file);
+        if (v[i].unreadable || dmm_trc_compress_file(path, 3, &b, &a, &err) != 0)
+            continue;   /* left as it is: the summary names an unreadable one */
+        raw += b;
+        packed += a;
+    }
+    free(v);
+    char x[32], y[32];
+    human(raw, x, sizeof x);
+    human(packed, y, sizeof y);
+    fprintf(stderr, "dmm record: traces compressed now that the program has ended (zstd 3): "
+                    "%s -> %s\n", x, y);
+}
+
 static int pick_main(const char *dir)
 {
     char buf[PATH_MAX + 256];
@@ -134,6 +163,7 @@ static int pick_main(const char *dir)
 int dmm_record_main(int argc, char **argv)
 {
     dmm_record_opts_t o = { .follow_exec = 1, .follow_fork = 1 };
+    int after = 1;   /* compress once the program has ended */
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -155,11 +185,13 @@ int dmm_record_main(int argc, char **argv)
             o.stacks = (unsigned)v;
         } else if (!strcmp(a, "--compress") && i + 1 < argc) {
             i++;
-            if (strcmp(argv[i], "zstd") && strcmp(argv[i], "none")) {
-                fprintf(stderr, "dmm record: --compress is zstd or none, not '%s'\n", argv[i]);
+            if (strcmp(argv[i], "after") && strcmp(argv[i], "zstd") && strcmp(argv[i], "none")) {
+                fprintf(stderr, "dmm record: --compress is after, zstd or none, not '%s'\n",
+                        argv[i]);
                 return 1;
             }
             o.zstd = !strcmp(argv[i], "zstd");
+            after = !strcmp(argv[i], "after");
         } else if ((r = yes_no(a, "--follow-exec", &o.follow_exec)) != 0 ||
                    (r = yes_no(a, "--follow-fork", &o.follow_fork)) != 0) {
             if (r < 0) {
@@ -200,6 +232,8 @@ int dmm_record_main(int argc, char **argv)
         fprintf(stderr, "dmm record: %s\n", err.msg);
         return 2;
     }
+    if (after)
+        compress_after(o.dir);
     summary(o.dir);
     if (WIFSIGNALED(status)) {
         fprintf(stderr, "dmm record: %s was killed by signal %d\n", o.argv[0], WTERMSIG(status));

@@ -89,6 +89,7 @@ Test(record, traces_every_process_and_says_which_allocated_most)
     cr_assert_eq(traces("rec"), 2, "the parent and its child");
     expect_err("2 processes traced, in rec/");
     expect_err("<- allocated most");
+    expect_err("traces compressed now that the program has ended (zstd 3)");
     char *out = slurp_text(out_path);
     cr_assert(strstr(out, "tracee checksum") != NULL, "the program's stdout is its own: %s", out);
     free(out);
@@ -130,9 +131,13 @@ Test(record, follows_forks_and_execs_unless_told_not_to)
     const char *b[] = { "-o", "e1", "--", TRACEE, "exec", "3", NULL };
     cr_assert_eq(record(b), 0);
     cr_assert_eq(traces("e1"), 2, "the program and what it execs");
-    const char *c[] = { "-o", "e2", "--follow-exec=no", "--", TRACEE, "exec", "3", NULL };
+    const char *c[] = { "-o", "e2", "--follow-exec=no", "--compress", "none", "--", TRACEE,
+                        "exec", "3", NULL };
     cr_assert_eq(record(c), 0);
     cr_assert_eq(traces("e2"), 1, "what the program execs is not traced");
+    char *e = slurp_text(err_path);
+    cr_assert_null(strstr(e, "compressed"), "--compress none: %s", e);
+    free(e);
     remove_tmpdir();
 }
 

@@ -841,3 +841,54 @@ Test(trc, many_threads)
     dmm_trace_free(&a);
     dmm_trace_free(&b);
 }
+
+/* dmm_trc_compress_file: the blocks compressed, every record kept, in
+ * either version; a cut-short file stays cut where it was; a file that is
+ * not a trace is refused and left alone. */
+Test(trc, compress_file_keeps_every_record)
+{
+    for (unsigned v = 1; v <= 2; v++) {
+        g_ver = v;
+        dmm_trace_t a, b;
+        dmm_err_t err;
+        sample_trace(&a, 20000);
+        const char *p = tmp_path("c.trc");
+        unlink(p);
+        cr_assert_eq(write_v(&a, p, 0, &err), 0, "%s", err.msg);
+        size_t before, after;
+        cr_assert_eq(dmm_trc_compress_file(p, 3, &before, &after, &err), 0, "%s", err.msg);
+        struct stat st;
+        stat(p, &st);
+        cr_assert_eq((size_t)st.st_size, after);
+        cr_assert_lt(after * 3, before, "v%u: %zu -> %zu bytes", v, before, after);
+        cr_assert_eq(dmm_trace_load(p, &b, &err), 0, "%s", err.msg);
+        sample_compare(&a, &b);
+        dmm_trace_free(&b);
+        /* cut short: the whole blocks compressed, the tail kept */
+        unlink(p);
+        cr_assert_eq(write_v(&a, p, 0, &err), 0, "%s", err.msg);
+        size_t len;
+        uint8_t *buf = slurp(p, &len);
+        unlink(p);
+        spill(p, buf, len - 40);
+        dmm_trace_t c1, c2;
+        cr_assert_eq(dmm_trace_load(p, &c1, &err), 0, "%s", err.msg);
+        cr_assert_eq(dmm_trc_compress_file(p, 3, NULL, NULL, &err), 0, "%s", err.msg);
+        cr_assert_eq(dmm_trace_load(p, &c2, &err), 0, "%s", err.msg);
+        cr_assert(c1.truncated && c2.truncated);
+        cr_assert_eq(c1.nrecs, c2.nrecs);
+        dmm_trace_free(&c1);
+        dmm_trace_free(&c2);
+        free(buf);
+        dmm_trace_free(&a);
+    }
+    const char *junk = tmp_path("junk.trc");
+    spill(junk, "DMMTRACE but no header", 22);
+    dmm_err_t err;
+    cr_assert_eq(dmm_trc_compress_file(junk, 3, NULL, NULL, &err), -1);
+    cr_assert(strstr(err.msg, "junk.trc: offset") != NULL, "%s", err.msg);
+    size_t len;
+    uint8_t *buf = slurp(junk, &len);
+    cr_assert_eq(len, 22, "left as it was");
+    free(buf);
+}

@@ -21,6 +21,7 @@
 #include "tracer/base/hash.h"
 #include "tracer/format/crc32.h"
 #include "tracer/format/trcenc.h"
+#include "tracer/format/trc_read.h"
 
 typedef unsigned long long ull;
 
@@ -366,4 +367,100 @@ int dmm_write_trc_version(const dmm_trace_t *t, const char *path, int compress,
 int dmm_write_trc(const dmm_trace_t *t, const char *path, int compress, dmm_err_t *err)
 {
     return dmm_write_trc_ex(t, path, compress, 0, err);
+}
+
+/* The header of a block at b (32 bytes there), its payload at b + 32. */
+static int compress_block(FILE *out, const uint8_t *b, unsigned version, int level,
+                          ZSTD_CCtx *cctx, uint8_t **z, size_t *zcap)
+{
+    uint32_t stored = (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 |
+                      (uint32_t)b[11] << 24;
+    uint32_t comp = b[16];
+    if (comp != DMM_TRC_COMP_NONE || stored < 1024)
+        return fwrite(b, 1, 32 + (size_t)stored, out) == 32 + (size_t)stored ? 0 : -1;
+    size_t bound = ZSTD_compressBound(stored);
+    if (bound > *zcap) {
+        uint8_t *nz = realloc(*z, bound);
+        if (!nz)
+            return -1;
+        *z = nz;
+        *zcap = bound;
+    }
+    size_t n = ZSTD_compressCCtx(cctx, *z, *zcap, b + 32, stored, level);
+    if (ZSTD_isError(n) || n >= stored)
+        return fwrite(b, 1, 32 + (size_t)stored, out) == 32 + (size_t)stored ? 0 : -1;
+    uint8_t h[32];
+    memcpy(h, b, 32);
+    st32(h + 8, (uint32_t)n);
+    st32(h + 16, DMM_TRC_COMP_ZSTD);
+    st32(h + 20, dmm_crc32(0, *z, n));
+    uint32_t hcrc = dmm_crc32(0, h, 24);
+    st32(h + 24, version >= 2 ? dmm_crc32(hcrc, h + 28, 4) : hcrc);
+    return fwrite(h, 1, 32, out) == 32 && fwrite(*z, 1, n, out) == n ? 0 : -1;
+}
+
+int dmm_trc_compress_file(const char *path, int level, size_t *before, size_t *after,
+                          dmm_err_t *err)
+{
+    uint8_t *buf;
+    size_t len;
+    if (dmm_read_file(path, &buf, &len, err))
+        return -1;
+    /* it must read, whole or cut short, before anything is rewritten */
+    dmm_trace_t t;
+    memset(&t, 0, sizeof t);
+    if (dmm_read_trc(path, buf, len, &t, err)) {
+        dmm_trace_free(&t);
+        free(buf);
+        return -1;
+    }
+    dmm_trace_free(&t);
+    unsigned version = (unsigned)(buf[8] | buf[9] << 8);
+    size_t off = ((size_t)(buf[10] | buf[11] << 8) +
+                  ((size_t)buf[48] | (size_t)buf[49] << 8 | (size_t)buf[50] << 16 |
+                   (size_t)buf[51] << 24) + 7) & ~(size_t)7;
+    dmm_outfile_t o;
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    uint8_t *z = NULL;
+    size_t zcap = 0;
+    int rc = -1;
+    if (!cctx || dmm_out_open(&o, path, 1, err)) {
+        if (!cctx)
+            dmm_err_set(err, "%s: out of memory", path);
+        goto done;
+    }
+    errno = 0;
+    int bad = fwrite(buf, 1, off, o.fp) != off;
+    while (!bad && off + 32 <= len) {
+        size_t stored = (size_t)buf[off + 8] | (size_t)buf[off + 9] << 8 |
+                        (size_t)buf[off + 10] << 16 | (size_t)buf[off + 11] << 24;
+        if (len - off - 32 < stored)
+            break;   /* the cut-short tail, copied below */
+        bad = compress_block(o.fp, buf + off, version, level, cctx, &z, &zcap) != 0;
+        off += 32 + stored;
+    }
+    if (!bad && off < len)
+        bad = fwrite(buf + off, 1, len - off, o.fp) != len - off;
+    if (bad) {
+        dmm_err_set(err, "%s: write error: %s", path, strerror(errno ? errno : EIO));
+        dmm_out_abort(&o);
+        goto done;
+    }
+    long end = ftell(o.fp);
+    struct stat was;
+    int keep_mode = stat(path, &was) == 0;
+    if (dmm_out_commit(&o, err))
+        goto done;
+    if (keep_mode)
+        chmod(path, was.st_mode & 07777);   /* a recorder's 0600 stays 0600 */
+    if (before)
+        *before = len;
+    if (after)
+        *after = end > 0 ? (size_t)end : 0;
+    rc = 0;
+done:
+    ZSTD_freeCCtx(cctx);
+    free(z);
+    free(buf);
+    return rc;
 }

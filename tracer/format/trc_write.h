@@ -21,6 +21,14 @@ int dmm_write_trc_ex(const dmm_trace_t *t, const char *path, int compress, int f
  * DMM_TRC_VERSION, or an older one that older dmm tools read. */
 int dmm_write_trc_version(const dmm_trace_t *t, const char *path, int compress,
                           unsigned version, dmm_err_t *err);
+/* Compress the uncompressed blocks of the .trc at path with zstd (level),
+ * every other byte kept as it is (header, blocks already compressed, a
+ * cut-short tail), the file replaced whole or not at all: what `dmm
+ * record` does once the program has ended, so that the recording pays
+ * nothing for it.  *before and *after (may be NULL): the sizes.  0, or -1
+ * with err set (the file left as it was). */
+int dmm_trc_compress_file(const char *path, int level, size_t *before, size_t *after,
+                          dmm_err_t *err);
 /* Write t as a .trc to an open stream; name is used in messages only. */
 int dmm_write_trc_stream(const dmm_trace_t *t, FILE *out, const char *name, int compress,
                          dmm_err_t *err);
