@@ -23,6 +23,10 @@ const char *dmm_class_paper_name(dmm_class_t c);
  * (dmm_seg_usable, of segregated and exact, is in segfit.h). */
 size_t dmm_buddy_usable(dmm_alloc_t *a, const void *p);
 size_t dmm_sss_usable(dmm_alloc_t *a, const void *p);
+/* sss's malloc and free by name, for link-time inlining (dmm_class_sss's
+ * ops are these). */
+void  *dmm_sss_malloc(dmm_alloc_t *a, size_t n);
+void   dmm_sss_free(dmm_alloc_t *a, void *p);
 size_t dmm_kingsley_usable(dmm_alloc_t *a, const void *p);
 size_t dmm_lea_usable(dmm_alloc_t *a, const void *p);
 

@@ -86,7 +86,7 @@ typedef struct sss {
 
 /* ---- size classes ------------------------------------------------------ */
 
-static unsigned class_index(size_t n)
+static inline unsigned class_index(size_t n)
 {
     if (n <= 16)
         return 0;
@@ -296,7 +296,9 @@ static sss_area_t *area_new(sss_t *s, sss_class_t *c, unsigned idx)
     return ar;
 }
 
-static void *sss_malloc(dmm_alloc_t *a, size_t n)
+/* malloc's every case: a one-block area, the release policy's clock, a
+ * new area. */
+static __attribute__((noinline)) void *sss_malloc_more(dmm_alloc_t *a, size_t n)
 {
     sss_t *s = a->state;
     if (n > MAX_CLASS || !s->ncls)
@@ -331,11 +333,37 @@ static void *sss_malloc(dmm_alloc_t *a, size_t n)
     return b;
 }
 
-static void sss_free(dmm_alloc_t *a, void *p)
+/* Small enough to inline where it is called by name (the evolved library's
+ * malloc, dmm_evolved.c): without a release policy, a class of 16-byte steps
+ * takes its list's head or bumps in its newest area, as sss_malloc_more
+ * would, counting the same nodes. */
+inline __attribute__((always_inline)) void *dmm_sss_malloc(dmm_alloc_t *a, size_t n)
 {
     sss_t *s = a->state;
-    sss_area_t *ar = area_of(p);
-    DMM_COST(s->cost, hdr_reads, 1);
+    if (__builtin_expect(n <= 1024 && !s->rel.on, 1)) {
+        unsigned i = class_index(n) - s->first;
+        if (i < s->ncls) {
+            sss_class_t *c = &s->cls[i];
+            void *b = dmm_flist_take(&c->l, c->bs, NULL);
+            if (b) {
+                c->live++;
+                return b;
+            }
+            if ((size_t)(c->bump_end - c->bump) >= c->bs) {
+                b = c->bump;
+                c->bump += c->bs;
+                c->carved++;
+                c->live++;
+                return b;
+            }
+        }
+    }
+    return sss_malloc_more(a, n);
+}
+
+/* free's every case: a one-block area, the release policy. */
+static __attribute__((noinline)) void sss_free_more(sss_t *s, sss_area_t *ar, void *p)
+{
     if (ar->bs == LARGE_BS) {
         area_unlink(&s->large, ar);
         s->nlarge--;
@@ -356,6 +384,22 @@ static void sss_free(dmm_alloc_t *a, void *p)
         if (s->qhead)
             release_due(s);
     }
+}
+
+/* Inline where called by name, as dmm_sss_malloc: a block of a class, without
+ * a release policy, goes on its list. */
+inline __attribute__((always_inline)) void dmm_sss_free(dmm_alloc_t *a, void *p)
+{
+    sss_t *s = a->state;
+    sss_area_t *ar = area_of(p);
+    DMM_COST(s->cost, hdr_reads, 1);
+    if (__builtin_expect(ar->bs != LARGE_BS && !s->rel.on, 1)) {
+        sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
+        c->live--;
+        dmm_flist_insert(&c->l, p, c->bs);
+        return;
+    }
+    sss_free_more(s, ar, p);
 }
 
 size_t dmm_sss_usable(dmm_alloc_t *a, const void *p)
@@ -516,8 +560,8 @@ const dmm_class_ops_t dmm_class_sss = {
     .usable_nolock = 1,
     .reads_release = 1,
     .init = sss_init,
-    .malloc = sss_malloc,
-    .free = sss_free,
+    .malloc = dmm_sss_malloc,
+    .free = dmm_sss_free,
     .usable = dmm_sss_usable,
     .resize = sss_resize,
     .check = sss_check,

@@ -15,6 +15,8 @@ typedef struct class_names {
     const char *id;
     const char *ops;
     const char *usable;   /* its usable() by name (registry.h, segfit.h) */
+    const char *malloc, *free;   /* by name, where the class has them
+                                  * (registry.h); else through ops */
 } class_names_t;
 
 static const class_names_t classes[DMM_CLASS_COUNT] = {
@@ -22,7 +24,8 @@ static const class_names_t classes[DMM_CLASS_COUNT] = {
                                  "dmm_buddy_usable" },
     [DMM_CLASS_BUDDY_FIB] = { "DMM_CLASS_BUDDY_FIB", "dmm_class_buddy_fib", "dmm_buddy_usable" },
     [DMM_CLASS_SEGREGATED] = { "DMM_CLASS_SEGREGATED", "dmm_class_segregated", "dmm_seg_usable" },
-    [DMM_CLASS_SSS] = { "DMM_CLASS_SSS", "dmm_class_sss", "dmm_sss_usable" },
+    [DMM_CLASS_SSS] = { "DMM_CLASS_SSS", "dmm_class_sss", "dmm_sss_usable", "dmm_sss_malloc",
+                        "dmm_sss_free" },
     [DMM_CLASS_EXACT] = { "DMM_CLASS_EXACT", "dmm_class_exact", "dmm_seg_usable" },
     [DMM_CLASS_KINGSLEY] = { "DMM_CLASS_KINGSLEY", "dmm_class_kingsley", "dmm_kingsley_usable" },
     [DMM_CLASS_LEA] = { "DMM_CLASS_LEA", "dmm_class_lea", "dmm_lea_usable" },
@@ -222,12 +225,20 @@ static void put_switch(FILE *f, const dmm_desc_t *d, const char *head, case_fn b
 
 static void case_malloc(FILE *f, const dmm_alloc_desc_t *a, int i)
 {
-    fprintf(f, "return %s.malloc(&c->alloc[%d], n);\n", classes[a->cls].ops, i);
+    const class_names_t *k = &classes[a->cls];
+    if (k->malloc)
+        fprintf(f, "return %s(&c->alloc[%d], n);\n", k->malloc, i);
+    else
+        fprintf(f, "return %s.malloc(&c->alloc[%d], n);\n", k->ops, i);
 }
 
 static void case_free(FILE *f, const dmm_alloc_desc_t *a, int i)
 {
-    fprintf(f, "%s.free(&c->alloc[%d], p);\n        break;\n", classes[a->cls].ops, i);
+    const class_names_t *k = &classes[a->cls];
+    if (k->free)
+        fprintf(f, "%s(&c->alloc[%d], p);\n        break;\n", k->free, i);
+    else
+        fprintf(f, "%s.free(&c->alloc[%d], p);\n        break;\n", k->ops, i);
 }
 
 static void case_usable(FILE *f, const dmm_alloc_desc_t *a, int i)
