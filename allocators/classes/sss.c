@@ -344,12 +344,12 @@ inline __attribute__((always_inline)) void *dmm_sss_malloc(dmm_alloc_t *a, size_
         unsigned i = class_index(n) - s->first;
         if (i < s->ncls) {
             sss_class_t *c = &s->cls[i];
-            void *b = dmm_flist_take(&c->l, c->bs, NULL);
+            void *b = dmm_flist_take_head(&c->l, c->bs);
             if (b) {
                 c->live++;
                 return b;
             }
-            if ((size_t)(c->bump_end - c->bump) >= c->bs) {
+            if (!c->l.count && (size_t)(c->bump_end - c->bump) >= c->bs) {
                 b = c->bump;
                 c->bump += c->bs;
                 c->carved++;

@@ -112,7 +112,7 @@ static inline void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
     l->count++;
     l->bytes += size;
     l->seq++;
-    if (l->cost)
+    if (DMM_COUNT && l->cost)
         DMM_COST(l->cost, nodes, 1);
     if (l->order == DMM_ORDER_LIFO || !l->head) {
         n->next = l->head;
@@ -126,20 +126,33 @@ static inline void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
     }
 }
 
-static inline void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got)
+/* An SLL's head when it is exactly want bytes, unlisted and its node
+ * counted as take() counts it; NULL, with nothing done or read but the
+ * head, for an empty list, another kind or another size (where take()
+ * decides).  Calls nothing, so that a caller's common case needs no stack
+ * frame. */
+static inline void *dmm_flist_take_head(dmm_flist_t *l, size_t want)
 {
     dmm_fnode_t *h = l->head;
-    if (l->kind == DMM_LIST_SLL && !h)
-        return NULL;   /* an empty list: no node read */
-    if (l->kind != DMM_LIST_SLL || h->size != want)
-        return dmm_flist_take_any(l, want, got);
-    if (l->cost)
+    if (l->kind != DMM_LIST_SLL || !h || h->size != want)
+        return NULL;
+    if (DMM_COUNT && l->cost)
         DMM_COST(l->cost, nodes, 1);
     l->head = h->next;
     if (l->tail == h)
         l->tail = NULL;
     l->count--;
     l->bytes -= want;
+    return h;
+}
+
+static inline void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got)
+{
+    if (l->kind == DMM_LIST_SLL && !l->head)
+        return NULL;   /* an empty list: no node read */
+    void *h = dmm_flist_take_head(l, want);
+    if (!h)
+        return dmm_flist_take_any(l, want, got);
     if (got)
         *got = want;
     return h;
