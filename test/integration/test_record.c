@@ -1,6 +1,6 @@
 /* test_record.c - `dmm record`: a program and its process tree traced into
  * one directory, the program's exit status passed on, a summary of each
- * process, forks and execs followed or not, an orphaned grandchild waited
+ * process (one line each), forks and execs followed or not, an orphaned grandchild waited
  * for, bad input refused with exit status 2 and nothing left behind; and
  * the directory read by the commands that take a trace. */
 #include <criterion/criterion.h>
@@ -119,6 +119,10 @@ Test(record, passes_the_program_status_on)
     const char *b[] = { "-o", "r2", "--", "/bin/sh", "-c", "kill -TERM $$", NULL };
     cr_assert_eq(record(b), 128 + SIGTERM);
     expect_err("killed by signal 15");
+    /* a script of several lines is one line of the summary */
+    const char *c[] = { "-o", "r3", "--", "/bin/sh", "-c", "true\nexit 4", NULL };
+    cr_assert_eq(record(c), 4);
+    expect_err("/bin/sh -c true exit 4");
     remove_tmpdir();
 }
 

@@ -202,8 +202,14 @@ static void read_one(const char *dir, dmm_record_proc_t *p)
     p->pid = t.pid;
     p->ppid = t.ppid;
     size_t k = 0;
-    for (size_t i = 0; i < t.cmdline_len && k + 1 < sizeof p->command; i++)
-        p->command[k++] = t.cmdline[i] ? t.cmdline[i] : ' ';
+    for (size_t i = 0; i < t.cmdline_len && k + 1 < sizeof p->command; i++) {
+        /* one line per process: arguments apart, newlines and tabs as
+         * spaces, other control bytes as '?' */
+        unsigned char ch = (unsigned char)t.cmdline[i];
+        p->command[k++] = !ch || ch == '\n' || ch == '\t' || ch == '\r' ? ' '
+                          : ch < 0x20 || ch == 0x7f                     ? '?'
+                                                                        : (char)ch;
+    }
     p->command[k] = 0;
     p->records = t.nrecs;
     dmm_stats_t st;
