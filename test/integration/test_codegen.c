@@ -105,7 +105,7 @@ Test(codegen, two_allocators_compile_with_the_map_and_literal_bounds)
         ".lists = 6",
         "static inline int dmm_evolved_which(size_t n)",
         "    if (n <= 1024)\n        return 0;\n    if (n <= 7832240)\n        return 1;\n    return -1;\n",
-        "return dmm_class_sss.malloc(&c->alloc[0], n);",
+        "return dmm_sss_malloc(&c->alloc[0], n);",   /* by name: inline */
         "dmm_class_segregated.free(&c->alloc[1], p);",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
