@@ -50,6 +50,11 @@ static void usage(FILE *f)
         "                    to the end)\n"
         "  --finish-hopeless simulate hopeless candidates to the end all the same\n"
         "                    (same result, slower: shows what the cuts save)\n"
+        "  --objectives LIST time,memory[,worst]: a Pareto search (NSGA-II) over those\n"
+        "                    objectives (T, M and the costliest single operation) in\n"
+        "                    place of eq. 1's one number; writes the front as\n"
+        "                    DIR/front-1.dmm .. front-N.dmm, front.csv (with the\n"
+        "                    presets and eq. 1's winner, best.dmm) and front.gp\n"
         "  --top K           write the K best distinct designs as DIR/top-1.dmm ..\n"
         "                    top-K.dmm (5; at most 50): make evolve measures them\n"
         "  --no-cache        parse TRACE even when TRACE.ops holds its operations, and\n"
@@ -155,6 +160,32 @@ static const real_opt_t *real_option(const char *a)
     return NULL;
 }
 
+/* "time,memory[,worst]" as DMM_GE_OBJ_* bits; -1 (said on stderr) for a
+ * word that is none of them, one given twice, or fewer than two. */
+static int parse_objectives(const char *v)
+{
+    int bits = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int b = !strcmp(w, "time") ? DMM_GE_OBJ_TIME
+                : !strcmp(w, "memory") ? DMM_GE_OBJ_MEMORY
+                : !strcmp(w, "worst") ? DMM_GE_OBJ_WORST : 0;
+        if (!b || (bits & b)) {
+            fprintf(stderr, "dmm evolve: --objectives %s: %s '%s' (the objectives are time, "
+                            "memory and worst)\n", v, b ? "twice" : "unknown objective", w);
+            return -1;
+        }
+        bits |= b;
+    }
+    if (__builtin_popcount((unsigned)bits) < 2) {
+        fprintf(stderr, "dmm evolve: --objectives %s: name two or three of time, memory "
+                        "and worst\n", v);
+        return -1;
+    }
+    return bits;
+}
+
 /* The options into ev (its trace and DIR too) and *quiet.  *done says the
  * command ends here (--help: 0, a usage error: 1), with the status
  * returned. */
@@ -198,6 +229,10 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
                 out = v;
             else if (!strcmp(a, "--grammar"))
                 grammar_path = v;
+            else if (!strcmp(a, "--objectives")) {
+                if ((cfg.objectives = parse_objectives(v)) < 0)
+                    return 1;
+            }
             else if ((io = int_option(a))) {
                 if (dmm_cli_long("evolve", a, v, io->lo, io->hi, &n))
                     return 1;
@@ -338,6 +373,14 @@ static int report(dmm_evolve_t *ev)
            dmm_ge_fitness(lea->T, lea->M, r->T_KNG, r->M_LEA), r->nlog - 1);
     fputs(strchr(text, '\n') ? strchr(text, '\n') + 1 : text, stdout);
     printf("written: %s/best.dmm\n", ev->out);
+    if (ev->cfg.objectives && r->nfront) {
+        int knee = dmm_evolve_knee(ev);
+        const dmm_ge_gen_t *last = &r->log[r->nlog - 1];
+        printf("front: %d designs, hypervolume %.4f; knee: front-%d.dmm (T=%llu M=%zu W=%llu); "
+               "written: %s/front-1.dmm .. front-%d.dmm, front.csv, front.gp\n",
+               r->nfront, last->hypervolume, knee + 1, (unsigned long long)r->front[knee].T,
+               r->front[knee].M, (unsigned long long)r->front[knee].W, ev->out, r->nfront);
+    }
     printf("evaluations: %llu (cache hits %llu), %.1f eval/s\n",
            (unsigned long long)r->evaluations, (unsigned long long)r->cache_hits, rate);
     if (r->cap < DMM_GE_WORST)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codegen/search/pareto.h"
 #include "tracer/base/file.h"
 #include "tracer/base/json.h"
 #include "tracer/format/load.h"
@@ -156,7 +157,7 @@ static void put_log(FILE *f, const dmm_evolve_t *ev)
 {
     fprintf(f, "generation,evaluations,cache_hits,best_F,mean_F,best_T,best_M,seconds,"
                "best_phenotype_dmm_line_count,valid,simulations,invalid,hopeless,cut,"
-               "saved_seconds,partial\n");
+               "saved_seconds,partial,hypervolume,front\n");
     for (int i = 0; i < ev->r.nlog; i++) {
         const dmm_ge_gen_t *row = &ev->r.log[i];
         fprintf(f, "%d,%llu,%llu,", row->gen, (unsigned long long)row->evaluations,
@@ -166,10 +167,14 @@ static void put_log(FILE *f, const dmm_evolve_t *ev)
                     (unsigned long long)row->best_T, row->best_M);
         else
             fprintf(f, ",,,,");
-        fprintf(f, "%.3f,%d,%d,%llu,%llu,%llu,%llu,%.3f,%d\n", row->seconds, row->best_lines,
+        fprintf(f, "%.3f,%d,%d,%llu,%llu,%llu,%llu,%.3f,%d,", row->seconds, row->best_lines,
                 row->nvalid, (unsigned long long)row->simulations,
                 (unsigned long long)row->invalid, (unsigned long long)row->hopeless,
                 (unsigned long long)row->cut, row->saved_s, row->partial);
+        if (ev->cfg.objectives)
+            fprintf(f, "%.9f,%d\n", row->hypervolume, row->front);
+        else
+            fprintf(f, ",\n");
     }
 }
 
@@ -298,6 +303,131 @@ static int write_top(const dmm_evolve_t *ev, dmm_err_t *err)
     return 0;
 }
 
+/* ---- the front (cfg.objectives) -------------------------------------------- */
+
+int dmm_evolve_knee(const dmm_evolve_t *ev)
+{
+    const dmm_ge_result_t *r = &ev->r;
+    int k = 0, b = ev->cfg.objectives;
+    double *o = malloc((size_t)(r->nfront > 0 ? r->nfront : 1) * 3 * sizeof *o);
+    if (!o || !r->nfront) {
+        free(o);
+        return -1;
+    }
+    for (int i = 0; i < r->nfront; i++) {
+        const dmm_ge_top_t *t = &r->front[i];
+        k = 0;
+        if (b & DMM_GE_OBJ_TIME)
+            o[i * 3 + k++] = (double)t->T / (double)r->T_KNG;
+        if (b & DMM_GE_OBJ_MEMORY)
+            o[i * 3 + k++] = (double)t->M / (double)r->M_LEA;
+        if (b & DMM_GE_OBJ_WORST)
+            o[i * 3 + k++] = (double)t->W / (double)(r->W_KNG ? r->W_KNG : 1);
+    }
+    /* pack rows of k */
+    for (int i = 0; i < r->nfront; i++)
+        for (int j = 0; j < k; j++)
+            o[i * k + j] = o[i * 3 + j];
+    int knee = dmm_pareto_knee(o, r->nfront, k);
+    free(o);
+    return knee;
+}
+
+static void put_front_row(FILE *f, const dmm_evolve_t *ev, const char *kind, const char *name,
+                          uint64_t T, size_t M, uint64_t W)
+{
+    const dmm_ge_result_t *r = &ev->r;
+    fprintf(f, "%s,%s,%llu,%zu,%llu,%.9f,%.9f,%.9f,%.9f\n", kind, name, (unsigned long long)T, M,
+            (unsigned long long)W, (double)T / (double)r->T_KNG, (double)M / (double)r->M_LEA,
+            (double)W / (double)(r->W_KNG ? r->W_KNG : 1),
+            dmm_ge_fitness(T, M, r->T_KNG, r->M_LEA));
+}
+
+/* front.csv: the front's designs (front-N.dmm, the knee marked), the five
+ * presets and the weighted-sum winner, each with T, M and W and those
+ * normalised as the search saw them (T/T_KNG, M/M_LEA, W/W_KNG). */
+static void put_front(FILE *f, const dmm_evolve_t *ev)
+{
+    const dmm_ge_result_t *r = &ev->r;
+    int knee = dmm_evolve_knee(ev);
+    fprintf(f, "kind,name,T,M,W,time,memory,worst,F\n");
+    for (int i = 0; i < r->nfront; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "front-%d.dmm", i + 1);
+        const dmm_ge_top_t *t = &r->front[i];
+        put_front_row(f, ev, i == knee ? "knee" : "front", name, t->T, t->M, t->W);
+    }
+    for (int i = 0; i < DMM_DESC_NPRESETS; i++)
+        put_front_row(f, ev, "preset", ev->refs[i].name, ev->refs[i].T, ev->refs[i].M,
+                      ev->refs[i].W);
+    if (r->found)
+        put_front_row(f, ev, "weighted-sum", "best.dmm", r->T, r->M, r->W);
+}
+
+/* front.gp: gnuplot draws front.png from front.csv (time against memory;
+ * with worst as a third objective, its value labels each design). */
+static void put_front_gp(FILE *f, const dmm_evolve_t *ev)
+{
+    fprintf(f,
+            "# gnuplot front.gp (in this directory): front.png from front.csv\n"
+            "set datafile separator ','\n"
+            "set terminal pngcairo size 900,650\n"
+            "set output 'front.png'\n"
+            "set title 'Pareto front of %s (%d designs): T/T_KNG against M/M_LEA' noenhanced\n"
+            "set xlabel 'time (T / T_{KNG})'\n"
+            "set ylabel 'memory (M / M_{LEA})'\n"
+            "set key outside right\n"
+            "set grid\n"
+            "f(k, want, v) = k eq want ? v : NaN\n"
+            "plot 'front.csv' skip 1 using 6:(f(strcol(1), 'front', $7)) with points pt 7 "
+            "title 'front', \\\n"
+            "     '' skip 1 using 6:(f(strcol(1), 'knee', $7)) with points pt 5 ps 2 "
+            "title 'knee (PICK default)', \\\n"
+            "     '' skip 1 using 6:(f(strcol(1), 'preset', $7)):2 with labels point pt 2 "
+            "offset 1,1 title 'presets', \\\n"
+            "     '' skip 1 using 6:(f(strcol(1), 'weighted-sum', $7)) with points pt 9 ps 2 "
+            "title 'weighted sum (eq. 1)'%s\n",
+            ev->name, ev->r.nfront,
+            ev->cfg.objectives & DMM_GE_OBJ_WORST
+                ? ", \\\n     '' skip 1 using 6:(f(strcol(1), 'front', $7)):(sprintf('%.2f', $8)) "
+                  "with labels offset 0,-1 font ',7' notitle"
+                : "");
+}
+
+/* front-1.dmm .. front-N.dmm, in front.csv's order; older ones beyond N
+ * removed. */
+static int write_front(const dmm_evolve_t *ev, dmm_err_t *err)
+{
+    char path[4096], text[DMM_DESC_MAX * 160 + 400];
+    const dmm_ge_result_t *r = &ev->r;
+    int knee = dmm_evolve_knee(ev);
+    for (int i = 0;; i++) {
+        snprintf(path, sizeof path, "%s/front-%d.dmm", ev->out, i + 1);
+        if (i >= r->nfront) {
+            if (unlink(path) != 0 && i >= DMM_EVOLVE_TOP_MAX)
+                break;
+            continue;
+        }
+        const dmm_ge_top_t *t = &r->front[i];
+        dmm_desc_t d;
+        dmm_err_t e;
+        if (dmm_desc_parse("front", t->key, strlen(t->key), &d, &e) != 0)
+            return dmm_err_set(err, "%s: %s", path, e.msg);
+        snprintf(d.title, sizeof d.title,
+                 "dmm 1  trace=%.100s seed=%llu front=%d/%d%s fitness=%.6f T=%llu M=%zu W=%llu",
+                 ev->name, (unsigned long long)ev->cfg.seed, i + 1, r->nfront,
+                 i == knee ? " knee" : "", t->F, (unsigned long long)t->T, t->M,
+                 (unsigned long long)t->W);
+        size_t n = dmm_desc_print(&d, text, sizeof text);
+        if (n >= sizeof text)
+            return dmm_err_set(err, "%s: the description does not fit in %zu bytes", path,
+                               sizeof text);
+        if (dmm_write_file(path, text, n, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 size_t dmm_evolve_best_text(dmm_evolve_t *ev, char *buf, size_t cap)
 {
     dmm_ge_result_t *r = &ev->r;
@@ -314,6 +444,10 @@ int dmm_evolve_write(dmm_evolve_t *ev, dmm_err_t *err)
         output(ev, "references.csv", put_references, err) != 0 ||
         output(ev, "log.csv", put_log, err) != 0 ||
         output(ev, "search.json", put_search, err) != 0 || write_top(ev, err) != 0)
+        return -1;
+    if (ev->cfg.objectives &&
+        (write_front(ev, err) != 0 || output(ev, "front.csv", put_front, err) != 0 ||
+         output(ev, "front.gp", put_front_gp, err) != 0))
         return -1;
     char path[4096];
     snprintf(path, sizeof path, "%s/best.dmm", ev->out);

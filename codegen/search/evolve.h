@@ -11,7 +11,10 @@
  *   write       DIR/grammar.bnf (when generated), references.csv, log.csv,
  *               search.json, top-1.dmm .. top-K.dmm (the cfg.top best
  *               distinct designs, best first: the candidates `make evolve`
- *               measures for real), and best.dmm last, so that its presence means a
+ *               measures for real); with cfg.objectives also front-1.dmm ..
+ *               front-N.dmm (the run's front, by T), front.csv (them, the
+ *               presets and the weighted-sum winner) and front.gp (gnuplot:
+ *               front.png); and best.dmm last, so that its presence means a
  *               complete run; a run without a valid individual removes an
  *               older best.dmm instead
  *
@@ -63,6 +66,10 @@ int  dmm_evolve_references(dmm_evolve_t *ev, dmm_err_t *err);
 int  dmm_evolve_search(dmm_evolve_t *ev, dmm_err_t *err);
 /* Every output; best.dmm only when ev->r.found. */
 int  dmm_evolve_write(dmm_evolve_t *ev, dmm_err_t *err);
+
+/* cfg.objectives: the index in ev->r.front of the front's knee (the design
+ * nearest the ideal point, pareto.h), or -1 for an empty front. */
+int  dmm_evolve_knee(const dmm_evolve_t *ev);
 
 /* The best's canonical .dmm text with its title ("dmm 1  trace=NAME
  * seed=S fitness=F T=T M=M"); the length, or 0 when it did not fit. */

@@ -24,6 +24,7 @@ typedef struct dmm_ge_ref {
     const char *name;       /* the preset's name (set by the caller) */
     uint64_t    T;
     size_t      M;
+    uint64_t    W;          /* its costliest single operation */
     uint64_t    failed;     /* requests it could not serve */
     size_t      peak_live;  /* the peak of live requested bytes it served */
 } dmm_ge_ref_t;

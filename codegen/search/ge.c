@@ -1,5 +1,7 @@
 /* ge.c - the grammatical-evolution engine (see ge.h). */
 #include "codegen/search/ge.h"
+
+#include "codegen/search/pareto.h"
 #include "codegen/search/order.h"
 
 #include <errno.h>
@@ -85,6 +87,7 @@ typedef struct entry {
     int      hopeless;
     uint64_t T;
     size_t   M;
+    uint64_t W;
     double   F;
 } entry_t;
 
@@ -149,7 +152,7 @@ static int cache_get(cache_t *c, const char *key, entry_t *out)
 
 /* Insert (or overwrite) key; 0, or -1 out of memory. */
 static int cache_put(cache_t *c, const char *key, int pending, int valid, int hopeless,
-                     uint64_t T, size_t M, double F)
+                     uint64_t T, size_t M, uint64_t W, double F)
 {
     uint64_t h = fnv1a(key);
     int rc = 0;
@@ -183,6 +186,7 @@ static int cache_put(cache_t *c, const char *key, int pending, int valid, int ho
     e->hopeless = hopeless;
     e->T = T;
     e->M = M;
+    e->W = W;
     e->F = F;
 out:
     pthread_mutex_unlock(&c->lock);
@@ -199,6 +203,7 @@ typedef struct indiv {
     double     F;
     uint64_t   T;
     size_t     M;
+    uint64_t   W;          /* its costliest single operation */
     int        lines;      /* allocators of its description */
     /* evaluation scratch */
     int        todo;       /* 1: to simulate; 2: same phenotype as dup_of */
@@ -221,6 +226,15 @@ typedef struct state {
     int       jobs;
     uint64_t  T_KNG;
     size_t    M_LEA;
+    uint64_t  W_KNG;
+    int       nobj;        /* cfg.objectives: how many (0: eq. 1) */
+    indiv_t  *parents;     /* ... the survivors so far (NSGA-II's P) */
+    int       nparents;
+    int      *pfront;      /* ... their fronts and crowding distances */
+    double   *pcrowd;
+    dmm_ge_result_t *r;    /* ... whose front the evaluations feed */
+    double    hv;          /* ... the front's hypervolume so far */
+    int       nfront;
     double    cap;         /* rank of hopeless candidates; DMM_GE_WORST: none */
     dmm_sim_bound_t bound; /* for every simulation */
     double    deadline;    /* now() when the time budget is spent; 0: none */
@@ -263,6 +277,7 @@ void dmm_ge_config_default(dmm_ge_config_t *cfg)
 static void set_invalid(indiv_t *x)
 {
     x->valid = 0;
+    x->W = 0;
     x->hopeless = 0;
     x->F = DMM_GE_WORST;
     x->T = 0;
@@ -287,7 +302,7 @@ static void score_custom(state_t *st, indiv_t *x)
         x->M = M;
         x->F = F;
     }
-    if (cache_put(&st->cache, x->key, -1, x->valid, 0, x->T, x->M, x->F) != 0)
+    if (cache_put(&st->cache, x->key, -1, x->valid, 0, x->T, x->M, 0, x->F) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
 }
 
@@ -313,6 +328,7 @@ static void rank_replay(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
     x->valid = 1;
     x->T = r->T;
     x->M = r->M;
+    x->W = r->max_op_cost;
     x->F = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
     if (x->F >= st->cap) {   /* cannot happen: the bound saw the same numbers */
         x->hopeless = 1;
@@ -334,7 +350,7 @@ static void apply_result(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
         return;   /* not cached: it has no result */
     }
     rank_replay(st, x, r);
-    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->F) != 0)
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->W, x->F) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
 }
 
@@ -520,6 +536,8 @@ static int phenotype_key(state_t *st, indiv_t *x, char *text, size_t cap)
     return dmm_desc_print(&st->key_desc, text, cap) >= cap ? -1 : 0;
 }
 
+static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x);
+
 /* Give pop[from..pop) a fitness: map each genome and look its phenotype up
  * in the cache, in index order (so which ones hit is reproducible); then
  * simulate the new phenotypes on the worker threads, each into its own slot;
@@ -553,13 +571,14 @@ static int evaluate(state_t *st, int from)
             x->hopeless = e.hopeless;
             x->T = e.T;
             x->M = e.M;
+            x->W = e.W;
             x->F = e.F;
             if (!e.valid)
                 st->invalid++;
             continue;
         }
         x->key = strdup(text);
-        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, 0, DMM_GE_WORST) != 0)
+        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, 0, 0, DMM_GE_WORST) != 0)
             return -1;
         x->todo = 1;
         st->work[st->nwork++] = i;
@@ -603,6 +622,7 @@ static int evaluate(state_t *st, int from)
             x->unevaluated = o->unevaluated;
             x->T = o->T;
             x->M = o->M;
+            x->W = o->W;
             x->F = o->F;
         }
         if (x->unevaluated) {
@@ -617,6 +637,9 @@ static int evaluate(state_t *st, int from)
             st->invalid++;
         if (x->todo == 1 && x->hopeless)
             st->hopeless++;
+        if (st->nobj && x->todo == 1 && x->valid && !x->hopeless &&
+            front_add(st, st->r, x) != 0)
+            st->oom = 1;
         if (x->cut) {
             st->cut++;
             st->saved_s += x->saved;
@@ -659,9 +682,14 @@ static void copy_indiv(const state_t *st, indiv_t *dst, const indiv_t *src)
  * (best first), next[elite..pop) the children of tournament-selected parents
  * after crossover and mutation; then next becomes pop.  Returns the index
  * from which the new population needs evaluating. */
+static int nsga_replace(state_t *st);
+static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x);
+
 static int replace(state_t *st)
 {
     const dmm_ge_config_t *cfg = st->cfg;
+    if (st->nobj)
+        return nsga_replace(st);
     int *rank = malloc((size_t)cfg->pop * sizeof *rank);
     if (!rank)
         return -1;
@@ -686,6 +714,177 @@ static int replace(state_t *st)
     st->pop = st->next;
     st->next = t;
     return cfg->elite;
+}
+
+/* ---- several objectives (NSGA-II, pareto.h) ------------------------------ */
+
+/* The normalised objectives of (T, M, W) into o[0..nobj). */
+static void objectives(const state_t *st, uint64_t T, size_t M, uint64_t W, double *o)
+{
+    int k = 0, b = st->cfg->objectives;
+    if (b & DMM_GE_OBJ_TIME)
+        o[k++] = (double)T / (double)st->T_KNG;
+    if (b & DMM_GE_OBJ_MEMORY)
+        o[k++] = (double)M / (double)st->M_LEA;
+    if (b & DMM_GE_OBJ_WORST)
+        o[k++] = (double)W / (double)(st->W_KNG ? st->W_KNG : 1);
+}
+
+/* An invalid individual's objectives: worse than any valid one's, and
+ * finite, so that crowding distances stay numbers. */
+#define OBJ_INVALID 1e300
+
+typedef struct {
+    const int    *front;
+    const double *crowd;
+} crowded_t;
+
+static int cmp_crowded(const void *a, const void *b, void *arg)
+{
+    const crowded_t *c = arg;
+    int i = *(const int *)a, j = *(const int *)b;
+    if (i == j)
+        return 0;
+    if (dmm_pareto_crowded_better(c->front, c->crowd, i, j))
+        return -1;
+    if (dmm_pareto_crowded_better(c->front, c->crowd, j, i))
+        return 1;
+    return i < j ? -1 : 1;
+}
+
+/* NSGA-II's step: the parents become the best cfg.pop of the parents and
+ * the population just evaluated, by front and crowding distance; the new
+ * population is their children (binary tournaments on the same order,
+ * crossover, mutation).  Returns 0 (all of it to evaluate), or -1 out of
+ * memory. */
+static int nsga_replace(state_t *st)
+{
+    const dmm_ge_config_t *cfg = st->cfg;
+    int N = cfg->pop, m = st->nparents + N, k = st->nobj, rc = -1;
+    double *obj = malloc((size_t)m * (size_t)k * sizeof *obj);
+    double *crowd = malloc((size_t)m * sizeof *crowd);
+    int *front = malloc((size_t)m * sizeof *front), *order = malloc((size_t)m * sizeof *order);
+    if (!obj || !crowd || !front || !order || !st->parents)
+        goto out;
+    /* candidates 0..nparents: the parents; then the population */
+    for (int i = 0; i < m; i++) {
+        const indiv_t *x = i < st->nparents ? &st->parents[i] : &st->pop[i - st->nparents];
+        if (x->valid)
+            objectives(st, x->T, x->M, x->W, obj + (size_t)i * k);
+        else
+            for (int j = 0; j < k; j++)
+                obj[(size_t)i * k + j] = OBJ_INVALID;
+        order[i] = i;
+    }
+    if (dmm_pareto_rank(obj, m, k, front, crowd) != 0)
+        goto out;
+    crowded_t c = { front, crowd };
+    qsort_r(order, (size_t)m, sizeof *order, cmp_crowded, &c);
+    /* the survivors, through next (the parents may be among the sources) */
+    for (int i = 0; i < N; i++) {
+        int o = order[i];
+        copy_indiv(st, &st->next[i],
+                   o < st->nparents ? &st->parents[o] : &st->pop[o - st->nparents]);
+        st->pfront[i] = front[o];
+        st->pcrowd[i] = crowd[o];
+    }
+    for (int i = 0; i < N; i++)
+        copy_indiv(st, &st->parents[i], &st->next[i]);
+    st->nparents = N;
+    /* their children */
+    for (int i = 0; i < N; i += 2) {
+        int pa[2];
+        for (int h = 0; h < 2; h++) {
+            int best = (int)rng_below(&st->rng, (uint64_t)N);
+            for (int t = 1; t < cfg->tournament; t++) {
+                int q = (int)rng_below(&st->rng, (uint64_t)N);
+                if (dmm_pareto_crowded_better(st->pfront, st->pcrowd, q, best) ||
+                    (!dmm_pareto_crowded_better(st->pfront, st->pcrowd, best, q) && q < best))
+                    best = q;
+            }
+            pa[h] = best;
+        }
+        uint32_t *c1 = st->next[i].genome;
+        uint32_t *c2 = i + 1 < N ? st->next[i + 1].genome : st->spare;
+        crossover(st, st->parents[pa[0]].genome, st->parents[pa[1]].genome, c1, c2);
+        mutate(st, c1);
+        if (i + 1 < N)
+            mutate(st, c2);
+    }
+    indiv_t *t = st->pop;
+    st->pop = st->next;
+    st->next = t;
+    rc = 0;
+out:
+    free(obj);
+    free(crowd);
+    free(front);
+    free(order);
+    return rc;
+}
+
+/* The run's front (r->front): x, just simulated to the end, joins it
+ * unless a design of it dominates x or has x's very objectives; the designs
+ * x dominates leave it.  0, or -1 out of memory. */
+static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
+{
+    double ox[DMM_PARETO_MAXOBJ], oy[DMM_PARETO_MAXOBJ];
+    int k = st->nobj;
+    objectives(st, x->T, x->M, x->W, ox);
+    int kept = 0;
+    for (int i = 0; i < r->nfront; i++) {
+        dmm_ge_top_t *y = &r->front[i];
+        objectives(st, y->T, y->M, y->W, oy);
+        int same = 1;
+        for (int j = 0; j < k; j++)
+            same &= ox[j] == oy[j];
+        if (same || dmm_pareto_dominates(oy, ox, k))
+            return 0;   /* nothing of the front dominates what it held */
+        if (dmm_pareto_dominates(ox, oy, k))
+            free(y->key);
+        else
+            r->front[kept++] = *y;
+    }
+    dmm_ge_top_t *f = realloc(r->front, (size_t)(kept + 1) * sizeof *f);
+    char *key = strdup(x->key);
+    if (!f || !key) {
+        free(key);
+        if (f)
+            r->front = f;
+        r->nfront = kept;
+        return -1;
+    }
+    f[kept] = (dmm_ge_top_t){ key, x->F, x->T, x->M, x->W };
+    r->front = f;
+    r->nfront = kept + 1;
+    return 0;
+}
+
+/* The front's hypervolume, normalised, up to DMM_GE_HV_REF. */
+static double front_hv(const state_t *st, const dmm_ge_result_t *r)
+{
+    int k = st->nobj;
+    double *o = malloc((size_t)(r->nfront > 0 ? r->nfront : 1) * (size_t)k * sizeof *o);
+    double ref[DMM_PARETO_MAXOBJ] = { DMM_GE_HV_REF, DMM_GE_HV_REF, DMM_GE_HV_REF };
+    if (!o)
+        return -1;
+    for (int i = 0; i < r->nfront; i++)
+        objectives(st, r->front[i].T, r->front[i].M, r->front[i].W, o + (size_t)i * k);
+    double hv = dmm_pareto_hypervolume(o, r->nfront, k, ref);
+    free(o);
+    return hv;
+}
+
+static int front_cmp(const void *a, const void *b)
+{
+    const dmm_ge_top_t *x = a, *y = b;
+    if (x->T != y->T)
+        return x->T < y->T ? -1 : 1;
+    if (x->M != y->M)
+        return x->M < y->M ? -1 : 1;
+    if (x->W != y->W)
+        return x->W < y->W ? -1 : 1;
+    return strcmp(x->key, y->key);
 }
 
 /* cfg.custom: the canonical text of r's best genome into r->best_key (a
@@ -747,12 +946,17 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
             r->F = x->F;
             r->T = x->T;
             r->M = x->M;
+            r->W = x->W;
             st->best_hopeless = x->hopeless;
             r->best = x->desc;   /* every valid individual holds its own */
             memcpy(r->genome, x->genome, (size_t)cfg->length * sizeof *r->genome);
             if (cfg->custom)
                 best_key(st, r);
         }
+    }
+    if (st->nobj) {
+        row->hypervolume = front_hv(st, r);
+        row->front = r->nfront;
     }
     row->seconds = now() - t0;
     row->eval_per_s = row->seconds > 0 ? (double)st->evaluations / row->seconds : 0;
@@ -776,6 +980,7 @@ static int finish_best(state_t *st, dmm_ge_result_t *r)
     if (dmm_sim_run(st->s, &r->best, "ge", 0, res, &err) == 0 && res->M) {
         r->T = res->T;
         r->M = res->M;
+        r->W = res->max_op_cost;
         r->F = dmm_ge_fitness(res->T, res->M, st->T_KNG, st->M_LEA);
     }
     free(res);
@@ -786,7 +991,7 @@ static int finish_best(state_t *st, dmm_ge_result_t *r)
 static int references(state_t *st, dmm_err_t *err)
 {
     dmm_ge_ref_t refs[2] = { st->cfg->kng, st->cfg->lea };
-    if (!refs[0].T || !refs[1].M) {
+    if (!refs[0].T || !refs[1].M || (st->cfg->objectives & DMM_GE_OBJ_WORST && !refs[0].W)) {
         refs[0] = (dmm_ge_ref_t){ .name = "kng" };
         refs[1] = (dmm_ge_ref_t){ .name = "lea" };
         if (dmm_ge_references(st->s, refs, 2, err) != 0)
@@ -800,13 +1005,14 @@ static int references(state_t *st, dmm_err_t *err)
     }
     st->T_KNG = kng->T;
     st->M_LEA = lea->M;
+    st->W_KNG = kng->W;
     dmm_sim_bound_t *b = &st->bound;
     b->T_ref = kng->T;
     b->M_ref = lea->M;
     b->fail_limit = kng->failed < lea->failed ? kng->failed : lea->failed;
     b->lean = 1;
     st->cap = DMM_GE_WORST;
-    if (st->cfg->hopeless > 0) {
+    if (st->cfg->hopeless > 0 && !st->cfg->objectives) {
         double fk = dmm_ge_fitness(kng->T, kng->M, kng->T, lea->M);
         double fl = dmm_ge_fitness(lea->T, lea->M, kng->T, lea->M);
         st->cap = st->cfg->hopeless * (fk > fl ? fk : fl);
@@ -849,6 +1055,11 @@ static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
         bad = "the hopeless factor must be 0 (off) or >= 1";
     else if (c->custom && (!c->custom->canon || !c->custom->fitness))
         bad = "a custom fitness needs canon() and fitness()";
+    else if (c->objectives & ~(DMM_GE_OBJ_TIME | DMM_GE_OBJ_MEMORY | DMM_GE_OBJ_WORST) ||
+             (c->objectives && __builtin_popcount((unsigned)c->objectives) < 2))
+        bad = "objectives: two or three of time, memory and worst";
+    else if (c->objectives && c->custom)
+        bad = "a custom fitness has one objective";
     if (bad)
         dmm_err_set(err, "%s", bad);
     return bad ? -1 : 0;
@@ -881,7 +1092,7 @@ static int collect_top(const cache_t *c, int k, dmm_ge_result_t *r)
     for (size_t i = 0; i < c->cap; i++) {
         const entry_t *e = &c->slots[i];
         if (e->key && e->valid && !e->hopeless && e->pending < 0)
-            all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M };
+            all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M, e->W };
     }
     qsort(all, n, sizeof *all, top_cmp);
     /* designs that replay the trace with the same T and M behave alike on
@@ -913,6 +1124,11 @@ void dmm_ge_result_free(dmm_ge_result_t *r)
     free(r->top);
     r->top = NULL;
     r->ntop = 0;
+    for (int i = 0; i < r->nfront; i++)
+        free(r->front[i].key);
+    free(r->front);
+    r->front = NULL;
+    r->nfront = 0;
     free(r->genome);
     free(r->log);
     free(r->best_key);
@@ -951,6 +1167,9 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     st.bound.deadline = st.deadline;
     r->T_KNG = st.T_KNG;
     r->M_LEA = st.M_LEA;
+    r->W_KNG = st.W_KNG;
+    st.nobj = __builtin_popcount((unsigned)cfg->objectives);
+    st.r = r;
     r->cap = st.cap;
     r->length = cfg->length;
 
@@ -963,18 +1182,25 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     st.work = malloc((size_t)cfg->pop * sizeof *st.work);
     st.expect = malloc((size_t)cfg->pop * sizeof *st.expect);
     st.spare = malloc(L * sizeof *st.spare);
-    uint32_t *genomes = malloc(2 * (size_t)cfg->pop * L * sizeof *genomes);
+    uint32_t *genomes = malloc(3 * (size_t)cfg->pop * L * sizeof *genomes);
+    if (st.nobj) {
+        st.parents = calloc((size_t)cfg->pop, sizeof *st.parents);
+        st.pfront = calloc((size_t)cfg->pop, sizeof *st.pfront);
+        st.pcrowd = calloc((size_t)cfg->pop, sizeof *st.pcrowd);
+    }
     r->genome = calloc(L, sizeof *r->genome);
     r->log = calloc((size_t)cfg->gens + 1, sizeof *r->log);
     pthread_mutex_init(&st.wlock, NULL);
     if (!st.pheno || !st.pop || !st.next || !st.work || !st.expect || !st.spare || !genomes || !r->genome || !r->log ||
-        cache_init(&st.cache) != 0) {
+        (st.nobj && (!st.parents || !st.pfront || !st.pcrowd)) || cache_init(&st.cache) != 0) {
         dmm_err_set(err, "out of memory for a population of %d", cfg->pop);
         goto out;
     }
     for (int i = 0; i < cfg->pop; i++) {
         st.pop[i].genome = genomes + (size_t)i * L;
         st.next[i].genome = genomes + ((size_t)cfg->pop + (size_t)i) * L;
+        if (st.parents)
+            st.parents[i].genome = genomes + (2 * (size_t)cfg->pop + (size_t)i) * L;
     }
 
     /* generation 0: a random population */
@@ -1008,6 +1234,8 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
         goto oom;
     if (collect_top(&st.cache, cfg->top, r) != 0)
         goto oom;
+    if (r->nfront)
+        qsort(r->front, (size_t)r->nfront, sizeof *r->front, front_cmp);
     rc = 0;
     goto out;
 oom:
@@ -1029,6 +1257,9 @@ out:
     free(genomes);
     free(st.pop);
     free(st.next);
+    free(st.parents);
+    free(st.pfront);
+    free(st.pcrowd);
     free(st.work);
     free(st.expect);
     dmm_ge_times_free(&st.times);

@@ -55,6 +55,21 @@
  * a time budget or a stop request (which end the search early) make a run
  * depend on the clock.
  *
+ * Several objectives (cfg.objectives, two or three of T, M and W, the
+ * costliest single operation): NSGA-II (pareto.h) in place of eq. 1's
+ * ranking.  The initial population is evaluated as ever; then each
+ * generation's parents are the best cfg.pop of the previous parents and
+ * their children together, by non-dominated front and, within a front,
+ * crowding distance (objectives T/T_KNG, M/M_LEA and W/W_KNG); children
+ * come from binary tournaments on that order, crossover and mutation as
+ * above (no elite: the parents survive by rank).  Every candidate is
+ * simulated to the end (no cap: a bound on F says nothing of a front).  The
+ * result's front is the non-dominated set of every design evaluated in the
+ * run; each generation logs its hypervolume (normalised objectives, up to
+ * DMM_GE_HV_REF in each).  eq. 1's F is still computed for every design
+ * and r->best is still its best: the weighted-sum winner, to place on the
+ * front.
+ *
  * Phenotype cache: the canonical .dmm text of a phenotype (dmm_desc_print,
  * empty title) keys its T, M and F; an individual whose phenotype is there,
  * or is being simulated for an earlier individual of the same generation, is
@@ -76,6 +91,12 @@
 #include "tracer/format/opstream.h"
 
 #define DMM_GE_WORST DBL_MAX    /* the fitness of an invalid individual */
+
+/* cfg.objectives: bits of these (0: eq. 1, the paper's search). */
+enum { DMM_GE_OBJ_TIME = 1, DMM_GE_OBJ_MEMORY = 2, DMM_GE_OBJ_WORST = 4 };
+/* The hypervolume's reference point, in each normalised objective: twice
+ * the reference allocator's value. */
+#define DMM_GE_HV_REF 2.0
 
 typedef struct dmm_ge_gen dmm_ge_gen_t;
 
@@ -148,6 +169,9 @@ typedef struct dmm_ge_config {
     const dmm_ge_custom_t *custom;
     /* NULL: every evaluation in this process. */
     const dmm_ge_remote_t *remote;
+    /* DMM_GE_OBJ_* bits, two or three of them: a Pareto search (above);
+     * 0: eq. 1. */
+    int      objectives;
     /* How many of the best distinct phenotypes the result lists (r->top):
      * the candidates that `make evolve` measures for real (5). */
     int      top;
@@ -160,6 +184,7 @@ typedef struct dmm_ge_top {
     double   F;
     uint64_t T;
     size_t   M;
+    uint64_t W;        /* its costliest single operation */
 } dmm_ge_top_t;
 
 /* One generation: a row of log.csv. */
@@ -184,6 +209,8 @@ struct dmm_ge_gen {
     double   seconds;       /* since the run started */
     double   eval_per_s;    /* evaluations / seconds */
     double   eta;           /* estimated seconds left (< 0: unknown) */
+    double   hypervolume;   /* cfg.objectives: of the run's front so far */
+    int      front;         /* ... its designs */
     int      partial;       /* the search stopped during this generation:
                                only the individuals evaluated count */
 };
@@ -195,6 +222,7 @@ typedef struct dmm_ge_result {
     double       F;            /* the best over the whole run */
     uint64_t     T;
     size_t       M;
+    uint64_t     W;            /* its costliest single operation */
     dmm_desc_t   best;         /* its description (title empty) */
     char        *best_key;     /* cfg.custom: its canonical text (malloc'd) */
     uint32_t    *genome;       /* its genome, cfg.length codons */
@@ -213,6 +241,11 @@ typedef struct dmm_ge_result {
      * replay the trace alike: the first stands for them) */
     dmm_ge_top_t *top;
     int          ntop;
+    /* cfg.objectives: the run's front, every design evaluated that no other
+     * dominates (one for each point), in order of T, then M, then W */
+    dmm_ge_top_t *front;
+    int          nfront;
+    uint64_t     W_KNG;        /* kng's costliest single operation */
     int          stopped;      /* DMM_GE_* */
     int          failed_worker; /* DMM_GE_WORKER_FAILED: which (remote's w) */
 } dmm_ge_result_t;

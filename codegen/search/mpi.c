@@ -39,7 +39,7 @@ typedef struct result {
     int32_t  item;
     int32_t  interrupted, complete, pad;
     uint64_t T, ops, failed, capped_at, over_fail_at;
-    uint64_t M;
+    uint64_t M, max_op_cost;
     double   seconds;
 } result_t;
 
@@ -205,6 +205,7 @@ static int remote_finish(void *arg, int *w, int *item, dmm_sim_result_t *r, doub
     r->failed = x.failed;
     r->capped_at = x.capped_at;
     r->over_fail_at = x.over_fail_at;
+    r->max_op_cost = x.max_op_cost;
     r->seconds = x.seconds;
     return 1;
 }
@@ -276,6 +277,7 @@ static void replay(const dmm_opstream_t *s, const job_t *j, const char *text, re
         x->failed = r->failed;
         x->capped_at = r->capped_at;
         x->over_fail_at = r->over_fail_at;
+        x->max_op_cost = r->max_op_cost;
         x->seconds = r->seconds;
     }
     free(r);

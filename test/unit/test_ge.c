@@ -1,7 +1,7 @@
 /* test_ge.c - the GE search (codegen/search/ge.c) and `dmm evolve`: reproducible
  * from the seed whatever the number of threads, the phenotype cache, invalid
  * individuals, eq. 1 on the references, elitism, the time budget and stop
- * request, and the command's outputs and bad inputs. */
+ * request, the Pareto search's front against every design enumerated, and the command's outputs and bad inputs. */
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "codegen/search/ge.h"
+#include "codegen/grammar/grammar.h"
 #include "allocators/sim/sim.h"
 
 #include "test/lib/rundmm.h"
@@ -434,6 +435,168 @@ static void load_churn(dmm_opstream_t *s, dmm_grammar_t **g)
     free(text);
     dmm_trace_free(&t);
 }
+
+/* ---- several objectives (NSGA-II) ----------------------------------------- */
+
+static const char *const pareto_classes[] = { "SegregatedFreeList", "SimpleSegregatedStorage",
+                                              "ExactSegregatedFit", "BuddySystemBinary",
+                                              "Kingsley", "Lea", "TLSF" };
+static const char *const pareto_lists[] = { "SLL", "DLL", "BTREE" };
+static const char *const pareto_fits[] = { "FIRST", "BEST", "EXACT" };
+static const char pareto_grammar[] =
+    "<S> ::= <C> <B> <B> 8192 <L> <F> LIFO\n"
+    "<C> ::= SegregatedFreeList | SimpleSegregatedStorage | ExactSegregatedFit\n"
+    "      | BuddySystemBinary | Kingsley | Lea | TLSF\n"
+    "<B> ::= true | false\n"
+    "<L> ::= SLL | DLL | BTREE\n"
+    "<F> ::= FIRST | BEST | EXACT\n";
+
+typedef struct {
+    uint64_t T;
+    size_t   M;
+} tm_t;
+
+/* Every design of pareto_grammar simulated; the (T, M) that none of the
+ * others dominates, each once, into front; their number. */
+static int enumerated_front(const dmm_opstream_t *s, tm_t *front, int cap)
+{
+    static tm_t all[7 * 2 * 2 * 3 * 3];
+    static dmm_sim_result_t res;
+    int n = 0;
+    for (int c = 0; c < 7; c++)
+        for (int sp = 0; sp < 2; sp++)
+            for (int co = 0; co < 2; co++)
+                for (int l = 0; l < 3; l++)
+                    for (int f = 0; f < 3; f++) {
+                        char ph[200];
+                        snprintf(ph, sizeof ph, "%s %s %s 8192 %s %s LIFO", pareto_classes[c],
+                                 sp ? "true" : "false", co ? "true" : "false",
+                                 pareto_lists[l], pareto_fits[f]);
+                        dmm_desc_t d;
+                        dmm_err_t err = { { 0 } };
+                        cr_assert_eq(dmm_phenotype_to_desc(ph, &d, &err), 0, "%s: %s", ph,
+                                     err.msg);
+                        cr_assert_eq(dmm_sim_run(s, &d, "enum", 0, &res, &err), 0, "%s",
+                                     err.msg);
+                        cr_assert_eq(res.failed, 0, "%s", ph);
+                        all[n++] = (tm_t){ res.T, res.M };
+                    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int out = 0;
+        for (int j = 0; j < n && !out; j++)
+            out = (all[j].T <= all[i].T && all[j].M <= all[i].M &&
+                   (all[j].T < all[i].T || all[j].M < all[i].M));
+        for (int j = 0; j < k && !out; j++)
+            out = front[j].T == all[i].T && front[j].M == all[i].M;
+        if (!out) {
+            cr_assert_lt(k, cap);
+            front[k++] = all[i];
+        }
+    }
+    return k;
+}
+
+/* A churning trace where speed and memory pull apart. */
+static void load_pareto(dmm_opstream_t *s)
+{
+    dmm_trace_t t;
+    churn_trace(&t, 400, 4000, 64);
+    dmm_err_t e = { { 0 } };
+    cr_assert_eq(dmm_opstream_build(&t, s, &e), 0, "%s", e.msg);
+    dmm_trace_free(&t);
+}
+
+/* The search's front is the one found by simulating every design of a
+ * small grammar: every point of it, nothing else. */
+Test(ge, a_pareto_search_finds_the_whole_front_of_a_small_grammar)
+{
+    static dmm_opstream_t s;
+    load_pareto(&s);
+    tm_t want[64];
+    int nwant = enumerated_front(&s, want, 64);
+    cr_assert_gt(nwant, 1, "a front of one point would test little");
+
+    dmm_grammar_t *g = grammar(pareto_grammar);
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 11, 2);
+    c.objectives = DMM_GE_OBJ_TIME | DMM_GE_OBJ_MEMORY;
+    c.pop = 40;
+    c.gens = 30;
+    run_on(&c, g, &s, &r);
+    cr_assert(r.found);
+    cr_expect_eq(r.nfront, nwant, "front: %d designs, enumerated %d", r.nfront, nwant);
+    for (int i = 0; i < nwant; i++) {
+        int seen = 0;
+        for (int j = 0; j < r.nfront && !seen; j++)
+            seen = r.front[j].T == want[i].T && r.front[j].M == want[i].M;
+        cr_expect(seen, "T=%llu M=%zu of the enumerated front is not in the search's",
+                  (unsigned long long)want[i].T, want[i].M);
+    }
+    /* in order of T, each with M falling, and eq. 1's winner still given */
+    for (int j = 1; j < r.nfront; j++) {
+        cr_expect_lt(r.front[j - 1].T, r.front[j].T);
+        cr_expect_gt(r.front[j - 1].M, r.front[j].M);
+    }
+    /* the hypervolume never falls from one generation to the next */
+    for (int i = 1; i < r.nlog; i++)
+        cr_expect_geq(r.log[i].hypervolume, r.log[i - 1].hypervolume);
+    cr_expect_gt(r.log[r.nlog - 1].hypervolume, 0);
+    dmm_ge_result_free(&r);
+
+    /* the same seed, the same front, whatever the threads */
+    dmm_ge_result_t r1;
+    c.jobs = 1;
+    run_on(&c, g, &s, &r1);
+    dmm_ge_result_t r2;
+    c.jobs = 2;
+    run_on(&c, g, &s, &r2);
+    cr_expect_eq(r1.nfront, r2.nfront);
+    for (int j = 0; j < r1.nfront && j < r2.nfront; j++)
+        cr_expect_str_eq(r1.front[j].key, r2.front[j].key);
+    dmm_ge_result_free(&r1);
+    dmm_ge_result_free(&r2);
+    dmm_grammar_free(g);
+    dmm_opstream_free(&s);
+}
+
+Test(ge, objectives_are_two_or_three_of_time_memory_and_worst)
+{
+    dmm_grammar_t *g = grammar(pareto_grammar);
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    dmm_err_t err = { { 0 } };
+    small_config(&c, 1, 1);
+    c.objectives = DMM_GE_OBJ_TIME;
+    cr_expect_neq(dmm_ge_run(&c, g, &ops, &r, &err), 0);
+    cr_expect(strstr(err.msg, "two or three") != NULL, "%s", err.msg);
+    dmm_ge_result_free(&r);
+    c.objectives = 8;
+    cr_expect_neq(dmm_ge_run(&c, g, &ops, &r, &err), 0);
+    dmm_ge_result_free(&r);
+    /* worst: the front's W is each design's costliest operation */
+    c.objectives = DMM_GE_OBJ_TIME | DMM_GE_OBJ_MEMORY | DMM_GE_OBJ_WORST;
+    c.gens = 4;
+    static dmm_opstream_t s;
+    load_pareto(&s);
+    run_on(&c, g, &s, &r);
+    cr_assert_gt(r.nfront, 0);
+    cr_expect_gt(r.W_KNG, 0);
+    for (int j = 0; j < r.nfront; j++) {
+        dmm_desc_t d;
+        cr_assert_eq(dmm_desc_parse("front", r.front[j].key, strlen(r.front[j].key), &d, &err),
+                     0, "%s", err.msg);
+        static dmm_sim_result_t res;
+        cr_assert_eq(dmm_sim_run(&s, &d, "front", 0, &res, &err), 0, "%s", err.msg);
+        cr_expect_eq(res.max_op_cost, r.front[j].W);
+        cr_expect_eq(res.T, r.front[j].T);
+    }
+    dmm_ge_result_free(&r);
+    dmm_grammar_free(g);
+    dmm_opstream_free(&s);
+}
+
 
 /* Every generation's numbers but the clock and the cuts. */
 static void expect_same_log(const dmm_ge_result_t *a, const dmm_ge_result_t *b)
@@ -934,4 +1097,56 @@ Test(evolve, a_time_budget_stops_early)
     cr_assert_not_null(js);
     cr_expect_not_null(strstr(js, "\"stopped\": \"time budget\""), "%s", js);
     free(js);
+}
+
+/* --objectives: the front as front-N.dmm files that parse, front.csv with
+ * them (one the knee), the presets and eq. 1's winner, front.gp, and the
+ * hypervolume in log.csv; a bad list is a usage error. */
+Test(evolve, objectives_write_the_front)
+{
+    char rep[256], outdir[256], err[4096];
+    put_rep(rep);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    char *args[] = { "dmm", "evolve", "-q", "--pop", "20", "--gens", "5", "--objectives",
+                     "time,memory,worst", "--out", outdir, rep, NULL };
+    cr_assert_eq(run_dmm(dir, args, err, sizeof err), 0, "%s", err);
+    cr_expect(exists(outdir, "front-1.dmm") && exists(outdir, "front.gp"));
+    char p[512];
+    snprintf(p, sizeof p, "%s/front.csv", outdir);
+    char *csv = slurp(p);
+    cr_assert_not_null(csv);
+    cr_expect(!strncmp(csv, "kind,name,T,M,W,time,memory,worst,F\n", 36), "%s", csv);
+    int fronts = 0, knees = 0, presets = 0, ws = 0;
+    for (char *l = strchr(csv, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+        fronts += !strncmp(l + 1, "front,", 6);
+        knees += !strncmp(l + 1, "knee,", 5);
+        presets += !strncmp(l + 1, "preset,", 7);
+        ws += !strncmp(l + 1, "weighted-sum,best.dmm,", 22);
+    }
+    cr_expect_eq(knees, 1, "%s", csv);
+    cr_expect_eq(presets, 5, "%s", csv);
+    cr_expect_eq(ws, 1, "%s", csv);
+    for (int i = 1; i <= fronts + knees; i++) {
+        char name[512];
+        snprintf(name, sizeof name, "%s/front-%d.dmm", outdir, i);
+        dmm_desc_t d;
+        dmm_err_t e = { { 0 } };
+        cr_expect_eq(dmm_desc_load(name, &d, &e), 0, "%s", e.msg);
+    }
+    snprintf(p, sizeof p, "%s/front-%d.dmm", outdir, fronts + knees + 1);
+    cr_expect_neq(access(p, F_OK), 0, "no more front files than designs");
+    free(csv);
+    snprintf(p, sizeof p, "%s/log.csv", outdir);
+    char *log = slurp(p);
+    cr_assert_not_null(log);
+    cr_expect_not_null(strstr(log, ",hypervolume,front\n"), "%s", log);
+    free(log);
+
+    char *bad[] = { "dmm", "evolve", "-q", "--objectives", "time,speed", "--out", outdir, rep,
+                    NULL };
+    cr_expect_eq(run_dmm(dir, bad, err, sizeof err), 1, "%s", err);
+    cr_expect_not_null(strstr(err, "unknown objective 'speed'"), "%s", err);
+    char *one[] = { "dmm", "evolve", "-q", "--objectives", "memory", "--out", outdir, rep, NULL };
+    cr_expect_eq(run_dmm(dir, one, err, sizeof err), 1, "%s", err);
+    cr_expect_not_null(strstr(err, "two or three"), "%s", err);
 }
