@@ -243,6 +243,7 @@ typedef struct state {
     int       failed_worker; /* a remote worker failed: which; else -1 */
     indiv_t  *pop, *next;
     uint32_t *spare;       /* the unused second child of an odd count */
+    uint32_t *genomes;     /* every individual's genome, in one block */
     char     *pheno;       /* mapping output */
     size_t    pheno_cap;
     uint64_t  evaluations, cache_hits, simulations, invalid, hopeless, cut;
@@ -1137,6 +1138,41 @@ void dmm_ge_result_free(dmm_ge_result_t *r)
     r->best_key = NULL;
 }
 
+/* The run's arrays, each individual's genome in one block (st->genomes):
+ * the population, the next one and (several objectives) the parents.  0,
+ * or -1 out of memory (dmm_ge_run frees what was had). */
+static int alloc_state(state_t *st, dmm_ge_result_t *r)
+{
+    const dmm_ge_config_t *cfg = st->cfg;
+    size_t L = (size_t)cfg->length, N = (size_t)cfg->pop;
+    st->pheno_cap = 1u << 20;
+    st->pheno = malloc(st->pheno_cap);
+    st->pop = calloc(N, sizeof *st->pop);
+    st->next = calloc(N, sizeof *st->next);
+    st->work = malloc(N * sizeof *st->work);
+    st->expect = malloc(N * sizeof *st->expect);
+    st->spare = malloc(L * sizeof *st->spare);
+    st->genomes = malloc(3 * N * L * sizeof *st->genomes);
+    if (st->nobj) {
+        st->parents = calloc(N, sizeof *st->parents);
+        st->pfront = calloc(N, sizeof *st->pfront);
+        st->pcrowd = calloc(N, sizeof *st->pcrowd);
+    }
+    r->genome = calloc(L, sizeof *r->genome);
+    r->log = calloc((size_t)cfg->gens + 1, sizeof *r->log);
+    if (!st->pheno || !st->pop || !st->next || !st->work || !st->expect || !st->spare ||
+        !st->genomes || !r->genome || !r->log ||
+        (st->nobj && (!st->parents || !st->pfront || !st->pcrowd)) || cache_init(&st->cache) != 0)
+        return -1;
+    for (size_t i = 0; i < N; i++) {
+        st->pop[i].genome = st->genomes + i * L;
+        st->next[i].genome = st->genomes + (N + i) * L;
+        if (st->parents)
+            st->parents[i].genome = st->genomes + (2 * N + i) * L;
+    }
+    return 0;
+}
+
 int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_opstream_t *s,
                dmm_ge_result_t *r, dmm_err_t *err)
 {
@@ -1174,33 +1210,10 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     r->length = cfg->length;
 
     int rc = -1;
-    size_t L = (size_t)cfg->length;
-    st.pheno_cap = 1u << 20;
-    st.pheno = malloc(st.pheno_cap);
-    st.pop = calloc((size_t)cfg->pop, sizeof *st.pop);
-    st.next = calloc((size_t)cfg->pop, sizeof *st.next);
-    st.work = malloc((size_t)cfg->pop * sizeof *st.work);
-    st.expect = malloc((size_t)cfg->pop * sizeof *st.expect);
-    st.spare = malloc(L * sizeof *st.spare);
-    uint32_t *genomes = malloc(3 * (size_t)cfg->pop * L * sizeof *genomes);
-    if (st.nobj) {
-        st.parents = calloc((size_t)cfg->pop, sizeof *st.parents);
-        st.pfront = calloc((size_t)cfg->pop, sizeof *st.pfront);
-        st.pcrowd = calloc((size_t)cfg->pop, sizeof *st.pcrowd);
-    }
-    r->genome = calloc(L, sizeof *r->genome);
-    r->log = calloc((size_t)cfg->gens + 1, sizeof *r->log);
     pthread_mutex_init(&st.wlock, NULL);
-    if (!st.pheno || !st.pop || !st.next || !st.work || !st.expect || !st.spare || !genomes || !r->genome || !r->log ||
-        (st.nobj && (!st.parents || !st.pfront || !st.pcrowd)) || cache_init(&st.cache) != 0) {
+    if (alloc_state(&st, r) != 0) {
         dmm_err_set(err, "out of memory for a population of %d", cfg->pop);
         goto out;
-    }
-    for (int i = 0; i < cfg->pop; i++) {
-        st.pop[i].genome = genomes + (size_t)i * L;
-        st.next[i].genome = genomes + ((size_t)cfg->pop + (size_t)i) * L;
-        if (st.parents)
-            st.parents[i].genome = genomes + (2 * (size_t)cfg->pop + (size_t)i) * L;
     }
 
     /* generation 0: a random population */
@@ -1254,7 +1267,7 @@ out:
             free(st.pop[i].key);
     cache_destroy(&st.cache);
     pthread_mutex_destroy(&st.wlock);
-    free(genomes);
+    free(st.genomes);
     free(st.pop);
     free(st.next);
     free(st.parents);
