@@ -3,6 +3,7 @@
 # for it out.
 #
 #   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS MPI=N MEASURE=N]
+#               [OBJECTIVES=time,memory[,worst] [PICK=N]]
 #
 # Without TRACE it records the bundled workload (build/bench/work_media) under
 # libdmmtrace.so; with TRACE it uses that trace (any format dmm reads), named
@@ -18,6 +19,9 @@
 #                              real (MEASURE=N rounds, 5; MEASURE=0: none,
 #                              best.dmm is chosen): the best measured F is
 #                              the one built (scripts/measure_candidates.py)
+#   front-N.dmm, front.csv,    OBJECTIVES: dmm evolve --objectives, a Pareto
+#   front.gp, picked.txt       search; chosen.dmm is front-PICK.dmm (default:
+#                              the knee), not measured
 #   sim.json                   dmm sim of chosen.dmm: each allocator's share
 #   dmm_evolved.c              dmm codegen of chosen.dmm
 #   libdmm_evolved.so          built from it (also copied to build/)
@@ -101,6 +105,11 @@ set --
 [ -n "${SEED:-}" ] && set -- "$@" --seed "$SEED"
 [ -n "${JOBS:-}" ] && set -- "$@" --jobs "$JOBS"
 [ -n "${TIME:-}" ] && set -- "$@" --time "$TIME"
+[ -n "${OBJECTIVES:-}" ] && set -- "$@" --objectives "$OBJECTIVES"
+if [ -n "${PICK:-}" ]; then
+    [ -n "${OBJECTIVES:-}" ] || die "PICK=$PICK picks a design of a Pareto front: set OBJECTIVES too (e.g. OBJECTIVES=time,memory)"
+    case $PICK in ''|*[!0-9]*|0*) die "PICK=$PICK: a number from 1 (front-1.dmm) up" ;; esac
+fi
 if [ -n "${MPI:-}" ]; then
     # MPI=N: N ranks under mpirun on this host (rank 0 searches, the others
     # evaluate); root needs Open MPI's explicit consent
@@ -118,7 +127,21 @@ fi
 for f in "$tmp/search"/*; do mv "$f" "$tmp/"; done
 rmdir "$tmp/search"
 
-if [ "${MEASURE:-5}" != 0 ]; then
+if [ -n "${OBJECTIVES:-}" ]; then
+    # the user picks from the front (PICK=N), else its knee; measuring would
+    # choose by eq. 1 again
+    n=$(find "$tmp" -maxdepth 1 -name 'front-*.dmm' | wc -l)
+    [ "$n" -gt 0 ] || die "the search found no valid design: no front"
+    if [ -n "${PICK:-}" ]; then
+        [ "$PICK" -le "$n" ] || die "PICK=$PICK: the front has $n designs (front-1.dmm .. front-$n.dmm)"
+        pick=$PICK
+    else
+        pick=$(awk -F, '$1 == "knee" { sub(/^front-/, "", $2); sub(/\.dmm$/, "", $2); print $2 }' "$tmp/front.csv")
+    fi
+    cp "$tmp/front-$pick.dmm" "$tmp/chosen.dmm"
+    echo "front-$pick.dmm" >"$tmp/picked.txt"
+    step "building front-$pick.dmm of $n on the front ($( [ -n "${PICK:-}" ] && echo "PICK=$PICK" || echo "the knee; PICK=N for another"))"
+elif [ "${MEASURE:-5}" != 0 ]; then
     step "measuring the search's best designs and the five presets on the trace (${MEASURE:-5} rounds)"
     python3 "$top/scripts/measure_candidates.py" --dir "$tmp" --trace "$trace" \
         --build "$top/$build" --reps "${MEASURE:-5}" ||

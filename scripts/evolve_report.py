@@ -27,6 +27,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shlex
 import sys
 import types
@@ -100,6 +101,53 @@ def measured_section(d, w):
     w("")
 
 
+def front_section(d, w, out, errors):
+    """dmm evolve --objectives: the front (front.csv), its picture, and which
+    design was built (picked.txt of scripts/evolve.sh: PICK, or the knee)."""
+    path = os.path.join(d, "front.csv")
+    if not os.path.exists(path):
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    picked = None
+    try:
+        picked = open(os.path.join(d, "picked.txt")).read().strip() or None
+    except OSError:
+        pass
+    front = [r for r in rows if r["kind"] in ("front", "knee")]
+    w("## The Pareto front")
+    w("")
+    w("A search over several objectives (`--objectives`, NSGA-II): the %d designs that no other "
+      "design of the run beats in every objective, by time; T/T_KNG, M/M_LEA and W/W_KNG as the "
+      "search compared them (W: the costliest single operation, in cost units), eq. 1's F "
+      "beside. The knee is the design nearest the ideal point; `make evolve OBJECTIVES=... "
+      "PICK=N` builds front-N.dmm instead.%s" % (
+          len(front), " Built: **%s**." % picked if picked else ""))
+    w("")
+    w("| design | time | memory | worst | F (eq. 1) | T | M | W |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        label = r["name"]
+        if r["kind"] == "knee":
+            label += " (knee)"
+        elif r["kind"] == "preset":
+            label = r["name"].upper()
+        elif r["kind"] == "weighted-sum":
+            label = "eq. 1's winner (best.dmm)"
+        if picked and r["name"] == picked:
+            label = "**%s, built**" % label
+        w("| %s | %.4f | %.4f | %.4f | %.4f | %s | %s | %s |" % (
+            label, float(r["time"]), float(r["memory"]), float(r["worst"]), float(r["F"]),
+            r["T"], r["M"], r["W"]))
+    md, err = plots.picture(os.path.join(d, "plots"), plots.pareto_front, "front",
+                            "Pareto front: time against memory (%d designs)" % len(front), path,
+                            picked)
+    w("")
+    out.extend(md)
+    errors += [str(err)] if err else []
+    w("")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dir", required=True)
@@ -131,6 +179,9 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
 
     title = sim.get("title", "")
     T, M, F = float(sim["t"]), float(sim["m"]), float(search["best"]["F"])
+    got = re.search(r"\bfitness=([0-9.eE+-]+)", title)
+    if got:   # the built design's own F (chosen by measurement or from the front)
+        F = float(got.group(1))
     out = []
     w = out.append
     w("# dmm evolve: %s" % a.name)
@@ -236,6 +287,7 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
     w("```")
     w("")
     measured_section(d, w)
+    front_section(d, w, out, errors)
 
     w("## Running the program on it")
     w("")

@@ -205,6 +205,52 @@ def time_memory_plane(outdir, name, title, points, xlabel="time / glibc",
         "     %s using 1:2:3 with labels offset 1,0.6 left" % (d, d)]))
 
 
+def pareto_front(outdir, name, title, front_csv, built=None):
+    """A search's Pareto front (dmm evolve --objectives: front.csv), time
+    against memory as the search normalised them: the front's designs joined
+    in order, the knee, the design built (built: its name), the presets
+    and eq. 1's winner."""
+    try:
+        with open(front_csv, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        return None
+    front = [r for r in rows if r["kind"] in ("front", "knee")]
+    if not front:
+        return None
+    dat = os.path.join(outdir, name + ".dat")
+    with open(dat, "w") as f:
+        f.write("# time memory label kind(0 front, 1 knee, 2 preset, 3 eq.1, 4 built)\n")
+        for r in front:
+            f.write('%s %s "%s" %d\n' % (r["time"], r["memory"], r["name"],
+                                          1 if r["kind"] == "knee" else 0))
+        f.write("\n\n")
+        for r in rows:
+            if r["kind"] in ("preset", "weighted-sum"):
+                f.write('%s %s "%s" %d\n' % (r["time"], r["memory"],
+                                              r["name"].upper() if r["kind"] == "preset"
+                                              else "eq. 1 (best.dmm)",
+                                              2 if r["kind"] == "preset" else 3))
+        f.write("\n\n")
+        for r in front:
+            if built and r["name"] == built:
+                f.write('%s %s "built: %s" 4\n' % (r["time"], r["memory"], r["name"]))
+    d = _q(os.path.basename(dat))
+    return draw(outdir, name, "\n".join([
+        "set title %s" % _q(title),
+        "set xlabel 'time T / T_KNG (lower is faster)'",
+        "set ylabel 'memory M / M_LEA (lower is smaller)'",
+        "set grid", "set key top right",
+        "set offsets graph 0.05, graph 0.15, graph 0.08, graph 0.08",
+        "plot %s index 0 using 1:2 with linespoints pt 7 lw 1.5 lc rgb '#3060c0' title 'front', \\\n"
+        "     %s index 0 using ($4 == 1 ? $1 : NaN):2 with points pt 5 ps 1.8 lc rgb '#30a030' "
+        "title 'knee', \\\n"
+        "     %s index 1 using 1:2 with points pt 2 ps 1.2 lc rgb '#c03030' notitle, \\\n"
+        "     %s index 1 using 1:2:3 with labels offset 1,0.6 left notitle, \\\n"
+        "     %s index 2 using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#000000' title 'built'"
+        % (d, d, d, d, d)]))
+
+
 # --------------------------------------------------------------------------
 # what both reports write
 

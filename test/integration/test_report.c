@@ -218,6 +218,61 @@ Test(report, evolve_report_has_its_pictures_and_is_written_again_by_dmm_report)
     remove_tmpdir();
 }
 
+/* A Pareto search's run (make evolve OBJECTIVES=... PICK=1): the report
+ * shows the front, its picture, and which design was built. */
+Test(report, evolve_report_shows_the_pareto_front_and_the_pick)
+{
+    make_tmpdir();
+    record();
+    char d[400], p[600];
+    snprintf(d, sizeof d, "%s/evo", tmpdir);
+    char *eargs[] = { DMM, "evolve", "-q", "--pop", "12", "--gens", "4", "--objectives",
+                      "time,memory", "--out", d, trc, NULL };
+    cr_assert_eq(dmm_to(NULL, eargs), 0, "dmm evolve --objectives failed");
+    snprintf(p, sizeof p, "%s/stats.json", d);
+    char *sargs[] = { DMM, "stats", "--json", trc, NULL };
+    cr_assert_eq(dmm_to(p, sargs), 0);
+    /* what scripts/evolve.sh does for PICK=1 */
+    char front1[450], chosen[450];
+    snprintf(front1, sizeof front1, "%s/front-1.dmm", d);
+    snprintf(chosen, sizeof chosen, "%s/chosen.dmm", d);
+    size_t n;
+    char *text = slurp(front1, &n);
+    cr_assert_not_null(text, "no front-1.dmm");
+    FILE *f = fopen(chosen, "w");
+    cr_assert_not_null(f);
+    fwrite(text, 1, n, f);
+    fclose(f);
+    free(text);
+    snprintf(p, sizeof p, "%s/picked.txt", d);
+    f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs("front-1.dmm\n", f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/sim.json", d);
+    char *margs[] = { DMM, "sim", "--json", "--dmm", chosen, trc, NULL };
+    cr_assert_eq(dmm_to(p, margs), 0);
+
+    char *py[] = { "/usr/bin/python3", DMM_SRC_DIR "/scripts/evolve_report.py", "--dir", d,
+                   "--trace", trc, "--name", "wm", NULL };
+    int st = run(py, NULL, tmpdir, NULL, NULL, NULL);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "evolve_report.py failed");
+    char plots[450];
+    snprintf(plots, sizeof plots, "%s/plots", d);
+    expect_picture(plots, "front");
+    snprintf(p, sizeof p, "%s/report.md", d);
+    char *md = slurp(p, &n);
+    cr_assert_not_null(md);
+    expect_in(md, "## The Pareto front");
+    expect_in(md, "Built: **front-1.dmm**");
+    expect_in(md, "](plots/front.svg)");
+    expect_in(md, "| KNG |");
+    expect_in(md, "eq. 1's winner (best.dmm)");
+    expect_in(md, "front=1/");
+    free(md);
+    remove_tmpdir();
+}
+
 Test(report, a_directory_without_results_is_refused_by_name)
 {
     make_tmpdir();
