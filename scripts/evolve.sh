@@ -3,12 +3,17 @@
 # for it out.
 #
 #   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS MPI=N MEASURE=N]
-#               [OBJECTIVES=time,memory[,worst] [PICK=N]]
+#               [OBJECTIVES=time,memory[,worst] [PICK=N]] [HOLDOUT=file...]
 #
 # Without TRACE it records the bundled workload (build/bench/work_media) under
 # libdmmtrace.so; with TRACE it uses that trace (any format dmm reads), named
 # after its file name without the extension; TRACE=DIR (dmm record's) the
-# trace of DIR's process that allocated most.  Then, into build/evolve/NAME/:
+# trace of DIR's process that allocated most.  TRACE="a.trc b.trc ...":
+# every design is scored on each (dmm evolve with several traces), NAME and
+# the measured candidates from the first; HOLDOUT="c.trc ...": traces the
+# search never sees, the best scored on them afterwards (traces.csv).
+# (Several traces are split at spaces: their paths must have none.)
+# Then, into build/evolve/NAME/:
 #
 #   stats.txt, stats.json      dmm stats: what the program asks for (Table 2)
 #   grammar.bnf, best.dmm,     dmm evolve: the grammar of the trace and the
@@ -47,24 +52,57 @@ frames=${MEDIA_FRAMES:-600}
 say() { printf 'evolve: %s\n' "$*"; }
 die() { printf 'evolve: %s\n' "$*" >&2; exit 2; }
 
-trace=${TRACE:-}
-if [ -n "$trace" ] && [ -d "$trace" ]; then
-    # dmm record's directory: the process that allocated most (it says which)
-    errf=$(mktemp)
-    if picked=$("$dmm" record --pick "$trace" 2>"$errf"); then
-        sed 's/^dmm record: /evolve: /' "$errf"
-        rm -f "$errf"
-        trace=$picked
-    else
-        msg=$(sed 's/^dmm record: //' "$errf")
-        rm -f "$errf"
-        die "TRACE '$trace': $msg"
+# One trace of TRACE or HOLDOUT as a readable file's absolute path (dmm
+# record's directory: the process that allocated most, said so).
+resolve_trace() {
+    t=$1
+    if [ -d "$t" ]; then
+        errf=$(mktemp)
+        if picked=$("$dmm" record --pick "$t" 2>"$errf"); then
+            sed 's/^dmm record: /evolve: /' "$errf" >&2
+            rm -f "$errf"
+            t=$picked
+        else
+            msg=$(sed 's/^dmm record: //' "$errf")
+            rm -f "$errf"
+            die "TRACE '$t': $msg"
+        fi
     fi
+    [ -e "$t" ] || die "TRACE '$t' does not exist"
+    [ -f "$t" ] && [ -r "$t" ] || die "TRACE '$t' is not a readable file"
+    case $t in /*) ;; *) t="$PWD/$t" ;; esac
+    printf '%s\n' "$t"
+}
+
+trace=${TRACE:-}
+more=
+holdout=
+case $trace in
+*" "*)
+    # several traces: the first names the run; the rest are seen too
+    set -f
+    set -- $trace
+    set +f
+    trace=$(resolve_trace "$1") || exit 2
+    shift
+    for t in "$@"; do
+        t=$(resolve_trace "$t") || exit 2
+        more="$more $t"
+    done
+    ;;
+*)
+    [ -n "$trace" ] && { trace=$(resolve_trace "$trace") || exit 2; }
+    ;;
+esac
+if [ -n "${HOLDOUT:-}" ]; then
+    set -f
+    for t in $HOLDOUT; do
+        t=$(resolve_trace "$t") || exit 2
+        holdout="$holdout $t"
+    done
+    set +f
 fi
 if [ -n "$trace" ]; then
-    [ -e "$trace" ] || die "TRACE '$trace' does not exist"
-    [ -f "$trace" ] && [ -r "$trace" ] || die "TRACE '$trace' is not a readable file"
-    case $trace in /*) ;; *) trace="$PWD/$trace" ;; esac
     name=$(basename "$trace")
     name=${name%.*}
     [ -n "$name" ] || name=trace
@@ -106,9 +144,13 @@ set --
 [ -n "${JOBS:-}" ] && set -- "$@" --jobs "$JOBS"
 [ -n "${TIME:-}" ] && set -- "$@" --time "$TIME"
 [ -n "${OBJECTIVES:-}" ] && set -- "$@" --objectives "$OBJECTIVES"
+for t in $holdout; do set -- "$@" --holdout "$t"; done
 if [ -n "${PICK:-}" ]; then
     [ -n "${OBJECTIVES:-}" ] || die "PICK=$PICK picks a design of a Pareto front: set OBJECTIVES too (e.g. OBJECTIVES=time,memory)"
     case $PICK in ''|*[!0-9]*|0*) die "PICK=$PICK: a number from 1 (front-1.dmm) up" ;; esac
+fi
+if [ -n "${MPI:-}" ] && [ -n "$more$holdout" ]; then
+    die "MPI=$MPI takes one trace (no more in TRACE, no HOLDOUT)"
 fi
 if [ -n "${MPI:-}" ]; then
     # MPI=N: N ranks under mpirun on this host (rank 0 searches, the others
@@ -121,8 +163,9 @@ if [ -n "${MPI:-}" ]; then
     step "mpirun -np $MPI dmm evolve --mpi $* --out $tmp/search $trace"
     mpirun --oversubscribe -np "$MPI" "$dmm" evolve --mpi "$@" --out "$tmp/search" "$trace"
 else
-    step "dmm evolve $* --out $tmp/search $trace"
-    "$dmm" evolve "$@" --out "$tmp/search" "$trace"
+    step "dmm evolve $* --out $tmp/search $trace$more"
+    # shellcheck disable=SC2086 # $more: the other traces, one word each
+    "$dmm" evolve "$@" --out "$tmp/search" "$trace" $more
 fi
 for f in "$tmp/search"/*; do mv "$f" "$tmp/"; done
 rmdir "$tmp/search"

@@ -101,6 +101,36 @@ def measured_section(d, w):
     w("")
 
 
+def traces_section(d, w):
+    """Several traces, or held-out ones (traces.csv of dmm evolve): the best
+    design on each, seen against unseen."""
+    path = os.path.join(d, "traces.csv")
+    if not os.path.exists(path):
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    search = json.load(open(os.path.join(d, "search.json")))
+    best = search.get("best") or {}
+    seen = [r for r in rows if r["role"] == "seen"]
+    w("## Seen against unseen traces")
+    w("")
+    w("The search scored every design on the %d trace%s it saw, each against that trace's own "
+      "KNG and LEA (eq. 1), and ranked by the %s (mean F %.4f, worst %.4f for the best); a "
+      "held-out trace it never saw tests whether the design is fitted to its inputs or "
+      "robust. Each row: the search's best on that trace, and the best of the five presets "
+      "there." % (len(seen), "" if len(seen) == 1 else "s",
+                  search.get("parameters", {}).get("aggregate", "mean"),
+                  best.get("F_mean", float("nan")), best.get("F_worst", float("nan"))))
+    w("")
+    w("| trace | role | operations | F | T | M | best preset | its F |")
+    w("|---|---|---:|---:|---:|---:|---|---:|")
+    for r in rows:
+        w("| %s | %s | %s | %.4f | %s | %s | %s | %.4f |" % (
+            r["trace"], "**held out**" if r["role"] == "holdout" else "seen", r["operations"],
+            float(r["F"]), r["T"], r["M"], r["best_preset"].upper(), float(r["F_best_preset"])))
+    w("")
+
+
 def front_section(d, w, out, errors):
     """dmm evolve --objectives: the front (front.csv), its picture, and which
     design was built (picked.txt of scripts/evolve.sh: PICK, or the knee)."""
@@ -287,6 +317,7 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
     w("```")
     w("")
     measured_section(d, w)
+    traces_section(d, w)
     front_section(d, w, out, errors)
 
     w("## Running the program on it")

@@ -24,7 +24,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: dmm evolve [options] --out DIR TRACE\n"
+        "usage: dmm evolve [options] --out DIR TRACE [TRACE...]\n"
         "\n"
         "Search for the DMM that minimises F = 0.5*T/T_KNG + 0.5*M/M_LEA on TRACE by\n"
         "grammatical evolution (T: simulated cost, M: peak footprint, both from dmm sim).\n"
@@ -50,6 +50,13 @@ static void usage(FILE *f)
         "                    to the end)\n"
         "  --finish-hopeless simulate hopeless candidates to the end all the same\n"
         "                    (same result, slower: shows what the cuts save)\n"
+        "  TRACE...          several traces: every design is scored on each, against\n"
+        "                    that trace's own KNG and LEA, and ranked by the mean F\n"
+        "                    (the grammar holds the sizes of all of them)\n"
+        "  --aggregate HOW   several traces: rank by the mean F (mean) or the worst\n"
+        "                    trace's F (worst)\n"
+        "  --holdout FILE    a trace the search never sees, on which the best is scored\n"
+        "                    afterwards (repeatable); traces.csv: seen against unseen\n"
         "  --objectives LIST time,memory[,worst]: a Pareto search (NSGA-II) over those\n"
         "                    objectives (T, M and the costliest single operation) in\n"
         "                    place of eq. 1's one number; writes the front as\n"
@@ -186,6 +193,37 @@ static int parse_objectives(const char *v)
     return bits;
 }
 
+/* What the options say together: 0, or 1 (said on stderr). */
+static int check_options(const dmm_ge_config_t *cfg)
+{
+    const char *bad = cfg->elite >= cfg->pop ? "--elite must be below --pop"
+                      : cfg->hopeless > 0 && cfg->hopeless < 1
+                          ? "--hopeless must be 0 (off) or at least 1"
+                      : cfg->tournament > cfg->pop ? "--tournament must not exceed --pop"
+                                                   : NULL;
+    if (bad)
+        fprintf(stderr, "dmm evolve: %s\n", bad);
+    return bad != NULL;
+}
+
+/* The traces after the first, and the held-out ones, into ev (a directory:
+ * its process that allocated most).  0, or the exit status. */
+static int add_traces(dmm_evolve_t *ev, const char *const *more, const int *holdout, int n)
+{
+    static char picks[DMM_EVOLVE_TRACES_MAX][4096];
+    for (int i = 0; i < n; i++) {
+        const char *t = dmm_cli_trace("evolve", more[i], picks[i], sizeof picks[i]);
+        dmm_err_t e;
+        if (!t)
+            return 2;
+        if (dmm_evolve_add_trace(ev, t, holdout[i], &e) != 0) {
+            fprintf(stderr, "dmm evolve: %s\n", e.msg);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The options into ev (its trace and DIR too) and *quiet.  *done says the
  * command ends here (--help: 0, a usage error: 1), with the status
  * returned. */
@@ -195,7 +233,9 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
     dmm_ge_config_t cfg;
     dmm_ge_config_default(&cfg);
     const char *out = NULL, *grammar_path = NULL, *trace = NULL;
-    int no_cache = 0;
+    static const char *more[DMM_EVOLVE_TRACES_MAX];
+    static int holdout[DMM_EVOLVE_TRACES_MAX];
+    int nmore = 0, no_cache = 0;
     *done = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -229,7 +269,21 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
                 out = v;
             else if (!strcmp(a, "--grammar"))
                 grammar_path = v;
-            else if (!strcmp(a, "--objectives")) {
+            else if (!strcmp(a, "--holdout") || !strcmp(a, "--aggregate")) {
+                if (!strcmp(a, "--aggregate")) {
+                    if (strcmp(v, "mean") && strcmp(v, "worst")) {
+                        fprintf(stderr, "dmm evolve: --aggregate %s: mean or worst\n", v);
+                        return 1;
+                    }
+                    cfg.worst_case = !strcmp(v, "worst");
+                } else if (nmore == DMM_EVOLVE_TRACES_MAX) {
+                    fprintf(stderr, "dmm evolve: more than %d traces\n", DMM_EVOLVE_TRACES_MAX);
+                    return 1;
+                } else {
+                    holdout[nmore] = 1;
+                    more[nmore++] = v;
+                }
+            } else if (!strcmp(a, "--objectives")) {
                 if ((cfg.objectives = parse_objectives(v)) < 0)
                     return 1;
             }
@@ -251,9 +305,12 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
             }
         } else if (!trace) {
             trace = a;
-        } else {
-            usage(stderr);
+        } else if (nmore == DMM_EVOLVE_TRACES_MAX) {
+            fprintf(stderr, "dmm evolve: more than %d traces\n", DMM_EVOLVE_TRACES_MAX);
             return 1;
+        } else {
+            holdout[nmore] = 0;
+            more[nmore++] = a;
         }
     }
     if (!trace || !out) {
@@ -263,19 +320,12 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
     static char picked[4096];   /* the search keeps the name */
     if (!(trace = dmm_cli_trace("evolve", trace, picked, sizeof picked)))
         return 2;
-    if (cfg.elite >= cfg.pop) {
-        fprintf(stderr, "dmm evolve: --elite must be below --pop\n");
+    if (check_options(&cfg))
         return 1;
-    }
-    if (cfg.hopeless > 0 && cfg.hopeless < 1) {
-        fprintf(stderr, "dmm evolve: --hopeless must be 0 (off) or at least 1\n");
-        return 1;
-    }
-    if (cfg.tournament > cfg.pop) {
-        fprintf(stderr, "dmm evolve: --tournament must not exceed --pop\n");
-        return 1;
-    }
     dmm_evolve_init(ev, trace, out);
+    int rc = add_traces(ev, more, holdout, nmore);
+    if (rc)
+        return rc;
     ev->grammar_path = grammar_path;
     ev->no_cache = no_cache;
     ev->cfg = cfg;
@@ -373,6 +423,18 @@ static int report(dmm_evolve_t *ev)
            dmm_ge_fitness(lea->T, lea->M, r->T_KNG, r->M_LEA), r->nlog - 1);
     fputs(strchr(text, '\n') ? strchr(text, '\n') + 1 : text, stdout);
     printf("written: %s/best.dmm\n", ev->out);
+    if (ev->nscore > 1) {
+        printf("on each trace (F against that trace's KNG and LEA; written: %s/traces.csv):\n",
+               ev->out);
+        for (int i = 0; i < ev->nscore; i++) {
+            const dmm_evolve_score_t *sc = &ev->score[i];
+            printf("  %-8s F=%.4f  best preset %s F=%.4f  %s\n",
+                   sc->holdout ? "unseen" : "seen", sc->F, sc->preset, sc->F_preset, sc->name);
+        }
+        if (ev->cfg.nextra)
+            printf("seen: mean F=%.4f, worst F=%.4f (ranked by the %s)\n", r->F_mean, r->F_worst,
+                   ev->cfg.worst_case ? "worst" : "mean");
+    }
     if (ev->cfg.objectives && r->nfront) {
         int knee = dmm_evolve_knee(ev);
         const dmm_ge_gen_t *last = &r->log[r->nlog - 1];
@@ -416,6 +478,10 @@ int dmm_evolve_main(int argc, char **argv)
         return rc;
     dmm_err_t err;
     dmm_mpi_t m;
+    if (mpi && ev.nmore) {
+        fprintf(stderr, "dmm evolve: --mpi takes one trace (no more traces, no --holdout)\n");
+        return 1;
+    }
     if (mpi) {
         if (!dmm_mpi_under_mpirun()) {
             fprintf(stderr, "dmm evolve: --mpi: not started by mpirun (run: mpirun -np N "
@@ -442,7 +508,7 @@ int dmm_evolve_main(int argc, char **argv)
         rc = 2;
     } else if (dmm_evolve_references(&ev, &err) != 0 ||
                search(&ev, quiet, mpi ? &m : NULL, &err) != 0 ||
-               dmm_evolve_write(&ev, &err) != 0) {
+               dmm_evolve_score(&ev, &err) != 0 || dmm_evolve_write(&ev, &err) != 0) {
         fprintf(stderr, "dmm evolve: %s\n", err.msg);
         rc = 2;
     } else {

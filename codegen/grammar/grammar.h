@@ -68,6 +68,9 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
  * and reallocations). */
 char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,
                           dmm_err_t *err);
+/* The same for several traces: every size any of them asks for. */
+char *dmm_grammar_for_streams(const dmm_opstream_t *const *streams, int nstreams, int paper,
+                              const char *trace_name, dmm_err_t *err);
 
 /* Map a genome.  On success returns the number of codons read (wraps
  * included) and writes the phenotype's terminals separated by single spaces

@@ -138,6 +138,12 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
 char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,
                           dmm_err_t *err)
 {
+    return dmm_grammar_for_streams(&os, 1, paper, trace_name, err);
+}
+
+char *dmm_grammar_for_streams(const dmm_opstream_t *const *streams, int nstreams, int paper,
+                              const char *trace_name, dmm_err_t *err)
+{
     const char *tn = trace_name ? trace_name : "trace";
     if (err)
         err->msg[0] = 0;
@@ -145,18 +151,21 @@ char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace
      * and a few thousand sizes */
     dmm_u64map_t set = DMM_U64MAP_INIT;
     size_t nalloc = 0;
-    for (size_t i = 0; i < os->nops; i++) {
-        const dmm_op_t *o = &os->ops[i];
-        if (o->kind != DMM_OP_ALLOC && o->kind != DMM_OP_REALLOC)
-            continue;
-        nalloc++;
-        /* 0 asks for no bytes, and SIZE_MAX means "unbounded" in a range */
-        if (o->size == 0 || o->size >= (uint64_t)SIZE_MAX)
-            continue;
-        if (dmm_u64map_put(&set, o->size, 1) != 0) {
-            dmm_u64map_free(&set);
-            dmm_err_set(err, "%s: out of memory", tn);
-            return NULL;
+    for (int k = 0; k < nstreams; k++) {
+        const dmm_opstream_t *os = streams[k];
+        for (size_t i = 0; i < os->nops; i++) {
+            const dmm_op_t *o = &os->ops[i];
+            if (o->kind != DMM_OP_ALLOC && o->kind != DMM_OP_REALLOC)
+                continue;
+            nalloc++;
+            /* 0 asks for no bytes, and SIZE_MAX means "unbounded" in a range */
+            if (o->size == 0 || o->size >= (uint64_t)SIZE_MAX)
+                continue;
+            if (dmm_u64map_put(&set, o->size, 1) != 0) {
+                dmm_u64map_free(&set);
+                dmm_err_set(err, "%s: out of memory", tn);
+                return NULL;
+            }
         }
     }
     size_t nsz = dmm_u64map_count(&set);

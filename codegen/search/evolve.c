@@ -26,6 +26,9 @@ void dmm_evolve_free(dmm_evolve_t *ev)
 {
     dmm_ge_result_free(&ev->r);
     dmm_opstream_free(&ev->s);
+    for (int i = 0; i < ev->nmore; i++)
+        dmm_opstream_free(&ev->more[i].s);
+    ev->nmore = 0;
     dmm_grammar_free(ev->g);
     free(ev->gtext);
     ev->g = NULL;
@@ -69,6 +72,37 @@ static int check_dir(const char *dir, dmm_err_t *err)
     return 0;
 }
 
+int dmm_evolve_add_trace(dmm_evolve_t *ev, const char *path, int holdout, dmm_err_t *err)
+{
+    if (ev->nmore == DMM_EVOLVE_TRACES_MAX)
+        return dmm_err_set(err, "%s: more than %d traces besides the first", path,
+                           DMM_EVOLVE_TRACES_MAX);
+    dmm_evolve_trace_t *t = &ev->more[ev->nmore++];
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    t->holdout = holdout;
+    return 0;
+}
+
+/* The more traces' streams; then, of those the search sees, the first
+ * trace's stream and theirs into seen[] (their number). */
+static int load_more(dmm_evolve_t *ev, const dmm_opstream_t **seen, dmm_err_t *err)
+{
+    int n = 0;
+    seen[n++] = &ev->s;
+    for (int i = 0; i < ev->nmore; i++) {
+        dmm_evolve_trace_t *t = &ev->more[i];
+        if (dmm_opstream_load(t->path, !ev->no_cache, &t->s, &t->load, err) != 0)
+            return -1;
+        if (t->s.nops == 0)
+            return dmm_err_set(err, "%s: no allocation operations to replay", t->path);
+        trace_name(t->path, t->name, sizeof t->name);
+        if (!t->holdout)
+            seen[n++] = &t->s;
+    }
+    return n;
+}
+
 int dmm_evolve_load(dmm_evolve_t *ev, dmm_err_t *err)
 {
     if (dmm_opstream_load(ev->trace, !ev->no_cache, &ev->s, &ev->load, err) != 0)
@@ -76,10 +110,14 @@ int dmm_evolve_load(dmm_evolve_t *ev, dmm_err_t *err)
     if (ev->load.note[0])
         snprintf(ev->warning, sizeof ev->warning, "%s", ev->load.note);
     trace_name(ev->trace, ev->name, sizeof ev->name);
+    const dmm_opstream_t *seen[DMM_EVOLVE_TRACES_MAX + 1];
+    int nseen = load_more(ev, seen, err);
+    if (nseen < 0)
+        return -1;
     if (ev->grammar_path) {
         ev->g = dmm_grammar_load(ev->grammar_path, err);
     } else {
-        ev->gtext = dmm_grammar_for_ops(&ev->s, 0, ev->name, err);
+        ev->gtext = dmm_grammar_for_streams(seen, nseen, 0, ev->name, err);
         ev->g = ev->gtext ? dmm_grammar_parse("grammar.bnf", ev->gtext, strlen(ev->gtext), err)
                           : NULL;
     }
@@ -108,6 +146,22 @@ int dmm_evolve_references(dmm_evolve_t *ev, dmm_err_t *err)
     }
     ev->cfg.kng = *kng;
     ev->cfg.lea = *lea;
+    /* the other traces: the presets on each; those the search sees are its
+     * cfg.extra */
+    ev->cfg.nextra = 0;
+    for (int k = 0; k < ev->nmore; k++) {
+        dmm_evolve_trace_t *t = &ev->more[k];
+        for (int i = 0; i < DMM_DESC_NPRESETS; i++)
+            t->refs[i] = (dmm_ge_ref_t){ .name = dmm_desc_preset_name(i) };
+        if (dmm_ge_references(&t->s, t->refs, DMM_DESC_NPRESETS, err) != 0)
+            return -1;
+        if (!t->refs[0].T || !t->refs[1].M)
+            return dmm_err_set(err, "%s: KNG costs nothing or LEA holds no memory on this trace",
+                               t->path);
+        if (!t->holdout)
+            ev->extra[ev->cfg.nextra++] = (dmm_ge_trace_t){ &t->s, t->refs[0], t->refs[1] };
+    }
+    ev->cfg.extra = ev->cfg.nextra ? ev->extra : NULL;
     return 0;
 }
 
@@ -211,6 +265,8 @@ static void put_parameters(dmm_json_t *j, const dmm_evolve_t *ev)
     dmm_json_num(j, "time_budget", "%g", c->time_budget);
     dmm_json_num(j, "hopeless", "%g", c->hopeless);
     dmm_json_bool(j, "finish_hopeless", c->finish_hopeless);
+    dmm_json_i64(j, "traces_seen", c->nextra + 1);
+    dmm_json_string(j, "aggregate", c->worst_case ? "worst" : "mean");
     dmm_json_close_obj(j);
 }
 
@@ -253,9 +309,28 @@ static void put_search(FILE *f, const dmm_evolve_t *ev)
         dmm_json_close_obj(&j);
     }
     dmm_json_close_arr(&j);
+    if (ev->nscore > 1) {
+        dmm_json_arr(&j, "traces");   /* the best on each (traces.csv) */
+        for (int i = 0; i < ev->nscore; i++) {
+            const dmm_evolve_score_t *sc = &ev->score[i];
+            dmm_json_obj(&j, NULL);
+            dmm_json_string(&j, "trace", sc->name);
+            dmm_json_bool(&j, "holdout", sc->holdout);
+            dmm_json_u64(&j, "operations", sc->ops);
+            dmm_json_num(&j, "F", "%.9f", sc->F);
+            dmm_json_u64(&j, "T", sc->T);
+            dmm_json_u64(&j, "M", sc->M);
+            dmm_json_string(&j, "best_preset", sc->preset ? sc->preset : "");
+            dmm_json_num(&j, "F_best_preset", "%.9f", sc->F_preset);
+            dmm_json_close_obj(&j);
+        }
+        dmm_json_close_arr(&j);
+    }
     if (r->found) {
         dmm_json_obj(&j, "best");
         dmm_json_num(&j, "F", "%.9f", r->F);
+        dmm_json_num(&j, "F_mean", "%.9f", r->F_mean);
+        dmm_json_num(&j, "F_worst", "%.9f", r->F_worst);
         dmm_json_u64(&j, "T", r->T);
         dmm_json_u64(&j, "M", r->M);
         dmm_json_i64(&j, "allocators", r->best.n);
@@ -445,6 +520,14 @@ int dmm_evolve_write(dmm_evolve_t *ev, dmm_err_t *err)
         output(ev, "log.csv", put_log, err) != 0 ||
         output(ev, "search.json", put_search, err) != 0 || write_top(ev, err) != 0)
         return -1;
+    char tpath[4096];
+    snprintf(tpath, sizeof tpath, "%s/traces.csv", ev->out);
+    if (ev->nscore > 1) {
+        if (output(ev, "traces.csv", dmm_evolve_put_traces, err) != 0)
+            return -1;
+    } else {
+        unlink(tpath);   /* an older run's */
+    }
     if (ev->cfg.objectives &&
         (write_front(ev, err) != 0 || output(ev, "front.csv", put_front, err) != 0 ||
          output(ev, "front.gp", put_front_gp, err) != 0))

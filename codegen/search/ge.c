@@ -79,6 +79,13 @@ static double rng_unit(rng_t *r)
 
 /* ---- phenotype cache: canonical .dmm text -> T, M, F ------------------- */
 
+/* A design's objectives as the search compares them: T/T_KNG, M/M_LEA and
+ * W/W_KNG (with several traces, their means over the traces), and the
+ * worst trace's F. */
+typedef struct norm {
+    double t, m, w, F_worst, F_mean;
+} norm_t;
+
 typedef struct entry {
     char    *key;       /* NULL: empty slot */
     uint64_t hash;
@@ -89,6 +96,7 @@ typedef struct entry {
     size_t   M;
     uint64_t W;
     double   F;
+    norm_t   n;
 } entry_t;
 
 typedef struct cache {
@@ -152,7 +160,7 @@ static int cache_get(cache_t *c, const char *key, entry_t *out)
 
 /* Insert (or overwrite) key; 0, or -1 out of memory. */
 static int cache_put(cache_t *c, const char *key, int pending, int valid, int hopeless,
-                     uint64_t T, size_t M, uint64_t W, double F)
+                     uint64_t T, size_t M, uint64_t W, double F, const norm_t *n)
 {
     uint64_t h = fnv1a(key);
     int rc = 0;
@@ -188,6 +196,7 @@ static int cache_put(cache_t *c, const char *key, int pending, int valid, int ho
     e->M = M;
     e->W = W;
     e->F = F;
+    e->n = n ? *n : (norm_t){ 0, 0, 0, 0, 0 };
 out:
     pthread_mutex_unlock(&c->lock);
     return rc;
@@ -204,6 +213,9 @@ typedef struct indiv {
     uint64_t   T;
     size_t     M;
     uint64_t   W;          /* its costliest single operation */
+    norm_t     n;
+    norm_t     xn;         /* several traces: more_traces()'s result */
+    double     xF;
     int        lines;      /* allocators of its description */
     /* evaluation scratch */
     int        todo;       /* 1: to simulate; 2: same phenotype as dup_of */
@@ -228,6 +240,8 @@ typedef struct state {
     size_t    M_LEA;
     uint64_t  W_KNG;
     int       nobj;        /* cfg.objectives: how many (0: eq. 1) */
+    dmm_ge_trace_t *xt;    /* cfg.extra with their references */
+    dmm_sim_bound_t *xbound; /* ... and the bound of each one's simulations */
     indiv_t  *parents;     /* ... the survivors so far (NSGA-II's P) */
     int       nparents;
     int      *pfront;      /* ... their fronts and crowding distances */
@@ -302,8 +316,9 @@ static void score_custom(state_t *st, indiv_t *x)
         x->T = T;
         x->M = M;
         x->F = F;
+        x->n = (norm_t){ 0, 0, 0, F, F };
     }
-    if (cache_put(&st->cache, x->key, -1, x->valid, 0, x->T, x->M, 0, x->F) != 0)
+    if (cache_put(&st->cache, x->key, -1, x->valid, 0, x->T, x->M, 0, x->F, &x->n) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
 }
 
@@ -331,6 +346,13 @@ static void rank_replay(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
     x->M = r->M;
     x->W = r->max_op_cost;
     x->F = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
+    x->n = (norm_t){ (double)r->T / (double)st->T_KNG, (double)r->M / (double)st->M_LEA,
+                     (double)r->max_op_cost / (double)(st->W_KNG ? st->W_KNG : 1), x->F, x->F };
+    if (st->cfg->nextra) {   /* more_traces() scored it on every trace */
+        x->n = x->xn;
+        x->F = x->xF;
+        return;
+    }
     if (x->F >= st->cap) {   /* cannot happen: the bound saw the same numbers */
         x->hopeless = 1;
         x->F = st->cap;
@@ -351,8 +373,55 @@ static void apply_result(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
         return;   /* not cached: it has no result */
     }
     rank_replay(st, x, r);
-    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->W, x->F) != 0)
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->W, x->F,
+                  &x->n) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+}
+
+/* Several traces: r, x's replay of the first, becomes what x scores on all
+ * of them (see ge.h): T and M summed, the largest W, and the replay invalid
+ * or interrupted when one of them is; x->n and the aggregate F are left in
+ * r's stead for apply_result (through xF, below). */
+static void more_traces(state_t *st, indiv_t *x, dmm_sim_result_t *r)
+{
+    if (r->interrupted || r->over_fail_at || r->M == 0)
+        return;
+    int n = st->cfg->nextra + 1;
+    double F0 = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
+    norm_t sum = { (double)r->T / (double)st->T_KNG, (double)r->M / (double)st->M_LEA,
+                   (double)r->max_op_cost / (double)(st->W_KNG ? st->W_KNG : 1), F0, 0 };
+    double Fsum = F0;
+    dmm_sim_result_t *q = malloc(sizeof *q);
+    dmm_err_t err;
+    if (!q) {
+        __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
+        r->M = 0;
+        return;
+    }
+    for (int k = 0; k + 1 < n; k++) {
+        const dmm_ge_trace_t *t = &st->xt[k];
+        if (dmm_sim_run_bounded(t->s, &x->desc, "ge", 0, &st->xbound[k], q, &err) != 0 ||
+            q->over_fail_at || q->M == 0 || q->interrupted) {
+            r->interrupted = q->interrupted;
+            r->M = 0;   /* invalid */
+            break;
+        }
+        double Fk = dmm_ge_fitness(q->T, q->M, t->kng.T, t->lea.M);
+        Fsum += Fk;
+        sum.t += (double)q->T / (double)t->kng.T;
+        sum.m += (double)q->M / (double)t->lea.M;
+        sum.w += (double)q->max_op_cost / (double)(t->kng.W ? t->kng.W : 1);
+        if (Fk > sum.F_worst)
+            sum.F_worst = Fk;
+        r->T += q->T;
+        r->M += q->M;
+        r->seconds += q->seconds;
+        if (q->max_op_cost > r->max_op_cost)
+            r->max_op_cost = q->max_op_cost;
+    }
+    free(q);
+    x->xn = (norm_t){ sum.t / n, sum.m / n, sum.w / n, sum.F_worst, Fsum / n };
+    x->xF = st->cfg->worst_case ? sum.F_worst : Fsum / n;
 }
 
 /* Simulate one individual (a worker thread). */
@@ -372,6 +441,8 @@ static void simulate(state_t *st, indiv_t *x)
     if (dmm_sim_run_bounded(st->s, &x->desc, "ge", 0, &st->bound, r, &err) != 0) {
         memset(r, 0, sizeof *r);   /* the chain did not build: invalid */
     }
+    if (st->cfg->nextra)
+        more_traces(st, x, r);
     apply_result(st, x, r);
     free(r);
 }
@@ -574,12 +645,13 @@ static int evaluate(state_t *st, int from)
             x->M = e.M;
             x->W = e.W;
             x->F = e.F;
+            x->n = e.n;
             if (!e.valid)
                 st->invalid++;
             continue;
         }
         x->key = strdup(text);
-        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, 0, 0, DMM_GE_WORST) != 0)
+        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, 0, 0, DMM_GE_WORST, NULL) != 0)
             return -1;
         x->todo = 1;
         st->work[st->nwork++] = i;
@@ -625,6 +697,7 @@ static int evaluate(state_t *st, int from)
             x->M = o->M;
             x->W = o->W;
             x->F = o->F;
+            x->n = o->n;
         }
         if (x->unevaluated) {
             st->evaluations--;
@@ -720,15 +793,15 @@ static int replace(state_t *st)
 /* ---- several objectives (NSGA-II, pareto.h) ------------------------------ */
 
 /* The normalised objectives of (T, M, W) into o[0..nobj). */
-static void objectives(const state_t *st, uint64_t T, size_t M, uint64_t W, double *o)
+static void objectives(const state_t *st, const norm_t *n, double *o)
 {
     int k = 0, b = st->cfg->objectives;
     if (b & DMM_GE_OBJ_TIME)
-        o[k++] = (double)T / (double)st->T_KNG;
+        o[k++] = n->t;
     if (b & DMM_GE_OBJ_MEMORY)
-        o[k++] = (double)M / (double)st->M_LEA;
+        o[k++] = n->m;
     if (b & DMM_GE_OBJ_WORST)
-        o[k++] = (double)W / (double)(st->W_KNG ? st->W_KNG : 1);
+        o[k++] = n->w;
 }
 
 /* An invalid individual's objectives: worse than any valid one's, and
@@ -771,7 +844,7 @@ static int nsga_replace(state_t *st)
     for (int i = 0; i < m; i++) {
         const indiv_t *x = i < st->nparents ? &st->parents[i] : &st->pop[i - st->nparents];
         if (x->valid)
-            objectives(st, x->T, x->M, x->W, obj + (size_t)i * k);
+            objectives(st, &x->n, obj + (size_t)i * k);
         else
             for (int j = 0; j < k; j++)
                 obj[(size_t)i * k + j] = OBJ_INVALID;
@@ -831,11 +904,12 @@ static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
 {
     double ox[DMM_PARETO_MAXOBJ], oy[DMM_PARETO_MAXOBJ];
     int k = st->nobj;
-    objectives(st, x->T, x->M, x->W, ox);
+    objectives(st, &x->n, ox);
     int kept = 0;
     for (int i = 0; i < r->nfront; i++) {
         dmm_ge_top_t *y = &r->front[i];
-        objectives(st, y->T, y->M, y->W, oy);
+        norm_t yn = { y->t, y->m, y->w, y->F_worst, y->F };
+        objectives(st, &yn, oy);
         int same = 1;
         for (int j = 0; j < k; j++)
             same &= ox[j] == oy[j];
@@ -855,7 +929,7 @@ static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
         r->nfront = kept;
         return -1;
     }
-    f[kept] = (dmm_ge_top_t){ key, x->F, x->T, x->M, x->W };
+    f[kept] = (dmm_ge_top_t){ key, x->F, x->T, x->M, x->W, x->n.t, x->n.m, x->n.w, x->n.F_worst };
     r->front = f;
     r->nfront = kept + 1;
     return 0;
@@ -869,8 +943,11 @@ static double front_hv(const state_t *st, const dmm_ge_result_t *r)
     double ref[DMM_PARETO_MAXOBJ] = { DMM_GE_HV_REF, DMM_GE_HV_REF, DMM_GE_HV_REF };
     if (!o)
         return -1;
-    for (int i = 0; i < r->nfront; i++)
-        objectives(st, r->front[i].T, r->front[i].M, r->front[i].W, o + (size_t)i * k);
+    for (int i = 0; i < r->nfront; i++) {
+        const dmm_ge_top_t *y = &r->front[i];
+        norm_t yn = { y->t, y->m, y->w, y->F_worst, y->F };
+        objectives(st, &yn, o + (size_t)i * k);
+    }
     double hv = dmm_pareto_hypervolume(o, r->nfront, k, ref);
     free(o);
     return hv;
@@ -948,6 +1025,8 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
             r->T = x->T;
             r->M = x->M;
             r->W = x->W;
+            r->F_mean = x->n.F_mean;
+            r->F_worst = x->n.F_worst;
             st->best_hopeless = x->hopeless;
             r->best = x->desc;   /* every valid individual holds its own */
             memcpy(r->genome, x->genome, (size_t)cfg->length * sizeof *r->genome);
@@ -983,6 +1062,7 @@ static int finish_best(state_t *st, dmm_ge_result_t *r)
         r->M = res->M;
         r->W = res->max_op_cost;
         r->F = dmm_ge_fitness(res->T, res->M, st->T_KNG, st->M_LEA);
+        r->F_mean = r->F_worst = r->F;
     }
     free(res);
     return 0;
@@ -1007,13 +1087,33 @@ static int references(state_t *st, dmm_err_t *err)
     st->T_KNG = kng->T;
     st->M_LEA = lea->M;
     st->W_KNG = kng->W;
+    for (int k = 0; k < st->cfg->nextra; k++) {
+        dmm_ge_trace_t *t = &st->xt[k];
+        *t = st->cfg->extra[k];
+        if (!t->kng.T || !t->lea.M || !t->kng.W) {
+            dmm_ge_ref_t xr[2] = { { .name = "kng" }, { .name = "lea" } };
+            if (dmm_ge_references(t->s, xr, 2, err) != 0)
+                return -1;
+            t->kng = xr[0];
+            t->lea = xr[1];
+        }
+        if (!t->kng.T || !t->lea.M) {
+            dmm_err_set(err, "trace %d: the references cost nothing on it", k + 2);
+            return -1;
+        }
+        dmm_sim_bound_t *xb = &st->xbound[k];
+        xb->T_ref = t->kng.T;
+        xb->M_ref = t->lea.M;
+        xb->fail_limit = t->kng.failed < t->lea.failed ? t->kng.failed : t->lea.failed;
+        xb->lean = 1;
+    }
     dmm_sim_bound_t *b = &st->bound;
     b->T_ref = kng->T;
     b->M_ref = lea->M;
     b->fail_limit = kng->failed < lea->failed ? kng->failed : lea->failed;
     b->lean = 1;
     st->cap = DMM_GE_WORST;
-    if (st->cfg->hopeless > 0 && !st->cfg->objectives) {
+    if (st->cfg->hopeless > 0 && !st->cfg->objectives && !st->cfg->nextra) {
         double fk = dmm_ge_fitness(kng->T, kng->M, kng->T, lea->M);
         double fl = dmm_ge_fitness(lea->T, lea->M, kng->T, lea->M);
         st->cap = st->cfg->hopeless * (fk > fl ? fk : fl);
@@ -1025,6 +1125,29 @@ static int references(state_t *st, dmm_err_t *err)
             b->M_floor = kng->peak_live;
     }
     return 0;
+}
+
+/* references(), with room first for the other traces' (freed on failure:
+ * the run has not started). */
+static int start_references(state_t *st, dmm_err_t *err)
+{
+    int n = st->cfg->nextra;
+    if (n) {
+        st->xt = calloc((size_t)n, sizeof *st->xt);
+        st->xbound = calloc((size_t)n, sizeof *st->xbound);
+        if (!st->xt || !st->xbound) {
+            dmm_err_set(err, "out of memory for %d traces", n + 1);
+            goto fail;
+        }
+    }
+    if (references(st, err) == 0)
+        return 0;
+fail:
+    free(st->xt);
+    free(st->xbound);
+    st->xt = NULL;
+    st->xbound = NULL;
+    return -1;
 }
 
 static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
@@ -1061,6 +1184,10 @@ static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
         bad = "objectives: two or three of time, memory and worst";
     else if (c->objectives && c->custom)
         bad = "a custom fitness has one objective";
+    else if (c->nextra < 0 || (c->nextra && !c->extra))
+        bad = "more traces: nextra given without them";
+    else if (c->nextra && (c->custom || c->remote))
+        bad = "several traces are evaluated in this process, with the simulator's fitness";
     if (bad)
         dmm_err_set(err, "%s", bad);
     return bad ? -1 : 0;
@@ -1093,7 +1220,8 @@ static int collect_top(const cache_t *c, int k, dmm_ge_result_t *r)
     for (size_t i = 0; i < c->cap; i++) {
         const entry_t *e = &c->slots[i];
         if (e->key && e->valid && !e->hopeless && e->pending < 0)
-            all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M, e->W };
+            all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M, e->W, e->n.t, e->n.m, e->n.w,
+                                       e->n.F_worst };
     }
     qsort(all, n, sizeof *all, top_cmp);
     /* designs that replay the trace with the same T and M behave alike on
@@ -1195,12 +1323,16 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     rng_seed(&st.rng, cfg->seed);
     st.cap = DMM_GE_WORST;
     st.failed_worker = -1;
-    if (!cfg->custom && references(&st, err) != 0)
+    if (!cfg->custom && start_references(&st, err) != 0)
         return -1;
     if (cfg->time_budget > 0)
         st.deadline = t0 + cfg->time_budget;
     st.bound.stop = cfg->stop;
     st.bound.deadline = st.deadline;
+    for (int k = 0; k < cfg->nextra; k++) {
+        st.xbound[k].stop = cfg->stop;
+        st.xbound[k].deadline = st.deadline;
+    }
     r->T_KNG = st.T_KNG;
     r->M_LEA = st.M_LEA;
     r->W_KNG = st.W_KNG;
@@ -1273,6 +1405,8 @@ out:
     free(st.parents);
     free(st.pfront);
     free(st.pcrowd);
+    free(st.xt);
+    free(st.xbound);
     free(st.work);
     free(st.expect);
     dmm_ge_times_free(&st.times);

@@ -70,6 +70,15 @@
  * and r->best is still its best: the weighted-sum winner, to place on the
  * front.
  *
+ * Several traces (cfg.nextra > 0: the stream given to dmm_ge_run and the
+ * cfg.extra ones): a design is simulated on each, and each trace's eq. 1
+ * uses that trace's own references (its KNG's T, its LEA's M); its F is
+ * the mean of those (cfg.worst_case: the largest), its T and M the sums
+ * over the traces, and the objectives (above) the means of each trace's
+ * T/T_KNG, M/M_LEA and W/W_KNG.  A design that is invalid on one trace is
+ * invalid.  No candidate is cut short (the caps are per trace), and the
+ * evaluations all run in this process (cfg.remote must be NULL).
+ *
  * Phenotype cache: the canonical .dmm text of a phenotype (dmm_desc_print,
  * empty title) keys its T, M and F; an individual whose phenotype is there,
  * or is being simulated for an earlier individual of the same generation, is
@@ -99,6 +108,12 @@ enum { DMM_GE_OBJ_TIME = 1, DMM_GE_OBJ_MEMORY = 2, DMM_GE_OBJ_WORST = 4 };
 #define DMM_GE_HV_REF 2.0
 
 typedef struct dmm_ge_gen dmm_ge_gen_t;
+
+/* One more trace of a search over several (cfg.extra). */
+typedef struct dmm_ge_trace {
+    const dmm_opstream_t *s;
+    dmm_ge_ref_t          kng, lea;   /* kng.T or lea.M 0: simulated at the start */
+} dmm_ge_trace_t;
 
 /* A fitness of the caller's own, for a search that is not over DMMs (dmm
  * tune-glibc: glibc's malloc tunables, scored by real replays).  With
@@ -169,6 +184,11 @@ typedef struct dmm_ge_config {
     const dmm_ge_custom_t *custom;
     /* NULL: every evaluation in this process. */
     const dmm_ge_remote_t *remote;
+    /* More traces to evaluate every design on (above), and whether the
+     * worst trace's F ranks a design instead of the mean. */
+    const dmm_ge_trace_t *extra;
+    int      nextra;
+    int      worst_case;
     /* DMM_GE_OBJ_* bits, two or three of them: a Pareto search (above);
      * 0: eq. 1. */
     int      objectives;
@@ -185,6 +205,9 @@ typedef struct dmm_ge_top {
     uint64_t T;
     size_t   M;
     uint64_t W;        /* its costliest single operation */
+    double   t, m, w;  /* T/T_KNG, M/M_LEA, W/W_KNG (several traces: the
+                          means of each trace's) */
+    double   F_worst;  /* the worst trace's F (one trace: F) */
 } dmm_ge_top_t;
 
 /* One generation: a row of log.csv. */
@@ -223,6 +246,8 @@ typedef struct dmm_ge_result {
     uint64_t     T;
     size_t       M;
     uint64_t     W;            /* its costliest single operation */
+    double       F_mean, F_worst;  /* several traces: the mean and the worst
+                                      trace's F of the best (one: F) */
     dmm_desc_t   best;         /* its description (title empty) */
     char        *best_key;     /* cfg.custom: its canonical text (malloc'd) */
     uint32_t    *genome;       /* its genome, cfg.length codons */

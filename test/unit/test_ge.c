@@ -561,6 +561,60 @@ Test(ge, a_pareto_search_finds_the_whole_front_of_a_small_grammar)
     dmm_opstream_free(&s);
 }
 
+/* Several traces: a design's F is the mean (or the worst) of its F on each,
+ * against that trace's own KNG and LEA, exactly as simulating it on each
+ * alone gives; its T and M are the sums. */
+Test(ge, several_traces_score_each_against_its_own_references)
+{
+    static dmm_opstream_t s2;
+    load_pareto(&s2);
+    dmm_ge_trace_t more = { &s2, { 0 }, { 0 } };
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    for (int worst = 0; worst <= 1; worst++) {
+        small_config(&c, 4, 2);
+        c.gens = 3;
+        c.extra = &more;
+        c.nextra = 1;
+        c.worst_case = worst;
+        run(&c, gram, &r);
+        cr_assert(r.found);
+        static dmm_sim_result_t k1, l1, k2, l2, b1, b2;
+        dmm_desc_t d;
+        dmm_err_t err = { { 0 } };
+        cr_assert_eq(dmm_desc_load("kng", &d, &err), 0);
+        cr_assert_eq(dmm_sim_run(&ops, &d, "k1", 0, &k1, &err), 0);
+        cr_assert_eq(dmm_sim_run(&s2, &d, "k2", 0, &k2, &err), 0);
+        cr_assert_eq(dmm_desc_load("lea", &d, &err), 0);
+        cr_assert_eq(dmm_sim_run(&ops, &d, "l1", 0, &l1, &err), 0);
+        cr_assert_eq(dmm_sim_run(&s2, &d, "l2", 0, &l2, &err), 0);
+        cr_assert_eq(dmm_sim_run(&ops, &r.best, "b1", 0, &b1, &err), 0);
+        cr_assert_eq(dmm_sim_run(&s2, &r.best, "b2", 0, &b2, &err), 0);
+        double F1 = dmm_ge_fitness(b1.T, b1.M, k1.T, l1.M);
+        double F2 = dmm_ge_fitness(b2.T, b2.M, k2.T, l2.M);
+        cr_expect_float_eq(r.F_mean, (F1 + F2) / 2, 1e-12);
+        cr_expect_float_eq(r.F_worst, F1 > F2 ? F1 : F2, 1e-12);
+        cr_expect_float_eq(r.F, worst ? r.F_worst : r.F_mean, 1e-12);
+        cr_expect_eq(r.T, b1.T + b2.T);
+        cr_expect_eq(r.M, b1.M + b2.M);
+        cr_expect_eq(r.cap, DMM_GE_WORST, "no cap over several traces");
+        dmm_ge_result_free(&r);
+    }
+    /* the same run whatever the threads */
+    dmm_ge_result_t a, b;
+    small_config(&c, 6, 1);
+    c.gens = 3;
+    c.extra = &more;
+    c.nextra = 1;
+    run(&c, gram, &a);
+    c.jobs = 3;
+    run(&c, gram, &b);
+    expect_same_run(&a, &b, "several traces, 1 and 3 jobs");
+    dmm_ge_result_free(&a);
+    dmm_ge_result_free(&b);
+    dmm_opstream_free(&s2);
+}
+
 Test(ge, objectives_are_two_or_three_of_time_memory_and_worst)
 {
     dmm_grammar_t *g = grammar(pareto_grammar);
@@ -1149,4 +1203,73 @@ Test(evolve, objectives_write_the_front)
     char *one[] = { "dmm", "evolve", "-q", "--objectives", "memory", "--out", outdir, rep, NULL };
     cr_expect_eq(run_dmm(dir, one, err, sizeof err), 1, "%s", err);
     cr_expect_not_null(strstr(err, "two or three"), "%s", err);
+}
+
+/* Another trace file, unlike mem.rep: blocks of 32 to 3000 bytes, half kept. */
+static void put_rep2(char *path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    fprintf(m, "100000\n400\n%d\n1\n", 400 + 200);
+    for (int i = 0; i < 400; i++) {
+        fprintf(m, "a %d %d\n", i, 32 + (i * 97) % 2968);
+        if (i % 2)
+            fprintf(m, "f %d\n", i - 1);
+    }
+    fclose(m);
+    put("other.rep", buf, path);
+    free(buf);
+}
+
+/* Several traces and --holdout: traces.csv and search.json say how the best
+ * does on each, seen and unseen; --mpi takes one trace. */
+Test(evolve, several_traces_and_a_holdout)
+{
+    char rep[256], rep2[256], outdir[256], err[4096];
+    put_rep(rep);
+    put_rep2(rep2);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    char *args[] = { "dmm", "evolve", "--pop", "12", "--gens", "3", "--out", outdir, "--holdout",
+                     rep2, rep, NULL };
+    cr_assert_eq(run_dmm(dir, args, err, sizeof err), 0, "%s", err);
+    char p[512];
+    snprintf(p, sizeof p, "%s/traces.csv", outdir);
+    char *csv = slurp(p);
+    cr_assert_not_null(csv, "no traces.csv");
+    const char *head = "trace,role,operations,T,M,F,T_KNG,M_LEA,failed,best_preset,"
+                       "F_best_preset\n";
+    cr_expect(!strncmp(csv, head, strlen(head)), "%s", csv);
+    cr_expect_not_null(strstr(csv, "\nmem.rep,seen,"), "%s", csv);
+    cr_expect_not_null(strstr(csv, "\nother.rep,holdout,"), "%s", csv);
+    free(csv);
+    snprintf(p, sizeof p, "%s/search.json", outdir);
+    char *js = slurp(p);
+    cr_assert_not_null(js);
+    cr_expect_not_null(strstr(js, "\"holdout\": true"), "%s", js);
+    cr_expect_not_null(strstr(js, "\"F_worst\""), "%s", js);
+    free(js);
+
+    /* both seen: the grammar holds both traces' sizes */
+    char *both[] = { "dmm", "evolve", "-q", "--pop", "12", "--gens", "2", "--aggregate", "worst",
+                     "--out", outdir, rep, rep2, NULL };
+    cr_assert_eq(run_dmm(dir, both, err, sizeof err), 0, "%s", err);
+    snprintf(p, sizeof p, "%s/grammar.bnf", outdir);
+    char *g = slurp(p);
+    cr_assert_not_null(g);
+    cr_expect_not_null(strstr(g, " 129 "), "a size only other.rep asks for (32 + 97)");
+    cr_expect_not_null(strstr(g, " 4000"), "the largest size of mem.rep");
+    free(g);
+    snprintf(p, sizeof p, "%s/search.json", outdir);
+    js = slurp(p);
+    cr_assert_not_null(js);
+    cr_expect_not_null(strstr(js, "\"aggregate\": \"worst\""), "%s", js);
+    cr_expect_not_null(strstr(js, "\"traces_seen\": 2"), "%s", js);
+    free(js);
+
+    char *bad[] = { "dmm", "evolve", "--aggregate", "median", "--out", outdir, rep, NULL };
+    cr_expect_eq(run_dmm(dir, bad, err, sizeof err), 1, "%s", err);
+    char *mpi[] = { "dmm", "evolve", "--mpi", "--out", outdir, rep, rep2, NULL };
+    cr_expect_eq(run_dmm(dir, mpi, err, sizeof err), 1, "%s", err);
+    cr_expect_not_null(strstr(err, "--mpi takes one trace"), "%s", err);
 }
