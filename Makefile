@@ -171,7 +171,7 @@ demo: all
 # grammar, search, codegen, libdmm_evolved.so, report (scripts/evolve.sh).
 evolve: deps all
 	@TRACE='$(TRACE)' POP='$(POP)' GENS='$(GENS)' SEED='$(SEED)' JOBS='$(JOBS)' TIME='$(TIME)' \
-	    MEASURE='$(MEASURE)' OBJECTIVES='$(OBJECTIVES)' PICK='$(PICK)' HOLDOUT='$(HOLDOUT)' \
+	    MEASURE='$(MEASURE)' OBJECTIVES='$(OBJECTIVES)' PICK='$(PICK)' HOLDOUT='$(HOLDOUT)' POOL='$(POOL)' \
 	    MPI='$(MPI)' BUILD='$(BUILD)' scripts/evolve.sh
 
 # glibc malloc's tunables for TRACE=file (dmm tune-glibc), or for the bundled

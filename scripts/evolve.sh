@@ -4,6 +4,7 @@
 #
 #   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS MPI=N MEASURE=N]
 #               [OBJECTIVES=time,memory[,worst] [PICK=N]] [HOLDOUT=file...]
+#               [POOL=auto|BYTES]
 #
 # Without TRACE it records the bundled workload (build/bench/work_media) under
 # libdmmtrace.so; with TRACE it uses that trace (any format dmm reads), named
@@ -27,6 +28,8 @@
 #   front-N.dmm, front.csv,    OBJECTIVES: dmm evolve --objectives, a Pareto
 #   front.gp, picked.txt       search; chosen.dmm is front-PICK.dmm (default:
 #                              the knee), not measured
+#                              POOL: chosen.dmm gains a pool line (auto: its
+#                              simulated peak footprint, rounded up to 1 MiB)
 #   sim.json                   dmm sim of chosen.dmm: each allocator's share
 #   dmm_evolved.c              dmm codegen of chosen.dmm
 #   libdmm_evolved.so          built from it (also copied to build/)
@@ -191,6 +194,23 @@ elif [ "${MEASURE:-5}" != 0 ]; then
         die "measuring the candidates failed"
 else
     cp "$tmp/best.dmm" "$tmp/chosen.dmm"
+fi
+
+if [ -n "${POOL:-}" ]; then
+    # memory held and populated from the start: the calls that take it make
+    # no system call and no page fault (the .dmm line `pool bytes=N`)
+    case $POOL in
+    auto)
+        m=$("$dmm" sim --json --dmm "$tmp/chosen.dmm" "$trace" |
+            python3 -c 'import json, sys; print(json.load(sys.stdin)["dmms"][0]["m"])') ||
+            die "dmm sim of chosen.dmm failed"
+        bytes=$(( (m + 1048575) / 1048576 * 1048576 )) ;;
+    ''|*[!0-9]*) die "POOL=$POOL: auto, or a number of bytes" ;;
+    *) bytes=$POOL ;;
+    esac
+    sed -i '/^pool[[:space:]]/d' "$tmp/chosen.dmm"
+    printf 'pool          bytes=%s\n' "$bytes" >>"$tmp/chosen.dmm"
+    step "chosen.dmm holds a pool of $bytes bytes (POOL=$POOL)"
 fi
 
 step "dmm codegen chosen.dmm -> dmm_evolved.c"

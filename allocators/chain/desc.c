@@ -322,6 +322,38 @@ static int parse_release(const where_t *w, const char *text, size_t i, size_t ce
     return 0;
 }
 
+/* The largest pool= (1 TiB). */
+#define POOL_MAX ((size_t)1 << 40)
+
+/* One key=value of the pool line. */
+static int pool_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                      void *arg)
+{
+    dmm_desc_t *d = arg;
+    size_t x;
+    if (!word_is(key, kl, "bytes"))
+        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the pool line (bytes)",
+                    w->name, w->line, CUT(kl), key);
+    if (parse_size(v, vl, 0, &x) != 0 || x < DMM_PAGE || x > POOL_MAX)
+        return fail(w->err, "%s: line %d: field 'bytes': expected %u to %zu bytes, got '%.*s'",
+                    w->name, w->line, DMM_PAGE, POOL_MAX, CUT(vl), v);
+    d->pool = x;
+    return 0;
+}
+
+/* The pool line: its fields from text[i] to ce. */
+static int parse_pool(const where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+{
+    if (d->pool)
+        return fail(w->err, "%s: line %d: a second pool line: a chain has one pool", w->name,
+                    w->line);
+    if (parse_fields(w, text, i, ce, pool_field, d) != 0)
+        return -1;
+    if (!d->pool)
+        return fail(w->err, "%s: line %d: field 'bytes': missing", w->name, w->line);
+    return 0;
+}
+
 struct alloc_arg {
     dmm_alloc_desc_t *a;
     int have_range;
@@ -348,6 +380,8 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
         return parse_cache(w, text, i, ce, d);
     if (word_is(cls, cl, "release"))
         return parse_release(w, text, i, ce, d);
+    if (word_is(cls, cl, "pool"))
+        return parse_pool(w, text, i, ce, d);
     if (d->n == DMM_DESC_MAX)
         return fail(w->err, "%s: line %d: more than %d allocators in one chain",
                     w->name, w->line, DMM_DESC_MAX);
@@ -362,7 +396,7 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
         return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
                     "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea, "
                     "tlsf; "
-                    "or a cache or release line)",
+                    "or a cache, release or pool line)",
                     w->name, w->line, CUT(cl), cls);
     struct alloc_arg x = { a, 0 };
     if (parse_fields(w, text, i, ce, alloc_field, &x) != 0)
@@ -482,6 +516,13 @@ size_t dmm_desc_print_release(const dmm_desc_t *d, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n;
 }
 
+size_t dmm_desc_print_pool(const dmm_desc_t *d, char *buf, size_t cap)
+{
+    int n = d->pool ? snprintf(buf, cap, "%-13s bytes=%zu", "pool", d->pool)
+                    : snprintf(buf, cap, "%s", "");
+    return n < 0 ? 0 : (size_t)n;
+}
+
 size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
 {
     size_t used = 0;
@@ -489,14 +530,16 @@ size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
     int n = snprintf(line, sizeof line, "# %s\n", d->title[0] ? d->title : "dmm 1");
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;
-    for (int i = -3; i < d->n; i++) {
-        if ((i == -2 && !d->cache_max) || (i == -1 && !d->release.on))
+    for (int i = -4; i < d->n; i++) {
+        if ((i == -3 && !d->cache_max) || (i == -2 && !d->release.on) || (i == -1 && !d->pool))
             continue;
-        if (i >= -2) {
-            if (i == -2)
+        if (i >= -3) {
+            if (i == -3)
                 dmm_desc_print_cache(d, line, sizeof line - 2);
-            else if (i == -1)
+            else if (i == -2)
                 dmm_desc_print_release(d, line, sizeof line - 2);
+            else if (i == -1)
+                dmm_desc_print_pool(d, line, sizeof line - 2);
             else
                 dmm_desc_print_line(&d->a[i], line, sizeof line - 2);
             n = (int)strlen(line);

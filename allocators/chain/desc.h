@@ -21,7 +21,12 @@
  * (printed after the cache line) gives empty areas back to the page source
  * under a policy (dmm_release_t, core/alloc.h): keep= bytes of empty areas
  * an allocator may hold, delay= calls of the allocator an empty area may
- * wait, each a number or `inf`; a missing field is 0 (at once).  Ranges
+ * wait, each a number or `inf`; a missing field is 0 (at once).  At most
+ * one line
+ *   pool          bytes=33554432
+ * (printed after those) holds that many bytes from the start, their pages
+ * populated, and never gives them back (core/pagesrc.h): the calls that
+ * take chunks inside it make no system call and touch no fresh page.  Ranges
  * must be sorted and must not overlap; sizes in the gaps between them, and
  * above the last, take the chain's fallback path.
  * '#' starts a comment; the first line's comment ("# dmm 1 ...") is kept as
@@ -52,6 +57,7 @@ typedef struct dmm_desc {
     uint32_t         cache_max;     /* the cache line's max=; 0: no cache */
     uint32_t         cache_count;   /* its count= */
     dmm_release_t    release;       /* the release line; .on == 0: none */
+    size_t           pool;          /* the pool line's bytes=; 0: none */
     char             title[256];   /* the first line's comment, without "# " */
 } dmm_desc_t;
 
@@ -88,6 +94,8 @@ size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);
 size_t dmm_desc_print_cache(const dmm_desc_t *d, char *buf, size_t cap);
 /* The release line, canonical ("" when d has none). */
 size_t dmm_desc_print_release(const dmm_desc_t *d, char *buf, size_t cap);
+/* The pool line, canonical ("" when d has none). */
+size_t dmm_desc_print_pool(const dmm_desc_t *d, char *buf, size_t cap);
 /* The words of the list, fit and order fields ("sll", "best", "fifo", ...),
  * or NULL for a value out of range. */
 const char *dmm_desc_list_name(unsigned list);

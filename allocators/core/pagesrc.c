@@ -95,6 +95,17 @@ static void account(dmm_pagesrc_t *ps, ptrdiff_t delta)
         ps->peak = ps->footprint;
 }
 
+/* How many bytes of [s, s+len) lie beyond the pool (all of them when there
+ * is none): what a chunk there adds to the footprint, and the pages that
+ * are fresh or dropped. */
+static size_t beyond_pool(const dmm_pagesrc_t *ps, uintptr_t s, size_t len)
+{
+    if (s >= ps->pool_hi || s + len <= ps->pool_lo)
+        return len;
+    size_t in = (s + len < ps->pool_hi ? s + len : ps->pool_hi) - (s > ps->pool_lo ? s : ps->pool_lo);
+    return len - in;
+}
+
 /* What ps->newest points to before the first arena: nothing is below its
  * used (0), so dmm_pagesrc_owner() needs no NULL test. */
 static dmm_arena_t g_no_arena;
@@ -124,6 +135,43 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
     ps->narenas = 0;
     ps->newest = &g_no_arena;
     ps->nfree = 0;
+}
+
+static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len);
+
+void dmm_pagesrc_pool_populate(dmm_pagesrc_t *ps)
+{
+    if (ps->mode != DMM_PS_REAL || ps->pool_hi == ps->pool_lo)
+        return;
+    char *p = (char *)ps->pool_lo;
+    size_t bytes = ps->pool_hi - ps->pool_lo;
+    if (madvise(p, bytes, 23 /* MADV_POPULATE_WRITE, Linux 5.14 */) != 0)
+        for (size_t off = 0; off < bytes; off += DMM_PAGE)   /* an older kernel */
+            __atomic_fetch_add((volatile char *)p + off, 0, __ATOMIC_RELAXED);
+}
+
+int dmm_pagesrc_pool(dmm_pagesrc_t *ps, size_t bytes)
+{
+    if (ps->narenas || ps->pool_hi || bytes == 0 || bytes > SIZE_MAX / 2) {
+        errno = EINVAL;
+        return -1;
+    }
+    bytes = round_up(bytes, DMM_PAGE);
+    dmm_spin_lock(&ps->lock);
+    dmm_arena_t *a = new_arena(ps, bytes);
+    int rc = a ? 0 : -1;
+    if (a && ps->mode == DMM_PS_REAL && mprotect((void *)a->base, bytes, PROT_READ | PROT_WRITE))
+        rc = -1;
+    if (rc == 0) {
+        ps->pool_lo = a->base;
+        ps->pool_hi = a->base + bytes;
+        account(ps, (ptrdiff_t)bytes);
+        dmm_pagesrc_pool_populate(ps);
+    }
+    dmm_spin_unlock(&ps->lock);
+    if (rc != 0)
+        errno = ENOMEM;
+    return rc;
 }
 
 /* Reserve a new arena of at least len bytes, DMM_ARENA_ALIGN-aligned.
@@ -192,7 +240,7 @@ static int take(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t p, size_t len, unsi
 {
     memset(a->map + (p - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
     sim_handout(ps, p, len);
-    account(ps, (ptrdiff_t)len);
+    account(ps, (ptrdiff_t)beyond_pool(ps, p, len));
     ps->chunk_bytes += len;
     return 0;
 }
@@ -296,7 +344,7 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         if (rstart + rlen > s + len)
             free_range(ps, s + len, rstart + rlen - (s + len));
         if (ps->cost)
-            DMM_COST(ps->cost, pages, len / DMM_PAGE);
+            DMM_COST(ps->cost, pages, beyond_pool(ps, s, len) / DMM_PAGE);
         dmm_spin_unlock(&ps->lock);
         return (void *)s;
     }
@@ -315,19 +363,21 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
             continue;
         uintptr_t old = a->base + a->used;
         /* open the fresh space, alignment gap included: the gap joins the
-         * free ranges and must be usable like them */
-        if (ps->mode == DMM_PS_REAL &&
-            mprotect((void *)old, s + len - old, PROT_READ | PROT_WRITE) != 0)
+         * free ranges and must be usable like them (the pool is open) */
+        uintptr_t open_from = old > ps->pool_hi || s + len <= ps->pool_lo ? old : ps->pool_hi;
+        int opens = s + len > open_from;
+        if (ps->mode == DMM_PS_REAL && opens &&
+            mprotect((void *)open_from, s + len - open_from, PROT_READ | PROT_WRITE) != 0)
             break;
         if (take(ps, a, s, len, owner) != 0)
             break;
-        if (ps->cost)
+        if (ps->cost && opens)
             DMM_COST(ps->cost, syscalls, 1);   /* the mprotect, in both modes */
         grow_used(ps, a, s + len - a->base);
         if (s > old)
             free_range(ps, old, s - old);
         if (ps->cost)
-            DMM_COST(ps->cost, pages, len / DMM_PAGE);
+            DMM_COST(ps->cost, pages, beyond_pool(ps, s, len) / DMM_PAGE);
         dmm_spin_unlock(&ps->lock);
         return (void *)s;
     }
@@ -342,12 +392,17 @@ static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
     /* The library drops the pages: one system call, and the range stays
      * mapped read-write for its next use.  A simulation only counts that
      * call and keeps the pages: no class reads what it did not write, and
-     * the pages are most likely touched again (see g_spare). */
-    if (ps->mode == DMM_PS_REAL)
-        madvise((void *)s, len, MADV_DONTNEED);
-    if (ps->cost)
-        DMM_COST(ps->cost, syscalls, 1);
-    account(ps, -(ptrdiff_t)len);
+     * the pages are most likely touched again (see g_spare).  The pool's
+     * pages stay (the pool ends where arenas start, so the part beyond it
+     * is the range's end). */
+    size_t out = beyond_pool(ps, s, len);
+    if (out) {
+        if (ps->mode == DMM_PS_REAL)
+            madvise((void *)(s + len - out), out, MADV_DONTNEED);
+        if (ps->cost)
+            DMM_COST(ps->cost, syscalls, 1);
+    }
+    account(ps, -(ptrdiff_t)out);
     free_range(ps, s, len);
 }
 

@@ -19,6 +19,15 @@
  * The footprint counts the chunks held plus the page-map pages that cover
  * the used part of each arena (one byte per 4 KiB page).
  *
+ * A pool (dmm_pagesrc_pool, the .dmm line `pool bytes=N`): the first N
+ * bytes of the first arena are held from the start, opened and their pages
+ * populated at once (REAL: MADV_POPULATE_WRITE, else a write to each
+ * page), and never given back: a chunk inside them costs no system call
+ * and no page fault, which bounds the time of the calls that take it (the
+ * real-time allocators' preallocated pool).  The footprint counts the pool
+ * whole from the start, and a chunk only for its part beyond it; fresh
+ * pages and system calls are counted only there too, in both modes.
+ *
  * Thread-safe (a spinlock; page-source calls are rare).  Allocates nothing
  * through malloc. */
 #ifndef DMM_PAGESRC_H
@@ -85,6 +94,7 @@ typedef struct dmm_pagesrc {
     uint64_t    calls;        /* get + put */
     uint64_t    moves;        /* dmm_pagesrc_move calls */
     size_t      arena_size;   /* reservation size for new arenas */
+    uintptr_t   pool_lo, pool_hi; /* the pool's addresses; equal: none */
     dmm_cost_t *cost;         /* where fresh pages are counted, or NULL */
 } dmm_pagesrc_t;
 
@@ -92,6 +102,12 @@ typedef struct dmm_pagesrc {
  * keep one per chain, not on a small stack). */
 int  dmm_pagesrc_init(dmm_pagesrc_t *ps, int mode);
 void dmm_pagesrc_fini(dmm_pagesrc_t *ps);
+/* Hold a pool of bytes (rounded up to DMM_PAGE) from now on; before the
+ * first get.  0, or -1 with errno (nothing held). */
+int  dmm_pagesrc_pool(dmm_pagesrc_t *ps, size_t bytes);
+/* Populate the pool's pages again (REAL; a forked child, whose pages are
+ * shared with its parent until written); nothing without a pool. */
+void dmm_pagesrc_pool_populate(dmm_pagesrc_t *ps);
 
 /* A chunk of len bytes (rounded up to DMM_PAGE) aligned to align (a power
  * of two; 0 = DMM_PAGE), marked as owned by owner.  Its contents are

@@ -135,6 +135,10 @@ static void put_header(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *in)
         fprintf(f, " *   Empty areas given back to the page source: %s\n"
                    " *   (the oldest first, beyond keep= bytes or after delay= calls).\n", line);
     }
+    if (d->pool)
+        fprintf(f, " *   A pool of %zu bytes held from the start, its pages populated: the\n"
+                   " *   calls that take chunks inside it make no system call and no page fault.\n",
+                d->pool);
     fputs(" *\n * Requests in no range above, and alignments above 16 bytes, take the\n"
           " * chain's fallback path (a page-granular chunk of their own).\n *\n"
           " * libdmm_evolved.so links this file with preload/shim/backend_evolved.c,\n"
@@ -176,6 +180,8 @@ static void put_desc(FILE *f, const dmm_desc_t *d)
         else
             fprintf(f, ", .delay = %lluull },\n", (unsigned long long)d->release.delay);
     }
+    if (d->pool)
+        fprintf(f, "    .pool = %zu,\n", d->pool);
     fputs("    .title = ", f);
     put_c_string(f, d->title);
     fputs(",\n};\n\n", f);

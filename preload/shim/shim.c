@@ -110,8 +110,13 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
-    if (dmm_shim_chain)
+    if (dmm_shim_chain) {
         dmm_chain_unlock_all(dmm_shim_chain);
+        /* the pool's pages are the parent's now, copied on the first write:
+         * the child takes its own at once, so that its calls fault no more
+         * than the parent's */
+        dmm_pagesrc_pool_populate(&dmm_shim_chain->ps);
+    }
     if (g_check)
         dmm_check_unlock_fork();
     if (dmm_shim_chain)

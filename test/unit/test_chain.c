@@ -52,6 +52,11 @@ static const char *const chains[] = {
     "release       keep=65536 delay=2000\n"
     "sss           range=(0,4096]         split=no  coalesce=no  list=dll   fit=first order=fifo\n"
     "segregated    range=(4096,inf]       split=yes coalesce=yes list=sll   fit=first order=lifo\n",
+    /* a pool held from the start, smaller than the heaps of the tests:
+     * chunks inside it and beyond it */
+    "pool          bytes=2097152\n"
+    "tlsf          range=(0,300000]       split=yes coalesce=yes list=dll   fit=first order=lifo\n"
+    "kingsley      range=(300000,inf]     split=no  coalesce=no  list=sll   fit=exact order=lifo\n",
 };
 /* The chains above whose cache is kept per thread (dmm_chain_cache_per_thread)
  * in the tests on real memory, as the preload libraries keep it: chain N is

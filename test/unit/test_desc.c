@@ -220,6 +220,38 @@ Test(desc, bad_release_lines_name_the_line_and_field)
     bad("release keep=0 delay=0\n", "no allocator", NULL);
 }
 
+Test(desc, a_pool_line_round_trips_after_the_release_line)
+{
+    const char *in = "lea range=(0,inf]\npool bytes=1048576  # held from the start\n"
+                     "cache max=64 count=8\n";
+    const char *want = "# dmm 1\n"
+                       "cache         max=64 count=8\n"
+                       "pool          bytes=1048576\n"
+                       "lea           range=(0,inf]          split=no  coalesce=no  list=sll   "
+                       "fit=first order=lifo\n";
+    dmm_desc_t d, e;
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse("t", in, strlen(in), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.pool, 1048576);
+    char out[1024];
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_str_eq(out, want);
+    cr_assert_eq(dmm_desc_parse("t", out, strlen(out), &e, &err), 0, "%s", err.msg);
+    cr_expect_eq(e.pool, d.pool);
+    dmm_desc_effective(&e);
+    cr_expect_eq(e.pool, d.pool, "a pool is read by the page source, whatever the classes");
+}
+
+Test(desc, bad_pool_lines_name_the_line_and_field)
+{
+    bad("lea range=(0,5]\npool bytes=100\n", "line 2", "field 'bytes': expected 4096 to");
+    bad("pool bytes=inf\nlea range=(0,5]\n", "line 1", "field 'bytes'");
+    bad("pool\nlea range=(0,5]\n", "line 1", "field 'bytes': missing");
+    bad("pool size=8192\nlea range=(0,5]\n", "field 'size'", "unknown field of the pool line");
+    bad("pool bytes=8192\npool bytes=8192\nlea range=(0,5]\n", "line 2", "second pool line");
+    bad("pool bytes=8192\n", "no allocator", NULL);
+}
+
 Test(desc, at_most_the_maximum_allocators)
 {
     char text[8192];

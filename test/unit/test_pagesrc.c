@@ -247,3 +247,54 @@ Test(pagesrc, move_carries_the_bytes_and_stops_after_its_limit)
         dmm_pagesrc_fini(&ps);
     }
 }
+
+/* A pool: held whole from the start; a chunk inside it adds nothing to the
+ * footprint, counts no fresh page and no system call, and costs no page
+ * fault when written (REAL); given back, it keeps its pages; beyond the
+ * pool, chunks are counted as ever.  The same numbers in both modes. */
+Test(pagesrc, a_pool_is_held_from_the_start_and_its_chunks_cost_nothing)
+{
+    size_t fp[2][4];
+    uint64_t pages[2], sys[2];
+    for (int mode = 0; mode < 2; mode++) {
+        dmm_pagesrc_t *ps = new_ps(mode);
+        dmm_cost_t cost;
+        memset(&cost, 0, sizeof cost);
+        ps->cost = &cost;
+        cr_assert_eq(dmm_pagesrc_pool(ps, (1 << 20) + 1), 0);
+        cr_expect_neq(dmm_pagesrc_pool(ps, 4096), 0, "one pool");
+        fp[mode][0] = ps->footprint;
+        cr_expect_eq(fp[mode][0], (1 << 20) + 4096, "the pool, rounded up to a page");
+        struct rusage r0, r1;
+        getrusage(RUSAGE_SELF, &r0);
+        char *a = dmm_pagesrc_get(ps, 256 << 10, 0, 3);
+        cr_assert_not_null(a);
+        if (mode == DMM_PS_REAL)
+            memset(a, 0x5a, 256 << 10);
+        getrusage(RUSAGE_SELF, &r1);
+        if (mode == DMM_PS_REAL)
+            cr_expect_lt(r1.ru_minflt - r0.ru_minflt, 8, "%ld faults writing 64 pages of the pool",
+                         r1.ru_minflt - r0.ru_minflt);
+        fp[mode][1] = ps->footprint;   /* + the page map's first page */
+        cr_expect_eq(cost.syscalls, 0, "no mprotect inside the pool");
+        cr_expect_eq(cost.pages, 1, "only the page map's page is fresh");
+        dmm_pagesrc_put(ps, a, 256 << 10);
+        fp[mode][2] = ps->footprint;
+        cr_expect_eq(fp[mode][2], fp[mode][1], "the pool keeps its pages");
+        /* 2 MiB: a megabyte inside the pool's rest, the rest beyond it */
+        char *b = dmm_pagesrc_get(ps, 2 << 20, 0, 3);
+        cr_assert_not_null(b);
+        fp[mode][3] = ps->footprint;
+        pages[mode] = cost.pages;
+        sys[mode] = cost.syscalls;
+        dmm_pagesrc_put(ps, b, 2 << 20);
+        cr_expect_eq(ps->footprint, fp[mode][2], "back to the pool and its map");
+        del_ps(ps);
+    }
+    cr_expect_gt(fp[0][3], fp[0][2]);
+    for (int k = 0; k < 4; k++)
+        cr_expect_eq(fp[0][k], fp[1][k], "footprint %d: real %zu, simulated %zu", k, fp[0][k],
+                     fp[1][k]);
+    cr_expect_eq(pages[0], pages[1]);
+    cr_expect_eq(sys[0], sys[1]);
+}
