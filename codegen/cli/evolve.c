@@ -57,8 +57,9 @@ static void usage(FILE *f)
         "                    trace's F (worst)\n"
         "  --holdout FILE    a trace the search never sees, on which the best is scored\n"
         "                    afterwards (repeatable); traces.csv: seen against unseen\n"
-        "  --objectives LIST time,memory[,worst]: a Pareto search (NSGA-II) over those\n"
-        "                    objectives (T, M and the costliest single operation) in\n"
+        "  --objectives LIST two or three of time, memory, worst, p999: a Pareto search\n"
+        "                    (NSGA-II) over T, M, the costliest single operation and\n"
+        "                    the 99.9th percentile of single operations, in\n"
         "                    place of eq. 1's one number; writes the front as\n"
         "                    DIR/front-1.dmm .. front-N.dmm, front.csv (with the\n"
         "                    presets and eq. 1's winner, best.dmm) and front.gp\n"
@@ -167,7 +168,7 @@ static const real_opt_t *real_option(const char *a)
     return NULL;
 }
 
-/* "time,memory[,worst]" as DMM_GE_OBJ_* bits; -1 (said on stderr) for a
+/* "time,memory[,worst|p999]" as DMM_GE_OBJ_* bits; -1 (said on stderr) for a
  * word that is none of them, one given twice, or fewer than two. */
 static int parse_objectives(const char *v)
 {
@@ -177,17 +178,18 @@ static int parse_objectives(const char *v)
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         int b = !strcmp(w, "time") ? DMM_GE_OBJ_TIME
                 : !strcmp(w, "memory") ? DMM_GE_OBJ_MEMORY
-                : !strcmp(w, "worst") ? DMM_GE_OBJ_WORST : 0;
+                : !strcmp(w, "worst") ? DMM_GE_OBJ_WORST
+                : !strcmp(w, "p999") ? DMM_GE_OBJ_P999 : 0;
         if (!b || (bits & b)) {
             fprintf(stderr, "dmm evolve: --objectives %s: %s '%s' (the objectives are time, "
-                            "memory and worst)\n", v, b ? "twice" : "unknown objective", w);
+                            "memory, worst and p999)\n", v, b ? "twice" : "unknown objective", w);
             return -1;
         }
         bits |= b;
     }
-    if (__builtin_popcount((unsigned)bits) < 2) {
-        fprintf(stderr, "dmm evolve: --objectives %s: name two or three of time, memory "
-                        "and worst\n", v);
+    if (__builtin_popcount((unsigned)bits) < 2 || __builtin_popcount((unsigned)bits) > 3) {
+        fprintf(stderr, "dmm evolve: --objectives %s: name two or three of time, memory, "
+                        "worst and p999\n", v);
         return -1;
     }
     return bits;
@@ -438,10 +440,11 @@ static int report(dmm_evolve_t *ev)
     if (ev->cfg.objectives && r->nfront) {
         int knee = dmm_evolve_knee(ev);
         const dmm_ge_gen_t *last = &r->log[r->nlog - 1];
-        printf("front: %d designs, hypervolume %.4f; knee: front-%d.dmm (T=%llu M=%zu W=%llu); "
-               "written: %s/front-1.dmm .. front-%d.dmm, front.csv, front.gp\n",
+        printf("front: %d designs, hypervolume %.4f; knee: front-%d.dmm (T=%llu M=%zu W=%llu "
+               "P=%llu); written: %s/front-1.dmm .. front-%d.dmm, front.csv, front.gp\n",
                r->nfront, last->hypervolume, knee + 1, (unsigned long long)r->front[knee].T,
-               r->front[knee].M, (unsigned long long)r->front[knee].W, ev->out, r->nfront);
+               r->front[knee].M, (unsigned long long)r->front[knee].W,
+               (unsigned long long)r->front[knee].P, ev->out, r->nfront);
     }
     printf("evaluations: %llu (cache hits %llu), %.1f eval/s\n",
            (unsigned long long)r->evaluations, (unsigned long long)r->cache_hits, rate);

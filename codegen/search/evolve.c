@@ -389,60 +389,84 @@ int dmm_evolve_knee(const dmm_evolve_t *ev)
         free(o);
         return -1;
     }
+    /* the objectives as the search compared them */
     for (int i = 0; i < r->nfront; i++) {
         const dmm_ge_top_t *t = &r->front[i];
+        double *row = o + (size_t)i * (size_t)__builtin_popcount((unsigned)b);
         k = 0;
         if (b & DMM_GE_OBJ_TIME)
-            o[i * 3 + k++] = (double)t->T / (double)r->T_KNG;
+            row[k++] = t->t;
         if (b & DMM_GE_OBJ_MEMORY)
-            o[i * 3 + k++] = (double)t->M / (double)r->M_LEA;
+            row[k++] = t->m;
         if (b & DMM_GE_OBJ_WORST)
-            o[i * 3 + k++] = (double)t->W / (double)(r->W_KNG ? r->W_KNG : 1);
+            row[k++] = t->w;
+        if (b & DMM_GE_OBJ_P999)
+            row[k++] = t->p;
     }
-    /* pack rows of k */
-    for (int i = 0; i < r->nfront; i++)
-        for (int j = 0; j < k; j++)
-            o[i * k + j] = o[i * 3 + j];
     int knee = dmm_pareto_knee(o, r->nfront, k);
     free(o);
     return knee;
 }
 
+static double per(uint64_t x, uint64_t ref)
+{
+    return (double)x / (double)(ref ? ref : 1);
+}
+
+/* A row of front.csv: the normalised objectives n (time, memory, worst,
+ * p999) as given. */
 static void put_front_row(FILE *f, const dmm_evolve_t *ev, const char *kind, const char *name,
-                          uint64_t T, size_t M, uint64_t W)
+                          uint64_t T, size_t M, uint64_t W, uint64_t P, const double *n)
 {
     const dmm_ge_result_t *r = &ev->r;
-    fprintf(f, "%s,%s,%llu,%zu,%llu,%.9f,%.9f,%.9f,%.9f\n", kind, name, (unsigned long long)T, M,
-            (unsigned long long)W, (double)T / (double)r->T_KNG, (double)M / (double)r->M_LEA,
-            (double)W / (double)(r->W_KNG ? r->W_KNG : 1),
-            dmm_ge_fitness(T, M, r->T_KNG, r->M_LEA));
+    fprintf(f, "%s,%s,%llu,%zu,%llu,%llu,%.9f,%.9f,%.9f,%.9f,%.9f\n", kind, name,
+            (unsigned long long)T, M, (unsigned long long)W, (unsigned long long)P, n[0], n[1],
+            n[2], n[3], dmm_ge_fitness(T, M, r->T_KNG, r->M_LEA));
+}
+
+/* A row for a design scored on the first trace alone (a preset, eq. 1's
+ * winner with one trace): its objectives normalised by that trace's KNG
+ * and LEA. */
+static void put_front_row1(FILE *f, const dmm_evolve_t *ev, const char *kind, const char *name,
+                           uint64_t T, size_t M, uint64_t W, uint64_t P)
+{
+    const dmm_ge_result_t *r = &ev->r;
+    double n[4] = { per(T, r->T_KNG), per(M, r->M_LEA), per(W, r->W_KNG), per(P, r->P_KNG) };
+    put_front_row(f, ev, kind, name, T, M, W, P, n);
 }
 
 /* front.csv: the front's designs (front-N.dmm, the knee marked), the five
- * presets and the weighted-sum winner, each with T, M and W and those
- * normalised as the search saw them (T/T_KNG, M/M_LEA, W/W_KNG). */
+ * presets and the weighted-sum winner, each with T, M, W and P and those
+ * normalised as the search saw them (T/T_KNG, M/M_LEA, W/W_KNG, P/P_KNG;
+ * several traces: the means over them for the front's designs, the first
+ * trace alone for the presets). */
 static void put_front(FILE *f, const dmm_evolve_t *ev)
 {
     const dmm_ge_result_t *r = &ev->r;
     int knee = dmm_evolve_knee(ev);
-    fprintf(f, "kind,name,T,M,W,time,memory,worst,F\n");
+    fprintf(f, "kind,name,T,M,W,P,time,memory,worst,p999,F\n");
     for (int i = 0; i < r->nfront; i++) {
         char name[64];
         snprintf(name, sizeof name, "front-%d.dmm", i + 1);
         const dmm_ge_top_t *t = &r->front[i];
-        put_front_row(f, ev, i == knee ? "knee" : "front", name, t->T, t->M, t->W);
+        double n[4] = { t->t, t->m, t->w, t->p };
+        put_front_row(f, ev, i == knee ? "knee" : "front", name, t->T, t->M, t->W, t->P, n);
     }
     for (int i = 0; i < DMM_DESC_NPRESETS; i++)
-        put_front_row(f, ev, "preset", ev->refs[i].name, ev->refs[i].T, ev->refs[i].M,
-                      ev->refs[i].W);
-    if (r->found)
-        put_front_row(f, ev, "weighted-sum", "best.dmm", r->T, r->M, r->W);
+        put_front_row1(f, ev, "preset", ev->refs[i].name, ev->refs[i].T, ev->refs[i].M,
+                       ev->refs[i].W, ev->refs[i].P);
+    if (r->found && !ev->cfg.nextra)
+        put_front_row1(f, ev, "weighted-sum", "best.dmm", r->T, r->M, r->W, r->P);
 }
 
 /* front.gp: gnuplot draws front.png from front.csv (time against memory;
  * with worst as a third objective, its value labels each design). */
 static void put_front_gp(FILE *f, const dmm_evolve_t *ev)
 {
+    int b = ev->cfg.objectives;
+    /* a third objective labels each design of the front: worst (column 9)
+     * or p999 (10) */
+    int third = b & DMM_GE_OBJ_WORST ? 9 : b & DMM_GE_OBJ_P999 ? 10 : 0;
     fprintf(f,
             "# gnuplot front.gp (in this directory): front.png from front.csv\n"
             "set datafile separator ','\n"
@@ -454,19 +478,19 @@ static void put_front_gp(FILE *f, const dmm_evolve_t *ev)
             "set key outside right\n"
             "set grid\n"
             "f(k, want, v) = k eq want ? v : NaN\n"
-            "plot 'front.csv' skip 1 using 6:(f(strcol(1), 'front', $7)) with points pt 7 "
+            "plot 'front.csv' skip 1 using 7:(f(strcol(1), 'front', $8)) with points pt 7 "
             "title 'front', \\\n"
-            "     '' skip 1 using 6:(f(strcol(1), 'knee', $7)) with points pt 5 ps 2 "
+            "     '' skip 1 using 7:(f(strcol(1), 'knee', $8)) with points pt 5 ps 2 "
             "title 'knee (PICK default)', \\\n"
-            "     '' skip 1 using 6:(f(strcol(1), 'preset', $7)):2 with labels point pt 2 "
+            "     '' skip 1 using 7:(f(strcol(1), 'preset', $8)):2 with labels point pt 2 "
             "offset 1,1 title 'presets', \\\n"
-            "     '' skip 1 using 6:(f(strcol(1), 'weighted-sum', $7)) with points pt 9 ps 2 "
-            "title 'weighted sum (eq. 1)'%s\n",
-            ev->name, ev->r.nfront,
-            ev->cfg.objectives & DMM_GE_OBJ_WORST
-                ? ", \\\n     '' skip 1 using 6:(f(strcol(1), 'front', $7)):(sprintf('%.2f', $8)) "
-                  "with labels offset 0,-1 font ',7' notitle"
-                : "");
+            "     '' skip 1 using 7:(f(strcol(1), 'weighted-sum', $8)) with points pt 9 ps 2 "
+            "title 'weighted sum (eq. 1)'",
+            ev->name, ev->r.nfront);
+    if (third)
+        fprintf(f, ", \\\n     '' skip 1 using 7:(f(strcol(1), 'front', $8)):(sprintf('%%.2f', "
+                   "$%d)) with labels offset 0,-1 font ',7' notitle", third);
+    fputc('\n', f);
 }
 
 /* front-1.dmm .. front-N.dmm, in front.csv's order; older ones beyond N
@@ -489,10 +513,10 @@ static int write_front(const dmm_evolve_t *ev, dmm_err_t *err)
         if (dmm_desc_parse("front", t->key, strlen(t->key), &d, &e) != 0)
             return dmm_err_set(err, "%s: %s", path, e.msg);
         snprintf(d.title, sizeof d.title,
-                 "dmm 1  trace=%.100s seed=%llu front=%d/%d%s fitness=%.6f T=%llu M=%zu W=%llu",
-                 ev->name, (unsigned long long)ev->cfg.seed, i + 1, r->nfront,
+                 "dmm 1  trace=%.100s seed=%llu front=%d/%d%s fitness=%.6f T=%llu M=%zu W=%llu "
+                 "P=%llu", ev->name, (unsigned long long)ev->cfg.seed, i + 1, r->nfront,
                  i == knee ? " knee" : "", t->F, (unsigned long long)t->T, t->M,
-                 (unsigned long long)t->W);
+                 (unsigned long long)t->W, (unsigned long long)t->P);
         size_t n = dmm_desc_print(&d, text, sizeof text);
         if (n >= sizeof text)
             return dmm_err_set(err, "%s: the description does not fit in %zu bytes", path,

@@ -31,6 +31,7 @@ int dmm_ge_references(const dmm_opstream_t *s, dmm_ge_ref_t *refs, int n, dmm_er
         refs[i].T = r->T;
         refs[i].M = r->M;
         refs[i].W = r->max_op_cost;
+        refs[i].P = r->p999_op_cost;
         refs[i].failed = r->failed;
         refs[i].peak_live = r->peak_live;
     }

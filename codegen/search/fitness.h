@@ -25,6 +25,7 @@ typedef struct dmm_ge_ref {
     uint64_t    T;
     size_t      M;
     uint64_t    W;          /* its costliest single operation */
+    uint64_t    P;          /* its 99.9th percentile of single operations */
     uint64_t    failed;     /* requests it could not serve */
     size_t      peak_live;  /* the peak of live requested bytes it served */
 } dmm_ge_ref_t;

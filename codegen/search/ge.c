@@ -83,7 +83,7 @@ static double rng_unit(rng_t *r)
  * W/W_KNG (with several traces, their means over the traces), and the
  * worst trace's F. */
 typedef struct norm {
-    double t, m, w, F_worst, F_mean;
+    double t, m, w, p, F_worst, F_mean;
 } norm_t;
 
 typedef struct entry {
@@ -94,7 +94,7 @@ typedef struct entry {
     int      hopeless;
     uint64_t T;
     size_t   M;
-    uint64_t W;
+    uint64_t W, P;
     double   F;
     norm_t   n;
 } entry_t;
@@ -160,7 +160,8 @@ static int cache_get(cache_t *c, const char *key, entry_t *out)
 
 /* Insert (or overwrite) key; 0, or -1 out of memory. */
 static int cache_put(cache_t *c, const char *key, int pending, int valid, int hopeless,
-                     uint64_t T, size_t M, uint64_t W, double F, const norm_t *n)
+                     uint64_t T, size_t M, uint64_t W, uint64_t P, double F,
+                     const norm_t *n)
 {
     uint64_t h = fnv1a(key);
     int rc = 0;
@@ -195,8 +196,9 @@ static int cache_put(cache_t *c, const char *key, int pending, int valid, int ho
     e->T = T;
     e->M = M;
     e->W = W;
+    e->P = P;
     e->F = F;
-    e->n = n ? *n : (norm_t){ 0, 0, 0, 0, 0 };
+    e->n = n ? *n : (norm_t){ 0, 0, 0, 0, 0, 0 };
 out:
     pthread_mutex_unlock(&c->lock);
     return rc;
@@ -213,6 +215,7 @@ typedef struct indiv {
     uint64_t   T;
     size_t     M;
     uint64_t   W;          /* its costliest single operation */
+    uint64_t   P;          /* its 99.9th percentile of single operations */
     norm_t     n;
     norm_t     xn;         /* several traces: more_traces()'s result */
     double     xF;
@@ -238,7 +241,7 @@ typedef struct state {
     int       jobs;
     uint64_t  T_KNG;
     size_t    M_LEA;
-    uint64_t  W_KNG;
+    uint64_t  W_KNG, P_KNG;
     int       nobj;        /* cfg.objectives: how many (0: eq. 1) */
     dmm_ge_trace_t *xt;    /* cfg.extra with their references */
     dmm_sim_bound_t *xbound; /* ... and the bound of each one's simulations */
@@ -293,6 +296,7 @@ static void set_invalid(indiv_t *x)
 {
     x->valid = 0;
     x->W = 0;
+    x->P = 0;
     x->hopeless = 0;
     x->F = DMM_GE_WORST;
     x->T = 0;
@@ -316,9 +320,9 @@ static void score_custom(state_t *st, indiv_t *x)
         x->T = T;
         x->M = M;
         x->F = F;
-        x->n = (norm_t){ 0, 0, 0, F, F };
+        x->n = (norm_t){ 0, 0, 0, 0, F, F };
     }
-    if (cache_put(&st->cache, x->key, -1, x->valid, 0, x->T, x->M, 0, x->F, &x->n) != 0)
+    if (cache_put(&st->cache, x->key, -1, x->valid, 0, x->T, x->M, 0, 0, x->F, &x->n) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
 }
 
@@ -345,9 +349,11 @@ static void rank_replay(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
     x->T = r->T;
     x->M = r->M;
     x->W = r->max_op_cost;
+    x->P = r->p999_op_cost;
     x->F = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
     x->n = (norm_t){ (double)r->T / (double)st->T_KNG, (double)r->M / (double)st->M_LEA,
-                     (double)r->max_op_cost / (double)(st->W_KNG ? st->W_KNG : 1), x->F, x->F };
+                     (double)r->max_op_cost / (double)(st->W_KNG ? st->W_KNG : 1),
+                     (double)r->p999_op_cost / (double)(st->P_KNG ? st->P_KNG : 1), x->F, x->F };
     if (st->cfg->nextra) {   /* more_traces() scored it on every trace */
         x->n = x->xn;
         x->F = x->xF;
@@ -373,7 +379,7 @@ static void apply_result(state_t *st, indiv_t *x, const dmm_sim_result_t *r)
         return;   /* not cached: it has no result */
     }
     rank_replay(st, x, r);
-    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->W, x->F,
+    if (cache_put(&st->cache, x->key, -1, x->valid, x->hopeless, x->T, x->M, x->W, x->P, x->F,
                   &x->n) != 0)
         __atomic_store_n(&st->oom, 1, __ATOMIC_RELAXED);
 }
@@ -389,7 +395,8 @@ static void more_traces(state_t *st, indiv_t *x, dmm_sim_result_t *r)
     int n = st->cfg->nextra + 1;
     double F0 = dmm_ge_fitness(r->T, r->M, st->T_KNG, st->M_LEA);
     norm_t sum = { (double)r->T / (double)st->T_KNG, (double)r->M / (double)st->M_LEA,
-                   (double)r->max_op_cost / (double)(st->W_KNG ? st->W_KNG : 1), F0, 0 };
+                   (double)r->max_op_cost / (double)(st->W_KNG ? st->W_KNG : 1),
+                   (double)r->p999_op_cost / (double)(st->P_KNG ? st->P_KNG : 1), F0, 0 };
     double Fsum = F0;
     dmm_sim_result_t *q = malloc(sizeof *q);
     dmm_err_t err;
@@ -411,6 +418,9 @@ static void more_traces(state_t *st, indiv_t *x, dmm_sim_result_t *r)
         sum.t += (double)q->T / (double)t->kng.T;
         sum.m += (double)q->M / (double)t->lea.M;
         sum.w += (double)q->max_op_cost / (double)(t->kng.W ? t->kng.W : 1);
+        sum.p += (double)q->p999_op_cost / (double)(t->kng.P ? t->kng.P : 1);
+        if (q->p999_op_cost > r->p999_op_cost)
+            r->p999_op_cost = q->p999_op_cost;
         if (Fk > sum.F_worst)
             sum.F_worst = Fk;
         r->T += q->T;
@@ -420,7 +430,7 @@ static void more_traces(state_t *st, indiv_t *x, dmm_sim_result_t *r)
             r->max_op_cost = q->max_op_cost;
     }
     free(q);
-    x->xn = (norm_t){ sum.t / n, sum.m / n, sum.w / n, sum.F_worst, Fsum / n };
+    x->xn = (norm_t){ sum.t / n, sum.m / n, sum.w / n, sum.p / n, sum.F_worst, Fsum / n };
     x->xF = st->cfg->worst_case ? sum.F_worst : Fsum / n;
 }
 
@@ -644,6 +654,7 @@ static int evaluate(state_t *st, int from)
             x->T = e.T;
             x->M = e.M;
             x->W = e.W;
+            x->P = e.P;
             x->F = e.F;
             x->n = e.n;
             if (!e.valid)
@@ -651,7 +662,7 @@ static int evaluate(state_t *st, int from)
             continue;
         }
         x->key = strdup(text);
-        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, 0, 0, DMM_GE_WORST, NULL) != 0)
+        if (!x->key || cache_put(&st->cache, text, i, 0, 0, 0, 0, 0, 0, DMM_GE_WORST, NULL) != 0)
             return -1;
         x->todo = 1;
         st->work[st->nwork++] = i;
@@ -696,6 +707,7 @@ static int evaluate(state_t *st, int from)
             x->T = o->T;
             x->M = o->M;
             x->W = o->W;
+            x->P = o->P;
             x->F = o->F;
             x->n = o->n;
         }
@@ -802,6 +814,8 @@ static void objectives(const state_t *st, const norm_t *n, double *o)
         o[k++] = n->m;
     if (b & DMM_GE_OBJ_WORST)
         o[k++] = n->w;
+    if (b & DMM_GE_OBJ_P999)
+        o[k++] = n->p;
 }
 
 /* An invalid individual's objectives: worse than any valid one's, and
@@ -908,7 +922,7 @@ static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
     int kept = 0;
     for (int i = 0; i < r->nfront; i++) {
         dmm_ge_top_t *y = &r->front[i];
-        norm_t yn = { y->t, y->m, y->w, y->F_worst, y->F };
+        norm_t yn = { y->t, y->m, y->w, y->p, y->F_worst, y->F };
         objectives(st, &yn, oy);
         int same = 1;
         for (int j = 0; j < k; j++)
@@ -929,7 +943,8 @@ static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
         r->nfront = kept;
         return -1;
     }
-    f[kept] = (dmm_ge_top_t){ key, x->F, x->T, x->M, x->W, x->n.t, x->n.m, x->n.w, x->n.F_worst };
+    f[kept] = (dmm_ge_top_t){ key, x->F, x->T, x->M, x->W, x->P, x->n.t, x->n.m, x->n.w, x->n.p,
+                              x->n.F_worst };
     r->front = f;
     r->nfront = kept + 1;
     return 0;
@@ -945,7 +960,7 @@ static double front_hv(const state_t *st, const dmm_ge_result_t *r)
         return -1;
     for (int i = 0; i < r->nfront; i++) {
         const dmm_ge_top_t *y = &r->front[i];
-        norm_t yn = { y->t, y->m, y->w, y->F_worst, y->F };
+        norm_t yn = { y->t, y->m, y->w, y->p, y->F_worst, y->F };
         objectives(st, &yn, o + (size_t)i * k);
     }
     double hv = dmm_pareto_hypervolume(o, r->nfront, k, ref);
@@ -962,6 +977,8 @@ static int front_cmp(const void *a, const void *b)
         return x->M < y->M ? -1 : 1;
     if (x->W != y->W)
         return x->W < y->W ? -1 : 1;
+    if (x->P != y->P)
+        return x->P < y->P ? -1 : 1;
     return strcmp(x->key, y->key);
 }
 
@@ -1025,6 +1042,7 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
             r->T = x->T;
             r->M = x->M;
             r->W = x->W;
+            r->P = x->P;
             r->F_mean = x->n.F_mean;
             r->F_worst = x->n.F_worst;
             st->best_hopeless = x->hopeless;
@@ -1061,6 +1079,7 @@ static int finish_best(state_t *st, dmm_ge_result_t *r)
         r->T = res->T;
         r->M = res->M;
         r->W = res->max_op_cost;
+        r->P = res->p999_op_cost;
         r->F = dmm_ge_fitness(res->T, res->M, st->T_KNG, st->M_LEA);
         r->F_mean = r->F_worst = r->F;
     }
@@ -1072,7 +1091,8 @@ static int finish_best(state_t *st, dmm_ge_result_t *r)
 static int references(state_t *st, dmm_err_t *err)
 {
     dmm_ge_ref_t refs[2] = { st->cfg->kng, st->cfg->lea };
-    if (!refs[0].T || !refs[1].M || (st->cfg->objectives & DMM_GE_OBJ_WORST && !refs[0].W)) {
+    if (!refs[0].T || !refs[1].M ||
+        (st->cfg->objectives & (DMM_GE_OBJ_WORST | DMM_GE_OBJ_P999) && !refs[0].W)) {
         refs[0] = (dmm_ge_ref_t){ .name = "kng" };
         refs[1] = (dmm_ge_ref_t){ .name = "lea" };
         if (dmm_ge_references(st->s, refs, 2, err) != 0)
@@ -1087,6 +1107,7 @@ static int references(state_t *st, dmm_err_t *err)
     st->T_KNG = kng->T;
     st->M_LEA = lea->M;
     st->W_KNG = kng->W;
+    st->P_KNG = kng->P;
     for (int k = 0; k < st->cfg->nextra; k++) {
         dmm_ge_trace_t *t = &st->xt[k];
         *t = st->cfg->extra[k];
@@ -1179,9 +1200,11 @@ static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
         bad = "the hopeless factor must be 0 (off) or >= 1";
     else if (c->custom && (!c->custom->canon || !c->custom->fitness))
         bad = "a custom fitness needs canon() and fitness()";
-    else if (c->objectives & ~(DMM_GE_OBJ_TIME | DMM_GE_OBJ_MEMORY | DMM_GE_OBJ_WORST) ||
-             (c->objectives && __builtin_popcount((unsigned)c->objectives) < 2))
-        bad = "objectives: two or three of time, memory and worst";
+    else if (c->objectives & ~(DMM_GE_OBJ_TIME | DMM_GE_OBJ_MEMORY | DMM_GE_OBJ_WORST |
+                               DMM_GE_OBJ_P999) ||
+             (c->objectives && (__builtin_popcount((unsigned)c->objectives) < 2 ||
+                                __builtin_popcount((unsigned)c->objectives) > 3)))
+        bad = "objectives: two or three of time, memory, worst and p999";
     else if (c->objectives && c->custom)
         bad = "a custom fitness has one objective";
     else if (c->nextra < 0 || (c->nextra && !c->extra))
@@ -1220,8 +1243,8 @@ static int collect_top(const cache_t *c, int k, dmm_ge_result_t *r)
     for (size_t i = 0; i < c->cap; i++) {
         const entry_t *e = &c->slots[i];
         if (e->key && e->valid && !e->hopeless && e->pending < 0)
-            all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M, e->W, e->n.t, e->n.m, e->n.w,
-                                       e->n.F_worst };
+            all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M, e->W, e->P, e->n.t, e->n.m,
+                                       e->n.w, e->n.p, e->n.F_worst };
     }
     qsort(all, n, sizeof *all, top_cmp);
     /* designs that replay the trace with the same T and M behave alike on
@@ -1336,6 +1359,7 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     r->T_KNG = st.T_KNG;
     r->M_LEA = st.M_LEA;
     r->W_KNG = st.W_KNG;
+    r->P_KNG = st.P_KNG;
     st.nobj = __builtin_popcount((unsigned)cfg->objectives);
     st.r = r;
     r->cap = st.cap;

@@ -55,12 +55,13 @@
  * a time budget or a stop request (which end the search early) make a run
  * depend on the clock.
  *
- * Several objectives (cfg.objectives, two or three of T, M and W, the
- * costliest single operation): NSGA-II (pareto.h) in place of eq. 1's
+ * Several objectives (cfg.objectives, two or three of T, M, W, the
+ * costliest single operation, and P, the 99.9th percentile of single
+ * operations): NSGA-II (pareto.h) in place of eq. 1's
  * ranking.  The initial population is evaluated as ever; then each
  * generation's parents are the best cfg.pop of the previous parents and
  * their children together, by non-dominated front and, within a front,
- * crowding distance (objectives T/T_KNG, M/M_LEA and W/W_KNG); children
+ * crowding distance (objectives T/T_KNG, M/M_LEA, W/W_KNG, P/P_KNG); children
  * come from binary tournaments on that order, crossover and mutation as
  * above (no elite: the parents survive by rank).  Every candidate is
  * simulated to the end (no cap: a bound on F says nothing of a front).  The
@@ -102,7 +103,7 @@
 #define DMM_GE_WORST DBL_MAX    /* the fitness of an invalid individual */
 
 /* cfg.objectives: bits of these (0: eq. 1, the paper's search). */
-enum { DMM_GE_OBJ_TIME = 1, DMM_GE_OBJ_MEMORY = 2, DMM_GE_OBJ_WORST = 4 };
+enum { DMM_GE_OBJ_TIME = 1, DMM_GE_OBJ_MEMORY = 2, DMM_GE_OBJ_WORST = 4, DMM_GE_OBJ_P999 = 8 };
 /* The hypervolume's reference point, in each normalised objective: twice
  * the reference allocator's value. */
 #define DMM_GE_HV_REF 2.0
@@ -205,8 +206,9 @@ typedef struct dmm_ge_top {
     uint64_t T;
     size_t   M;
     uint64_t W;        /* its costliest single operation */
-    double   t, m, w;  /* T/T_KNG, M/M_LEA, W/W_KNG (several traces: the
-                          means of each trace's) */
+    uint64_t P;        /* its 99.9th percentile of single operations */
+    double   t, m, w, p; /* T/T_KNG, M/M_LEA, W/W_KNG, P/P_KNG (several
+                            traces: the means of each trace's) */
     double   F_worst;  /* the worst trace's F (one trace: F) */
 } dmm_ge_top_t;
 
@@ -246,6 +248,7 @@ typedef struct dmm_ge_result {
     uint64_t     T;
     size_t       M;
     uint64_t     W;            /* its costliest single operation */
+    uint64_t     P;            /* its 99.9th percentile of single operations */
     double       F_mean, F_worst;  /* several traces: the mean and the worst
                                       trace's F of the best (one: F) */
     dmm_desc_t   best;         /* its description (title empty) */
@@ -271,6 +274,7 @@ typedef struct dmm_ge_result {
     dmm_ge_top_t *front;
     int          nfront;
     uint64_t     W_KNG;        /* kng's costliest single operation */
+    uint64_t     P_KNG;        /* and its 99.9th percentile */
     int          stopped;      /* DMM_GE_* */
     int          failed_worker; /* DMM_GE_WORKER_FAILED: which (remote's w) */
 } dmm_ge_result_t;

@@ -39,7 +39,7 @@ typedef struct result {
     int32_t  item;
     int32_t  interrupted, complete, pad;
     uint64_t T, ops, failed, capped_at, over_fail_at;
-    uint64_t M, max_op_cost;
+    uint64_t M, max_op_cost, p999_op_cost;
     double   seconds;
 } result_t;
 
@@ -206,6 +206,7 @@ static int remote_finish(void *arg, int *w, int *item, dmm_sim_result_t *r, doub
     r->capped_at = x.capped_at;
     r->over_fail_at = x.over_fail_at;
     r->max_op_cost = x.max_op_cost;
+    r->p999_op_cost = x.p999_op_cost;
     r->seconds = x.seconds;
     return 1;
 }
@@ -278,6 +279,7 @@ static void replay(const dmm_opstream_t *s, const job_t *j, const char *text, re
         x->capped_at = r->capped_at;
         x->over_fail_at = r->over_fail_at;
         x->max_op_cost = r->max_op_cost;
+        x->p999_op_cost = r->p999_op_cost;
         x->seconds = r->seconds;
     }
     free(r);

@@ -626,8 +626,11 @@ Test(ge, objectives_are_two_or_three_of_time_memory_and_worst)
     cr_expect_neq(dmm_ge_run(&c, g, &ops, &r, &err), 0);
     cr_expect(strstr(err.msg, "two or three") != NULL, "%s", err.msg);
     dmm_ge_result_free(&r);
-    c.objectives = 8;
+    c.objectives = 16;
     cr_expect_neq(dmm_ge_run(&c, g, &ops, &r, &err), 0);
+    dmm_ge_result_free(&r);
+    c.objectives = DMM_GE_OBJ_TIME | DMM_GE_OBJ_MEMORY | DMM_GE_OBJ_WORST | DMM_GE_OBJ_P999;
+    cr_expect_neq(dmm_ge_run(&c, g, &ops, &r, &err), 0, "four: the hypervolume takes three");
     dmm_ge_result_free(&r);
     /* worst: the front's W is each design's costliest operation */
     c.objectives = DMM_GE_OBJ_TIME | DMM_GE_OBJ_MEMORY | DMM_GE_OBJ_WORST;
@@ -644,8 +647,17 @@ Test(ge, objectives_are_two_or_three_of_time_memory_and_worst)
         static dmm_sim_result_t res;
         cr_assert_eq(dmm_sim_run(&s, &d, "front", 0, &res, &err), 0, "%s", err.msg);
         cr_expect_eq(res.max_op_cost, r.front[j].W);
+        cr_expect_eq(res.p999_op_cost, r.front[j].P);
         cr_expect_eq(res.T, r.front[j].T);
     }
+    dmm_ge_result_free(&r);
+    /* p999: the 99.9th percentile, normalised by kng's */
+    c.objectives = DMM_GE_OBJ_TIME | DMM_GE_OBJ_P999;
+    run_on(&c, g, &s, &r);
+    cr_assert_gt(r.nfront, 0);
+    cr_expect_gt(r.P_KNG, 0);
+    for (int j = 0; j < r.nfront; j++)
+        cr_expect_float_eq(r.front[j].p, (double)r.front[j].P / (double)r.P_KNG, 1e-12);
     dmm_ge_result_free(&r);
     dmm_grammar_free(g);
     dmm_opstream_free(&s);
@@ -1169,7 +1181,8 @@ Test(evolve, objectives_write_the_front)
     snprintf(p, sizeof p, "%s/front.csv", outdir);
     char *csv = slurp(p);
     cr_assert_not_null(csv);
-    cr_expect(!strncmp(csv, "kind,name,T,M,W,time,memory,worst,F\n", 36), "%s", csv);
+    const char *head = "kind,name,T,M,W,P,time,memory,worst,p999,F\n";
+    cr_expect(!strncmp(csv, head, strlen(head)), "%s", csv);
     int fronts = 0, knees = 0, presets = 0, ws = 0;
     for (char *l = strchr(csv, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
         fronts += !strncmp(l + 1, "front,", 6);
