@@ -20,16 +20,21 @@ typedef struct class_names {
 } class_names_t;
 
 static const class_names_t classes[DMM_CLASS_COUNT] = {
-    [DMM_CLASS_BUDDY_BINARY] = { "DMM_CLASS_BUDDY_BINARY", "dmm_class_buddy_binary",
-                                 "dmm_buddy_usable" },
-    [DMM_CLASS_BUDDY_FIB] = { "DMM_CLASS_BUDDY_FIB", "dmm_class_buddy_fib", "dmm_buddy_usable" },
-    [DMM_CLASS_SEGREGATED] = { "DMM_CLASS_SEGREGATED", "dmm_class_segregated", "dmm_seg_usable" },
-    [DMM_CLASS_SSS] = { "DMM_CLASS_SSS", "dmm_class_sss", "dmm_sss_usable", "dmm_sss_malloc",
-                        "dmm_sss_free" },
-    [DMM_CLASS_EXACT] = { "DMM_CLASS_EXACT", "dmm_class_exact", "dmm_seg_usable" },
-    [DMM_CLASS_KINGSLEY] = { "DMM_CLASS_KINGSLEY", "dmm_class_kingsley", "dmm_kingsley_usable" },
-    [DMM_CLASS_LEA] = { "DMM_CLASS_LEA", "dmm_class_lea", "dmm_lea_usable" },
-    [DMM_CLASS_TLSF] = { "DMM_CLASS_TLSF", "dmm_class_tlsf", "dmm_seg_usable" },
+    [DMM_CLASS_BUDDY_BINARY] = { .id = "DMM_CLASS_BUDDY_BINARY", .ops = "dmm_class_buddy_binary",
+                                 .usable = "dmm_buddy_usable" },
+    [DMM_CLASS_BUDDY_FIB] = { .id = "DMM_CLASS_BUDDY_FIB", .ops = "dmm_class_buddy_fib",
+                              .usable = "dmm_buddy_usable" },
+    [DMM_CLASS_SEGREGATED] = { .id = "DMM_CLASS_SEGREGATED", .ops = "dmm_class_segregated",
+                               .usable = "dmm_seg_usable" },
+    [DMM_CLASS_SSS] = { .id = "DMM_CLASS_SSS", .ops = "dmm_class_sss", .usable = "dmm_sss_usable",
+                        .malloc = "dmm_sss_malloc", .free = "dmm_sss_free" },
+    [DMM_CLASS_EXACT] = { .id = "DMM_CLASS_EXACT", .ops = "dmm_class_exact",
+                          .usable = "dmm_seg_usable" },
+    [DMM_CLASS_KINGSLEY] = { .id = "DMM_CLASS_KINGSLEY", .ops = "dmm_class_kingsley",
+                             .usable = "dmm_kingsley_usable" },
+    [DMM_CLASS_LEA] = { .id = "DMM_CLASS_LEA", .ops = "dmm_class_lea", .usable = "dmm_lea_usable" },
+    [DMM_CLASS_TLSF] = { .id = "DMM_CLASS_TLSF", .ops = "dmm_class_tlsf",
+                         .usable = "dmm_seg_usable" },
 };
 
 static const char *const list_names[] = { "SLL", "DLL", "BTREE" };
