@@ -41,7 +41,8 @@ EXTRA = [("fastpath.md", "Fast paths: instructions per malloc + free pair"),
          ("bounds.md", "What bounds each real program"),
          ("evolve_speed.md", "How long the search takes: dmm evolve on real programs' traces"),
          ("tune_glibc.md", "Tuning glibc's malloc instead: dmm tune-glibc"),
-         ("offload.md", "Frees offloaded to a helper thread: DMM_OFFLOAD")]
+         ("offload.md", "Frees offloaded to a helper thread: DMM_OFFLOAD"),
+         ("mdriver.md", "mdriver's score for every allocator: dmm replay --mdriver")]
 
 
 def die(msg):

@@ -49,6 +49,7 @@
 #include "preload/shim/backend.h"
 #include "preload/shim/check.h"
 #include "preload/shim/offload.h"
+#include "tracer/base/spinlock.h"
 
 dmm_chain_t *dmm_shim_chain;
 dmm_shim_state_t dmm_shim_state;
@@ -259,6 +260,24 @@ static size_t glibc_usable(void *p)
     if (!real)
         real = (size_t (*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", "GLIBC_2.2.5");
     return real ? real(p) : 0;
+}
+
+/* The chain's footprint now and at its peak (what DMM_STATS prints), the
+ * peak first set to now when reset_peak: 0, or -1 when no chain serves.
+ * `dmm replay --mdriver` finds it with dlsym to take utilisation from the
+ * heap the library holds rather than from RSS. */
+EXPORT int dmm_footprint(size_t *now, size_t *peak, int reset_peak)
+{
+    dmm_chain_t *c = dmm_shim_chain;
+    if (!c || __atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) != DMM_SHIM_ON)
+        return -1;
+    dmm_spin_lock(&c->ps.lock);
+    if (reset_peak)
+        c->ps.peak = c->ps.footprint;
+    *now = c->ps.footprint;
+    *peak = c->ps.peak;
+    dmm_spin_unlock(&c->ps.lock);
+    return 0;
 }
 
 __attribute__((constructor)) static void start(void)

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""mdriver.py - every allocator scored by mdriver's method (`dmm replay
+--mdriver`) on every trace of the bench, converted to .rep.
+
+    python3 bench/mdriver.py [--build DIR] [--quick]
+
+Traces: the bundled workload recorded under libdmmtrace.so (work_media -f
+60), the recorded programs of bench/record_traces.py (DIR/bench/traces/, when
+there) and ../shared/traces (when there), each converted to mdriver's .rep
+by `dmm convert` into DIR/bench/mdriver/reps/ (a .trc trace's failed calls
+and frees of unknown blocks are left out, as the operation stream leaves
+them out).  Allocators: glibc, jemalloc, mimalloc and tcmalloc (when
+installed), libdmm.so with each of the paper's five presets and TLSF, and
+libdmm_evolved.so as built (DIR/libdmm_evolved.so).  Each runs
+`dmm replay --mdriver --json` over the whole directory (utilisation from
+the library's footprint for dmm's libraries, from RSS for the others, as
+the replay says).  Writes DIR/bench/mdriver.md (per allocator: valid, mean
+utilisation, Kops, perf index; per trace: utilisation and Kops) and
+DIR/bench/mdriver.json.  --quick: the bundled workload only.  Timing only:
+the tests check behaviour."""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+import peers  # noqa: E402
+
+TARGET_KOPS = 54500
+
+
+def convert(dmm, src, dst):
+    """src (any format dmm reads) as .rep at dst; True when written."""
+    r = subprocess.run([dmm, "convert", "--force", "--to", "rep", src, dst],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print("mdriver: %s: %s" % (src, r.stderr.strip()[-300:]), file=sys.stderr)
+    return r.returncode == 0
+
+
+def gather(build, reps, quick):
+    """The bench's traces as .rep files in reps/; their names."""
+    os.makedirs(reps, exist_ok=True)
+    for f in glob.glob(os.path.join(reps, "*")):
+        os.unlink(f)
+    dmm = os.path.join(build, "dmm")
+    names = []
+    wm = os.path.join(reps, "work_media.trc")
+    env = dict(benchlib.clean_env(), LD_PRELOAD=os.path.join(build, "libdmmtrace.so"),
+               DMM_TRACE_FILE=wm)
+    subprocess.run([os.path.join(build, "bench", "work_media"), "-f", "60"], env=env,
+                   stdout=subprocess.DEVNULL, check=True)
+    if convert(dmm, wm, os.path.join(reps, "work_media.rep")):
+        names.append("work_media.rep")
+    os.unlink(wm)
+    if quick:
+        return names
+    for t in sorted(glob.glob(os.path.join(build, "bench", "traces", "*.trc"))):
+        n = os.path.basename(t)[:-4] + ".rep"
+        if convert(dmm, t, os.path.join(reps, n)):
+            names.append(n)
+    shared = peers.SHARED_TRACES
+    for z in sorted(glob.glob(os.path.join(shared, "*", "*.zip"))):
+        with zipfile.ZipFile(z) as zf:
+            for member in zf.namelist()[:1]:
+                tmp = os.path.join(reps, os.path.basename(member))
+                with zf.open(member) as src, open(tmp, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                n = os.path.basename(z)[:-4] + ".rep"
+                if convert(dmm, tmp, os.path.join(reps, n)):
+                    names.append(n)
+                os.unlink(tmp)
+    for t in sorted(glob.glob(os.path.join(shared, "*", "*.trace"))):
+        n = os.path.basename(t).rsplit(".", 1)[0] + ".rep"
+        if convert(dmm, t, os.path.join(reps, n)):
+            names.append(n)
+    return names
+
+
+def allocators(build):
+    out, skipped = peers.peer_allocators()
+    lib = os.path.join(build, "libdmm.so")
+    for p in ["kng", "lea", "fib", "s10", "exa", "tlsf"]:
+        out.append(("libdmm.so " + p, lib))
+    out.append(("libdmm_evolved.so", os.path.join(build, "libdmm_evolved.so")))
+    return out, skipped
+
+
+def score(build, reps, name, lib):
+    env = benchlib.clean_env()
+    if lib:
+        env["LD_PRELOAD"] = lib
+    if name.startswith("libdmm.so "):
+        env["DMM_CONFIG"] = name.split()[1]
+    r = subprocess.run([os.path.join(build, "dmm"), "replay", "--mdriver", "--json", reps],
+                       env=env, capture_output=True, text=True, timeout=3600)
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        return dict(error="exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+
+
+def table(results, names):
+    w = []
+    w.append("| allocator | valid | util (mean) | Kops | perf index | heap from |")
+    w.append("|---|---|---:|---:|---:|---|")
+    for name, j in results:
+        if "error" in j:
+            w.append("| %s | failed: %s | | | | |" % (name, j["error"]))
+            continue
+        t, p = j["total"], j["perf"]
+        hf = sorted(set(x["heap_from"] for x in j["traces"] if x["read"]))
+        w.append("| %s | %s | %.1f%% | %.0f | %.1f | %s |" % (
+            name, "yes" if t["valid"] else "**no**", 100 * t["util"], t["kops"], p["index"],
+            ", ".join(hf)))
+    w.append("")
+    w.append("Per trace, utilisation / Kops:")
+    w.append("")
+    w.append("| allocator | " + " | ".join(names) + " |")
+    w.append("|---|" + "---:|" * len(names))
+    for name, j in results:
+        if "error" in j:
+            continue
+        cells = []
+        for x in j["traces"]:
+            cells.append("%.0f%% / %.0f" % (100 * x["util"], x["kops"]) if x["valid"] else "invalid")
+        w.append("| %s | %s |" % (name, " | ".join(cells)))
+    return w
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    reps = os.path.join(build, "bench", "mdriver", "reps")
+    names = gather(build, reps, a.quick)
+    allocs, skipped = allocators(build)
+    results = []
+    for name, lib in allocs:
+        print("mdriver: %s on %d traces" % (name, len(names)), file=sys.stderr)
+        results.append((name, score(build, reps, name, lib)))
+    w = ["# mdriver's score for every allocator", "",
+         "`dmm replay --mdriver` on %d traces (%s), as the CS:APP malloc lab's driver scores: "
+         "correctness checked in a first run (payloads, 16-byte alignment, no overlap), "
+         "utilisation = peak payload / peak heap (the library's footprint for dmm's libraries, "
+         "else peak anonymous RSS over the level before the trace), throughput from the fastest "
+         "of repeated runs over the warm heap (K-best, K=3, 1 %%, at most 20); perf index = "
+         "40 x mean util + 60 x min(1, Kops / %d)." % (len(names), ", ".join(names), TARGET_KOPS),
+         ""]
+    w += table(results, names)
+    if skipped:
+        w += ["", "Not run: " + "; ".join("%s: %s" % s for s in skipped)]
+    out = os.path.join(build, "bench")
+    with open(os.path.join(out, "mdriver.md"), "w") as f:
+        f.write("\n".join(w) + "\n")
+    with open(os.path.join(out, "mdriver.json"), "w") as f:
+        json.dump(dict(traces=names, results=[dict(allocator=n, result=j) for n, j in results]),
+                  f, indent=1)
+    print("\n".join(w))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
