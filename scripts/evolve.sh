@@ -29,7 +29,7 @@
 #   front.gp, picked.txt       search; chosen.dmm is front-PICK.dmm (default:
 #                              the knee), not measured
 #                              POOL: chosen.dmm gains a pool line (auto: its
-#                              simulated peak footprint, rounded up to 1 MiB)
+#                              simulated peak footprint)
 #   sim.json                   dmm sim of chosen.dmm: each allocator's share
 #   dmm_evolved.c              dmm codegen of chosen.dmm
 #   libdmm_evolved.so          built from it (also copied to build/)
@@ -204,7 +204,7 @@ if [ -n "${POOL:-}" ]; then
         m=$("$dmm" sim --json --dmm "$tmp/chosen.dmm" "$trace" |
             python3 -c 'import json, sys; print(json.load(sys.stdin)["dmms"][0]["m"])') ||
             die "dmm sim of chosen.dmm failed"
-        bytes=$(( (m + 1048575) / 1048576 * 1048576 )) ;;
+        bytes=$m ;;   # a page multiple: the pool holds the peak exactly
     ''|*[!0-9]*) die "POOL=$POOL: auto, or a number of bytes" ;;
     *) bytes=$POOL ;;
     esac

@@ -292,6 +292,8 @@ static int correct_op(run_t *x, size_t i)
 static void free_all(dmm_replay_t *r)
 {
     for (uint32_t id = 0; id < r->nids; id++) {
+        if (!r->ptr[id])
+            continue;
         free(r->ptr[id]);
         r->ptr[id] = NULL;
         r->size[id] = 0;
