@@ -142,6 +142,11 @@ def pooled(build, reps, names):
 
 
 def table(results, names):
+    # the traces in the order the replay scored them (a directory: by name)
+    for _, j in results:
+        if "traces" in j and "error" not in j:
+            names = [x["trace"] for x in j["traces"]]
+            break
     w = []
     w.append("| allocator | valid | util (mean) | Kops | perf index | heap from |")
     w.append("|---|---|---:|---:|---:|---|")
@@ -162,9 +167,12 @@ def table(results, names):
     for name, j in results:
         if "error" in j:
             continue
+        by = {x["trace"]: x for x in j["traces"]}
         cells = []
-        for x in j["traces"]:
-            cells.append("%.0f%% / %.0f" % (100 * x["util"], x["kops"]) if x["valid"] else "invalid")
+        for n in names:
+            x = by.get(n)
+            cells.append("-" if not x or not x["read"] else
+                         "%.0f%% / %.0f" % (100 * x["util"], x["kops"]) if x["valid"] else "invalid")
         w.append("| %s | %s |" % (name, " | ".join(cells)))
     return w
 
@@ -186,7 +194,7 @@ def main():
     results.append(("default design + pool (libdmm.so)", pooled(build, reps, names)))
     w = ["# mdriver's score for every allocator", "",
          "`dmm replay --mdriver` on %d traces (%s), as the CS:APP malloc lab's driver scores: "
-         "correctness checked in a first run (payloads, 16-byte alignment, no overlap), "
+         "correctness checked in a first run (payloads, 8-byte alignment as mdriver's, no overlap), "
          "utilisation = peak payload / peak heap (the library's footprint for dmm's libraries, "
          "else peak anonymous RSS over the level before the trace), throughput from the fastest "
          "of repeated runs over the warm heap (K-best, K=3, 1 %%, at most 20); perf index = "

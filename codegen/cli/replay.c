@@ -59,7 +59,7 @@ static void usage(FILE *f)
             "\n"
             "Scores the allocator as the CS:APP malloc lab's mdriver does, on each TRACE\n"
             "(a directory: its .rep files, by name): one run with every payload checked,\n"
-            "every block 16-byte aligned and none overlapping another; utilisation = peak\n"
+            "every block 8-byte aligned and none overlapping another; utilisation = peak\n"
             "payload / peak heap (the library's footprint for dmm's libraries, else the\n"
             "peak anonymous RSS over its level before the trace); then timed runs over the\n"
             "warm heap, the fastest kept once the 3 fastest agree within 1 %% (at most 20).\n"

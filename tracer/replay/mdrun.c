@@ -18,7 +18,9 @@
 #include "tracer/replay/payload.h"
 #include "tracer/replay/replay.h"
 
-#define ALIGN 16u
+/* mdriver's ALIGNMENT: jemalloc and mimalloc give small blocks 8 (dmm's
+ * libraries and glibc 16, which test_chain checks) */
+#define ALIGN 8u
 
 void dmm_mdrun_opts_default(dmm_mdrun_opts_t *o)
 {

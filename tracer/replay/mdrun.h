@@ -2,7 +2,8 @@
  *
  * The CS:APP malloc lab's driver scores an allocator on each trace by
  *   correctness  one run with every payload written and checked, every
- *                block aligned (here 16 bytes, as glibc promises) and no
+ *                block aligned (8 bytes, mdriver's ALIGNMENT; an aligned
+ *                request, to its alignment) and no
  *                block overlapping another live one; the first fault names
  *                the operation, the blocks and what was wrong;
  *   utilisation  the peak of the payload bytes live at once over the peak
