@@ -272,8 +272,10 @@ Test(pagesrc, a_pool_is_held_from_the_start_and_its_chunks_cost_nothing)
         if (mode == DMM_PS_REAL)
             memset(a, 0x5a, 256 << 10);
         getrusage(RUSAGE_SELF, &r1);
+        /* 64 fresh pages would fault 64 times; a sanitizer's shadow pages
+         * may add a few */
         if (mode == DMM_PS_REAL)
-            cr_expect_lt(r1.ru_minflt - r0.ru_minflt, 8, "%ld faults writing 64 pages of the pool",
+            cr_expect_lt(r1.ru_minflt - r0.ru_minflt, 24, "%ld faults writing 64 pages of the pool",
                          r1.ru_minflt - r0.ru_minflt);
         fp[mode][1] = ps->footprint;   /* + the page map's first page */
         cr_expect_eq(cost.syscalls, 0, "no mprotect inside the pool");
