@@ -392,16 +392,8 @@ int dmm_evolve_knee(const dmm_evolve_t *ev)
     /* the objectives as the search compared them */
     for (int i = 0; i < r->nfront; i++) {
         const dmm_ge_top_t *t = &r->front[i];
-        double *row = o + (size_t)i * (size_t)__builtin_popcount((unsigned)b);
-        k = 0;
-        if (b & DMM_GE_OBJ_TIME)
-            row[k++] = t->t;
-        if (b & DMM_GE_OBJ_MEMORY)
-            row[k++] = t->m;
-        if (b & DMM_GE_OBJ_WORST)
-            row[k++] = t->w;
-        if (b & DMM_GE_OBJ_P999)
-            row[k++] = t->p;
+        k = dmm_ge_objective_values(b, t->t, t->m, t->w, t->p,
+                                    o + (size_t)i * (size_t)__builtin_popcount((unsigned)b));
     }
     int knee = dmm_pareto_knee(o, r->nfront, k);
     free(o);

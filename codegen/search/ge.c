@@ -804,18 +804,24 @@ static int replace(state_t *st)
 
 /* ---- several objectives (NSGA-II, pareto.h) ------------------------------ */
 
-/* The normalised objectives of (T, M, W) into o[0..nobj). */
+int dmm_ge_objective_values(int bits, double t, double m, double w, double p, double *o)
+{
+    int k = 0;
+    if (bits & DMM_GE_OBJ_TIME)
+        o[k++] = t;
+    if (bits & DMM_GE_OBJ_MEMORY)
+        o[k++] = m;
+    if (bits & DMM_GE_OBJ_WORST)
+        o[k++] = w;
+    if (bits & DMM_GE_OBJ_P999)
+        o[k++] = p;
+    return k;
+}
+
+/* The objectives the search compares of n into o[0..nobj). */
 static void objectives(const state_t *st, const norm_t *n, double *o)
 {
-    int k = 0, b = st->cfg->objectives;
-    if (b & DMM_GE_OBJ_TIME)
-        o[k++] = n->t;
-    if (b & DMM_GE_OBJ_MEMORY)
-        o[k++] = n->m;
-    if (b & DMM_GE_OBJ_WORST)
-        o[k++] = n->w;
-    if (b & DMM_GE_OBJ_P999)
-        o[k++] = n->p;
+    dmm_ge_objective_values(st->cfg->objectives, n->t, n->m, n->w, n->p, o);
 }
 
 /* An invalid individual's objectives: worse than any valid one's, and
@@ -922,8 +928,7 @@ static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
     int kept = 0;
     for (int i = 0; i < r->nfront; i++) {
         dmm_ge_top_t *y = &r->front[i];
-        norm_t yn = { y->t, y->m, y->w, y->p, y->F_worst, y->F };
-        objectives(st, &yn, oy);
+        dmm_ge_objective_values(st->cfg->objectives, y->t, y->m, y->w, y->p, oy);
         int same = 1;
         for (int j = 0; j < k; j++)
             same &= ox[j] == oy[j];
@@ -960,8 +965,7 @@ static double front_hv(const state_t *st, const dmm_ge_result_t *r)
         return -1;
     for (int i = 0; i < r->nfront; i++) {
         const dmm_ge_top_t *y = &r->front[i];
-        norm_t yn = { y->t, y->m, y->w, y->p, y->F_worst, y->F };
-        objectives(st, &yn, o + (size_t)i * k);
+        dmm_ge_objective_values(st->cfg->objectives, y->t, y->m, y->w, y->p, o + (size_t)i * k);
     }
     double hv = dmm_pareto_hypervolume(o, r->nfront, k, ref);
     free(o);

@@ -279,6 +279,10 @@ typedef struct dmm_ge_result {
     int          failed_worker; /* DMM_GE_WORKER_FAILED: which (remote's w) */
 } dmm_ge_result_t;
 
+/* The objectives that bits (DMM_GE_OBJ_*) name, in the order time, memory,
+ * worst, p999, taken from the normalised t, m, w and p into o; their number. */
+int dmm_ge_objective_values(int bits, double t, double m, double w, double p, double *o);
+
 /* The paper's parameters (section 6.3), seed 1, jobs 0. */
 void dmm_ge_config_default(dmm_ge_config_t *cfg);
 
