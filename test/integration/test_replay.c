@@ -691,7 +691,8 @@ Test(replay, mdriver_utilisation_is_the_footprint_the_simulator_predicts)
     churn_rep(path, sizeof path);
     const char *presets[] = { "kng", "lea", "tlsf" };
     /* a sanitized dmm cannot run under another allocator: glibc only */
-    for (size_t i = 0; i < (SANITIZED ? 0 : 3); i++) {
+    size_t npresets = SANITIZED ? 0 : sizeof presets / sizeof presets[0];
+    for (size_t i = 0; i < npresets; i++) {
         char cfg[64];
         snprintf(cfg, sizeof cfg, "DMM_CONFIG=%s", presets[i]);
         const char *env[] = { "LD_PRELOAD=" LIBDMM, cfg, NULL };
