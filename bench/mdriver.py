@@ -14,7 +14,10 @@ installed), libdmm.so with each of the paper's five presets and TLSF, and
 libdmm_evolved.so as built (DIR/libdmm_evolved.so).  Each runs
 `dmm replay --mdriver --json` over the whole directory (utilisation from
 the library's footprint for dmm's libraries, from RSS for the others, as
-the replay says).  Writes DIR/bench/mdriver.md (per allocator: valid, mean
+the replay says); then dmm's way, a design per trace under libdmm.so: the
+default evolved design with a pool of its simulated peak, and each trace's
+own design from `dmm evolve --time S` (--evolve-time, 15), without and with
+that pool.  Writes DIR/bench/mdriver.md (per allocator: valid, mean
 utilisation, Kops, perf index; per trace: utilisation and Kops) and
 DIR/bench/mdriver.json.  --quick: the bundled workload only.  Timing only:
 the tests check behaviour."""
@@ -105,24 +108,27 @@ def score(build, reps, name, lib):
         return dict(error="exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
 
 
-def pooled(build, reps, names):
-    """libdmm.so running the default evolved design (codegen/default.dmm)
-    with a pool of its simulated peak footprint on each trace (the .dmm
-    line `pool bytes=M`, what `make evolve POOL=auto` adds): one
+def per_trace(build, reps, names, design_of, pool):
+    """libdmm.so running, on each trace, the design design_of(trace name)
+    (a .dmm file), with a pool of its simulated peak footprint when pool
+    (the .dmm line `pool bytes=M`, what `make evolve POOL=auto` adds): one
     `dmm replay --mdriver` per trace, the totals as mdriver takes them."""
     dmm = os.path.join(build, "dmm")
-    default = os.path.join(benchlib.ROOT, "codegen", "default.dmm")
     traces = []
     for n in names:
-        rep = os.path.join(reps, n)
-        r = subprocess.run([dmm, "sim", "--json", "--dmm", default, rep], capture_output=True,
-                           text=True)
-        if r.returncode != 0:
-            return dict(error="dmm sim of %s: %s" % (n, r.stderr.strip()[-200:]))
-        m = json.loads(r.stdout)["dmms"][0]["m"]
-        cfg = os.path.join(reps, "..", n + ".pool.dmm")
-        with open(default) as src, open(cfg, "w") as dst:
-            dst.write(src.read() + "pool          bytes=%d\n" % m)
+        rep, design = os.path.join(reps, n), design_of(n)
+        if not design:
+            return dict(error="%s: no design" % n)
+        cfg = design
+        if pool:
+            r = subprocess.run([dmm, "sim", "--json", "--dmm", design, rep],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                return dict(error="dmm sim of %s: %s" % (n, r.stderr.strip()[-200:]))
+            m = json.loads(r.stdout)["dmms"][0]["m"]
+            cfg = os.path.join(reps, "..", "%s.%s.pool.dmm" % (n, os.path.basename(design)))
+            with open(design) as src, open(cfg, "w") as dst:
+                dst.write(src.read() + "pool          bytes=%d\n" % m)
         env = dict(benchlib.clean_env(), LD_PRELOAD=os.path.join(build, "libdmm.so"),
                    DMM_CONFIG=cfg)
         r = subprocess.run([dmm, "replay", "--mdriver", "--json", rep], env=env,
@@ -139,6 +145,20 @@ def pooled(build, reps, names):
     return dict(traces=traces, total=dict(valid=all(t["valid"] for t in ok), util=util, ops=ops,
                                           secs=secs, kops=kops),
                 perf=dict(util=u, thru=th, index=u + th))
+
+
+def evolve_each(build, reps, names, seconds):
+    """Each trace's own design: `dmm evolve --time seconds` on it.  A
+    function from trace name to its best.dmm (None when the search failed)."""
+    out = {}
+    for n in names:
+        d = os.path.join(reps, "..", "evolved", n)
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        r = subprocess.run([os.path.join(build, "dmm"), "evolve", "-q", "--time", str(seconds),
+                            "--out", d, os.path.join(reps, n)], capture_output=True, text=True)
+        best = os.path.join(d, "best.dmm")
+        out[n] = best if r.returncode == 0 and os.path.exists(best) else None
+    return out.get
 
 
 def table(results, names):
@@ -181,6 +201,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default="build")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--evolve-time", type=int, default=15,
+                    help="seconds of search for each trace's own design (15)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     reps = os.path.join(build, "bench", "mdriver", "reps")
@@ -190,19 +212,29 @@ def main():
     for name, lib in allocs:
         print("mdriver: %s on %d traces" % (name, len(names)), file=sys.stderr)
         results.append((name, score(build, reps, name, lib)))
+    default = os.path.join(benchlib.ROOT, "codegen", "default.dmm")
     print("mdriver: the default evolved design with a pool, per trace", file=sys.stderr)
-    results.append(("default design + pool (libdmm.so)", pooled(build, reps, names)))
+    results.append(("default design + pool (libdmm.so)",
+                    per_trace(build, reps, names, lambda n: default, True)))
+    print("mdriver: each trace's own design (dmm evolve --time %d)" % a.evolve_time,
+          file=sys.stderr)
+    own = evolve_each(build, reps, names, a.evolve_time)
+    results.append(("own evolved design (libdmm.so)", per_trace(build, reps, names, own, False)))
+    results.append(("own evolved design + pool (libdmm.so)",
+                    per_trace(build, reps, names, own, True)))
     w = ["# mdriver's score for every allocator", "",
          "`dmm replay --mdriver` on %d traces (%s), as the CS:APP malloc lab's driver scores: "
          "correctness checked in a first run (payloads, 8-byte alignment as mdriver's, no overlap), "
          "utilisation = peak payload / peak heap (the library's footprint for dmm's libraries, "
          "else peak anonymous RSS over the level before the trace), throughput from the fastest "
          "of repeated runs over the warm heap (K-best, K=3, 1 %%, at most 20); perf index = "
-         "40 x mean util + 60 x min(1, Kops / %d).  The last row runs the default evolved "
-         "design (codegen/default.dmm) with a pool of its simulated peak footprint on each "
-         "trace (`make evolve POOL=auto`): the same peak, but every page held from the start, "
-         "so that the repeated runs fault no pages." % (len(names), ", ".join(names),
-                                                       TARGET_KOPS),
+         "40 x mean util + 60 x min(1, Kops / %d).  The last three rows are dmm's way, an "
+         "allocator per program, run by libdmm.so with DMM_CONFIG: the default evolved design "
+         "(codegen/default.dmm) with a pool of its simulated peak footprint on each trace "
+         "(`make evolve POOL=auto`: the same peak, every page held from the start, so that the "
+         "repeated runs fault no pages), and each trace's own design from a %d s `dmm evolve`, "
+         "without and with that pool." % (len(names), ", ".join(names), TARGET_KOPS,
+                                          a.evolve_time),
          ""]
     w += table(results, names)
     if skipped:
