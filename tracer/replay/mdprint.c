@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "tracer/base/json.h"
 #include "tracer/replay/mdriver.h"
 
 typedef struct totals {
@@ -87,35 +88,20 @@ void dmm_mdrun_print(FILE *f, const dmm_mdrun_t *m, int n, const dmm_mdrun_opts_
             o->maxsamples, o->k, 100 * o->eps);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 void dmm_mdrun_json(FILE *f, const dmm_mdrun_t *m, int n, const dmm_mdrun_opts_t *o)
 {
     char name[600];
     totals_t t = totals(m, n);
     fprintf(f, "{\"allocator\": ");
-    json_str(f, allocator_name(name, sizeof name));
+    dmm_json_str(f, allocator_name(name, sizeof name));
     fprintf(f, ", \"k\": %d, \"eps\": %g, \"maxsamples\": %d, \"traces\": [", o->k, o->eps,
             o->maxsamples);
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s{\"trace\": ", i ? ", " : "");
-        json_str(f, m[i].name);
+        dmm_json_str(f, m[i].name);
         fprintf(f, ", \"read\": %s, \"valid\": %s, \"why\": ", m[i].status ? "false" : "true",
                 m[i].valid ? "true" : "false");
-        json_str(f, m[i].why);
+        dmm_json_str(f, m[i].why);
         fprintf(f, ", \"ops\": %llu, \"util\": %.6f, \"peak_payload\": %llu, \"heap\": %llu, "
                    "\"heap_from\": \"%s\", \"secs\": %.9f, \"kops\": %.1f, \"runs\": %d}",
                 (unsigned long long)m[i].ops, m[i].util, (unsigned long long)m[i].peak_payload,
