@@ -7,6 +7,8 @@
 #ifndef DMM_CLI_CLI_H
 #define DMM_CLI_CLI_H
 
+#include <stdio.h>
+
 int dmm_stats_main(int argc, char **argv);        /* stats.c */
 int dmm_convert_main(int argc, char **argv);      /* convert.c */
 int dmm_sim_main(int argc, char **argv);          /* sim.c */
@@ -17,5 +19,10 @@ int dmm_replay_main(int argc, char **argv);       /* replay.c */
 int dmm_report_main(int argc, char **argv);       /* report.c */
 int dmm_tune_glibc_main(int argc, char **argv);   /* tune_glibc.c */
 int dmm_record_main(int argc, char **argv);       /* record.c */
+
+/* version.c: "1.0.0"; and what `dmm --version` prints (version, git
+ * revision, compiler, the features compiled in). */
+const char *dmm_version(void);
+void dmm_version_print(FILE *f);
 
 #endif

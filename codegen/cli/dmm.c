@@ -32,7 +32,8 @@ static void usage(FILE *f)
                "dmm's .trc (LD_PRELOAD=libdmmtrace.so), mdriver .rep, glibc mtrace output,\n"
                "Android memory_replay text and wee_alloc traces; \"-\" reads standard input;\n"
                "a directory (dmm record's) reads the trace of the process that allocated most.\n"
-               "'dmm COMMAND --help' describes a command.\n");
+               "'dmm COMMAND --help' describes a command; 'dmm --version' says which dmm\n"
+               "this is and what it was built with; 'man dmm' has it all.\n");
 }
 
 int main(int argc, char **argv)
@@ -45,9 +46,26 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+        dmm_version_print(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0)
+            continue;
+        /* dmm COMMAND --version: among the options, before a "--" (and for
+         * record, before the program it runs) */
+        int runs = !strcmp(argv[1], "record");
+        for (int a = 2; a < argc && strcmp(argv[a], "--") != 0; a++) {
+            if (runs && argv[a][0] != '-')
+                break;
+            if (!strcmp(argv[a], "--version")) {
+                dmm_version_print(stdout);
+                return 0;
+            }
+        }
+        return commands[i].main(argc - 1, argv + 1);
+    }
     fprintf(stderr, "dmm: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 1;

@@ -50,37 +50,44 @@ int dmm_mpi_under_mpirun(void)
     return getenv("OMPI_COMM_WORLD_SIZE") != NULL;
 }
 
-/* libdmm_mpi.so beside the dmm binary (build/), or in PREFIX/lib/dmm when
- * installed (bin/../lib/dmm). */
-static void *open_plugin(dmm_err_t *err)
+int dmm_mpi_plugin_path(char *path, size_t len)
 {
-    char exe[PATH_MAX], path[PATH_MAX + 64];
+    char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        dmm_err_set(err, "cannot find the dmm binary: %s", strerror(errno));
-        return NULL;
-    }
+    if (n <= 0 || len == 0)
+        return -1;
     exe[n] = 0;
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = 0;
     const char *tries[] = { "%s/libdmm_mpi.so", "%s/../lib/dmm/libdmm_mpi.so" };
-    char first[PATH_MAX + 64] = "";
     for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
-        snprintf(path, sizeof path, tries[i], exe);
-        if (access(path, F_OK) != 0)
-            continue;
-        void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-        if (h)
-            return h;
-        dmm_err_set(err, "--mpi needs Open MPI (Debian: openmpi-bin libopenmpi-dev): %s",
-                    dlerror());
+        snprintf(path, len, tries[i], exe);
+        if (access(path, F_OK) == 0)
+            return 1;
+    }
+    snprintf(path, len, tries[0], exe);
+    return 0;
+}
+
+static void *open_plugin(dmm_err_t *err)
+{
+    char path[PATH_MAX + 64];
+    int found = dmm_mpi_plugin_path(path, sizeof path);
+    if (found < 0) {
+        dmm_err_set(err, "cannot find the dmm binary: %s", strerror(errno));
         return NULL;
     }
-    snprintf(first, sizeof first, tries[0], exe);
-    dmm_err_set(err, "--mpi: %s is missing (it is built where mpicc is: Debian's "
-                     "libopenmpi-dev)", first);
-    return NULL;
+    if (!found) {
+        dmm_err_set(err, "--mpi: %s is missing (it is built where mpicc is: Debian's "
+                         "libopenmpi-dev)", path);
+        return NULL;
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+        dmm_err_set(err, "--mpi needs Open MPI (Debian: openmpi-bin libopenmpi-dev): %s",
+                    dlerror());
+    return h;
 }
 
 int dmm_mpi_open(dmm_mpi_t *m, int *argc, char ***argv, dmm_err_t *err)

@@ -29,6 +29,12 @@
 
 #define DMM_MPI_ABI 2
 
+/* Where libdmm_mpi.so is: beside the dmm binary (build/), or in
+ * PREFIX/lib/dmm when installed (bin/../lib/dmm).  1 with its path in
+ * path, 0 when neither exists (path: the first place looked), -1 when the
+ * binary cannot be found (errno). */
+int dmm_mpi_plugin_path(char *path, size_t len);
+
 /* What libdmm_mpi.so exports as `dmm_mpi_api`. */
 typedef struct dmm_mpi_api {
     int    abi;    /* DMM_MPI_ABI */
