@@ -20,7 +20,10 @@ Writes report.md there with
     side-by-side measurements of `make bench` (BUILD/bench/report.md).
 
 The arguments are saved in meta.json, so `dmm report DIR` (scripts/report.py)
-writes the same report again later.
+writes the same report again later.  The directory of a plain `dmm evolve
+--out DIR` (no make evolve, as after make install) has no meta.json: its
+report is written from search.json's trace, read again by dmm stats and dmm
+sim of best.dmm, and says how to run the program on best.dmm with libdmm.so.
 
 Paths in the report name --final-dir, where the directory will live."""
 import argparse
@@ -29,6 +32,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 import types
 
@@ -59,17 +63,56 @@ def last_log_row(path):
         return None
 
 
-def regenerate(d):
-    """The report of d again, from the arguments saved in d/meta.json."""
+def regenerate(d, dmm="dmm"):
+    """The report of d again, from the arguments saved in d/meta.json, or
+    for a plain dmm evolve directory, from its search.json."""
     try:
         with open(os.path.join(d, "meta.json")) as f:
             m = json.load(f)
+    except FileNotFoundError:
+        return bare_report(d, dmm)
     except (OSError, ValueError) as e:
         print("dmm report: %s: no usable meta.json (%s); run make evolve again" % (d, e),
               file=sys.stderr)
         return 2
     return write_report(d, d, m["trace"], m["name"], m.get("seconds"), m.get("build", "build"),
-                        m.get("real_peak"), m.get("bench_report"), quiet=True)
+                        m.get("real_peak"), m.get("bench_report"), quiet=True,
+                        bare=m.get("bare", False))
+
+
+def bare_report(d, dmm):
+    """The report of `dmm evolve --out d TRACE`: stats.json and sim.json made
+    with dmm from the trace search.json names (as given to dmm evolve: from
+    the working directory, else beside d)."""
+    try:
+        with open(os.path.join(d, "search.json")) as f:
+            trace = json.load(f)["trace"]
+    except (OSError, ValueError, KeyError) as e:
+        print("dmm report: %s: neither meta.json (make evolve) nor a usable search.json "
+              "(dmm evolve): %s" % (d, e), file=sys.stderr)
+        return 2
+    tries = [trace] if os.path.isabs(trace) else [trace, os.path.join(os.path.dirname(d), trace)]
+    found = next((t for t in tries if os.path.isfile(t)), None)
+    if not found:
+        print("dmm report: %s: the trace of this search, %s, is not there any more" % (
+            d, " or ".join(tries)), file=sys.stderr)
+        return 2
+    found = os.path.abspath(found)
+    for out, args in (("stats.json", ["stats", "--json", found]),
+                      ("sim.json", ["sim", "--json", "--dmm", os.path.join(d, "best.dmm"), found])):
+        try:
+            p = subprocess.run([dmm] + args, capture_output=True, text=True)
+        except OSError as e:
+            print("dmm report: cannot run %s: %s" % (dmm, e.strerror), file=sys.stderr)
+            return 2
+        if p.returncode != 0:
+            sys.stderr.write(p.stderr)
+            print("dmm report: dmm %s failed" % " ".join(args), file=sys.stderr)
+            return 2
+        with open(os.path.join(d, out), "w") as f:
+            f.write(p.stdout)
+    name = os.path.splitext(os.path.basename(found))[0] or "trace"
+    return write_report(d, d, found, name, None, None, None, None, quiet=True, bare=True)
 
 
 def measured_section(d, w):
@@ -194,12 +237,14 @@ def main():
                         a.build, a.real_peak, a.bench_report)
 
 
-def write_report(d, final, trace, name, seconds, build, real_peak, bench_report, quiet=False):
+def write_report(d, final, trace, name, seconds, build, real_peak, bench_report, quiet=False,
+                 bare=False):
+    """bare: d is a plain dmm evolve's (no library built, no make)."""
     a = types.SimpleNamespace(trace=trace, name=name, seconds=seconds, build=build,
                               real_peak=real_peak)
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(dict(trace=trace, name=name, seconds=seconds, build=build, real_peak=real_peak,
-                       bench_report=bench_report), f, indent=1)
+                       bench_report=bench_report, bare=bare), f, indent=1)
 
     stats = json.load(open(os.path.join(d, "stats.json")))
     refs = read_refs(os.path.join(d, "references.csv"))
@@ -322,6 +367,40 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
 
     w("## Running the program on it")
     w("")
+    if bare:
+        run_bare(w, final, built, stats.get("trace", {}).get("command", ""))
+    else:
+        run_built(w, a, final, cmd, M, bench_report)
+    if errors:
+        w("")
+        w("Pictures not drawn: " + "; ".join(errors))
+    text = "\n".join(out) + "\n"
+    with open(os.path.join(d, "report.md"), "w") as f:
+        f.write(text)
+    if quiet:
+        print("dmm report: wrote %s" % os.path.join(d, "report.md"))
+    else:
+        sys.stdout.write(text)
+    return 1 if errors else 0
+
+
+def run_bare(w, final, built, cmd):
+    """How to run the program on the design of a plain dmm evolve."""
+    w("libdmm.so runs any design as it is, read at start-up:")
+    w("")
+    w("```")
+    w("DMM_CONFIG=%s LD_PRELOAD=libdmm.so %s" % (shlex.quote(os.path.join(final, built)),
+                                                cmd if cmd else "./your-program"))
+    w("```")
+    w("")
+    w("`DMM_STATS=1` prints its footprint and each allocator's share at exit. "
+      "`dmm codegen %s` writes the design as the C source of libdmm_evolved.so, which "
+      "`make evolve` in dmm's source tree compiles, with the fast paths that libdmm.so's "
+      "general chain cannot have." % os.path.join(final, built))
+
+
+def run_built(w, a, final, cmd, M, bench_report):
+    """How to run the program on the library make evolve built."""
     lib = os.path.join(final, "libdmm_evolved.so")
     w("The library (`%s`, also `%s/libdmm_evolved.so` until the next `make` rebuilds that "
       "from `codegen/default.dmm`) was compiled from `%s`:" % (lib, a.build, os.path.join(
@@ -348,18 +427,7 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
     else:
         w("`make bench` measures this library against glibc, jemalloc, mimalloc, tcmalloc and the "
           "five presets on real traces, with pictures, and writes `%s/bench/report.md`; "
-          "`dmm report %s/bench` writes it again." % (build, build))
-    if errors:
-        w("")
-        w("Pictures not drawn: " + "; ".join(errors))
-    text = "\n".join(out) + "\n"
-    with open(os.path.join(d, "report.md"), "w") as f:
-        f.write(text)
-    if quiet:
-        print("dmm report: wrote %s" % os.path.join(d, "report.md"))
-    else:
-        sys.stdout.write(text)
-    return 1 if errors else 0
+          "`dmm report %s/bench` writes it again." % (a.build, a.build))
 
 
 if __name__ == "__main__":

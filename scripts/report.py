@@ -2,7 +2,7 @@
 """report.py - `dmm report DIR`: one Markdown report, with pictures, of what
 `make bench` or `make evolve` measured.
 
-    python3 scripts/report.py DIR        (what `dmm report DIR` runs)
+    python3 scripts/report.py [--dmm PATH] DIR   (what `dmm report DIR` runs)
 
 DIR is either
   - a bench directory (build/bench: peers.json and peers.md from
@@ -16,7 +16,9 @@ DIR is either
     simulator's fidelity; or
   - an evolve directory (build/evolve/NAME, with best.dmm and
     references.csv): the report of that search (scripts/evolve_report.py)
-    is written again, with its pictures.
+    is written again, with its pictures; for the directory of a plain
+    `dmm evolve --out DIR`, written for the first time, the dmm at --dmm
+    PATH (the one that runs this script) reading the trace again.
 
 Exit status: 0 when the report and every picture were written; 1 when a
 picture could not be drawn (the report says which and why); 2 for a DIR
@@ -318,6 +320,9 @@ def bench_report(d):
 
 def main():
     args = sys.argv[1:]
+    dmm = "dmm"
+    if len(args) == 3 and args[0] == "--dmm":
+        dmm, args = args[1], args[2:]
     if len(args) != 1 or args[0].startswith("-"):
         print("usage: dmm report DIR\n\n"
               "  DIR  build/bench (after make bench) or build/evolve/NAME (after make evolve):\n"
@@ -328,7 +333,7 @@ def main():
         die("%s is not a directory" % args[0])
     if os.path.exists(os.path.join(d, "best.dmm")) and os.path.exists(os.path.join(d, "references.csv")):
         import evolve_report
-        sys.exit(evolve_report.regenerate(d))
+        sys.exit(evolve_report.regenerate(d, dmm))
     sys.exit(bench_report(d))
 
 

@@ -6,7 +6,8 @@
  * pictures); this subcommand finds it beside the dmm binary (installed:
  * PREFIX/share/dmm/report.py next to PREFIX/bin/dmm; in the source tree:
  * scripts/report.py above build/ or build/sanitize/) and runs it with
- * python3. */
+ * python3, telling it where this dmm is (a plain `dmm evolve --out DIR`'s
+ * report needs dmm stats and dmm sim). */
 #include "codegen/cli/cli.h"
 
 #include <errno.h>
@@ -27,9 +28,10 @@ int dmm_report_main(int argc, char **argv)
         int help = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
         fprintf(help ? stdout : stderr,
                 "usage: dmm report DIR\n\n"
-                "  DIR  build/bench (after make bench) or build/evolve/NAME (after make evolve):\n"
-                "       writes DIR/report.md, every table and picture (gnuplot: PNG and SVG in\n"
-                "       DIR/plots/), what was run and on what machine\n");
+                "  DIR  build/bench (after make bench), build/evolve/NAME (after make evolve)\n"
+                "       or the DIR of dmm evolve --out DIR: writes DIR/report.md, every table\n"
+                "       and picture (gnuplot: PNG and SVG in DIR/plots/), what was run and on\n"
+                "       what machine\n");
         return help ? 0 : 1;
     }
     char exe[PATH_MAX];
@@ -39,6 +41,8 @@ int dmm_report_main(int argc, char **argv)
         return 2;
     }
     exe[n] = '\0';
+    char self[PATH_MAX];
+    snprintf(self, sizeof self, "%s", exe);
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = '\0';
@@ -48,7 +52,7 @@ int dmm_report_main(int argc, char **argv)
         if (access(script, R_OK) != 0)
             continue;
         fflush(NULL);
-        char *args[] = { "python3", script, argv[1], NULL };
+        char *args[] = { "python3", script, "--dmm", self, argv[1], NULL };
         execvp("python3", args);
         fprintf(stderr, "dmm report: cannot run python3 %s: %s\n", script, strerror(errno));
         return 2;
