@@ -24,7 +24,7 @@ static void usage(FILE *f)
     fputs("usage: dmm grammar [--paper] [-o OUT] [--force] TRACE\n"
           "  TRACE        a trace in any format dmm reads; - = stdin\n"
           "  --paper      only the paper's five allocator classes (default: also\n"
-          "               Kingsley and Lea)\n"
+          "               Kingsley, Lea and TLSF)\n"
           "  -o OUT       write the grammar to OUT (default: standard output)\n"
           "  --force      replace OUT if it exists\n"
           "The grammar is the paper's Figure 3 with <Size> every distinct request size\n"

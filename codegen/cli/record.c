@@ -37,7 +37,7 @@ static void usage(FILE *f)
           "  --pick DIR        print the trace of DIR that `dmm stats DIR` and\n"
           "                    `make evolve TRACE=DIR` read: the process that allocated most\n"
           "  Exit status: PROGRAM's (128 + N when a signal N ended it); 1 for a usage\n"
-          "  error, 2 when PROGRAM could not be run or DIR not written.\n",
+          "  error, 2 when no PROGRAM is given, it could not be run or DIR not written.\n",
           f);
 }
 

@@ -21,13 +21,16 @@ static void usage(FILE *f)
             "               [--no-cache] TRACE\n"
             "  Replay TRACE (any format dmm reads) through each DMM, simulated, and print\n"
             "  T (counted cost), M (peak footprint) and what lies behind them.\n"
-            "  --dmm X     a .dmm file or a preset: kng, lea, fib, s10, exa (repeatable)\n"
+            "  --dmm X     a .dmm file or a preset: kng, lea, fib, s10, exa, tlsf\n"
+            "              (repeatable)\n"
             "  --all       the five presets, then the --dmm ones, side by side\n"
             "  --json      one JSON object instead of the table\n"
             "  --check N   run every allocator's check() every N operations\n"
             "  --time      also print simulated operations per second (varies by run)\n"
             "  --no-cache  parse TRACE even when TRACE.ops holds its operations, and\n"
-            "              write no TRACE.ops (by default it is kept beside the trace)\n");
+            "              write no TRACE.ops (by default it is kept beside the trace)\n"
+            "  Exit status: 0 done, 1 usage error, 2 bad input, 3 a --check found a\n"
+            "  fault (named on stderr).\n");
 }
 
 int dmm_sim_main(int argc, char **argv)

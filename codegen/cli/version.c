@@ -46,8 +46,8 @@ void dmm_version_print(FILE *f)
 #endif
     /* zstd: compiled against one version, running another */
     fprintf(f, "features:\n");
-    fprintf(f, "  +zstd       %s (built against %s): compressed traces "
-               "(DMM_TRACE_COMPRESS=zstd), .zst traces read\n",
+    fprintf(f, "  +zstd       %s (built against %s): zstd-compressed trace blocks, "
+               "written and read\n",
             ZSTD_versionString(), ZSTD_VERSION_STRING);
     fprintf(f, "  +libunwind  %d.%d%s%s: call stacks in libdmmtrace.so (DMM_TRACE_STACK)\n",
             UNW_VERSION_MAJOR, UNW_VERSION_MINOR,

@@ -33,7 +33,7 @@
  * (size of i-1, size of i] (the first from 0); an allocator whose size is not
  * above the previous one serves nothing and is dropped.  Class names are the
  * paper's (SegregatedFreeList, SimpleSegregatedStorage, ExactSegregatedFit,
- * BuddySystemBinary, BuddySystemFibonacci) plus Kingsley and Lea, or dmm's
+ * BuddySystemBinary, BuddySystemFibonacci) plus Kingsley, Lea and TLSF, or dmm's
  * .dmm names.  "BlockCache MAX COUNT" before the first allocator (the
  * grammar's <BlockCache>, not the paper's) is the .dmm cache line. */
 #ifndef DMM_GRAMMAR_GRAMMAR_H
@@ -60,7 +60,7 @@ void           dmm_grammar_free(dmm_grammar_t *g);
 
 /* The grammar for a trace: the paper's Figure 3 with <Size> holding every
  * distinct request size of the trace (ascending) and <MaxSize> the largest;
- * paper = 0 adds Kingsley and Lea to <AllocatorClass>.  Returns malloc'd
+ * paper = 0 adds Kingsley, Lea and TLSF to <AllocatorClass>.  Returns malloc'd
  * text, or NULL with err (e.g. a trace with no allocation). */
 char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_name,
                             dmm_err_t *err);
