@@ -12,13 +12,19 @@
 #   make evolve       an allocator evolved for TRACE= (or the bundled workload)
 #   make demo         trace the bundled workload and print its statistics
 #   make tune-glibc   glibc malloc tunables for TRACE= (or the bundled workload)
-#   make install      PREFIX=/usr/local DESTDIR=
+#   make install      PREFIX=/usr/local DESTDIR=  (make uninstall: the same)
+#   make deb          a Debian package; make deb-check installs it in a chroot
 #   make clean
 
 # Build on every CPU unless told otherwise (make -jN).
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
+
+# The release; `dmm --version` adds the git revision when built from a
+# checkout (not from a tarball or the Debian source tree).
+VERSION  := 0.9.0
+GIT_REV  := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=12 2>/dev/null))
 
 CC       ?= gcc
 FUZZCC   ?= clang
@@ -67,7 +73,7 @@ DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
 
 
-.PHONY: all bench demo install clean deps evolve tune-glibc FORCE
+.PHONY: all bench demo install uninstall deb deb-check clean deps evolve tune-glibc FORCE
 # dmm evolve --mpi opens libdmm_mpi.so: built where Open MPI's mpicc is.
 MPICC  ?= mpicc
 MPI_SO := $(if $(shell command -v $(MPICC) 2>/dev/null),$(O)/libdmm_mpi.so)
@@ -76,8 +82,10 @@ all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_
 
 # Every build first makes sure the Debian packages are there (fast when they
 # are; installs them as root, else prints the apt-get command and stops).
+# (DEPS=true: the caller vouches for them, as a Debian package build does.)
+DEPS ?= scripts/deps.sh
 deps:
-	@scripts/deps.sh
+	@$(DEPS)
 
 $(O)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
@@ -90,10 +98,10 @@ $(O)/pic/%.o: %.c | deps
 	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c $< -o $@
 
 $(O)/libdmmtrace.so: $(TRACE_SO_OBJ)
-	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -lunwind -lzstd -ldl -lpthread
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,$(@F) -o $@ $^ -lunwind -lzstd -ldl -lpthread
 
 $(O)/libdmm.so: $(DMM_SO_OBJ)
-	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,$(@F) -o $@ $^ -ldl -lpthread
 
 # libdmm_evolved.so: the chain of EVOLVED_DMM as C source (dmm codegen), its
 # back end (preload/shim/backend_evolved.c), the shim of libdmm.so, and the
@@ -122,7 +130,7 @@ $(O)/pic-nocount/%.o: %.c | deps
 	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -MMD -MP -c $< -o $@
 
 $(O)/libdmm_evolved.so: $(EVOLVED_OBJ)
-	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,$(@F) -o $@ $^ -ldl -lpthread
 
 # The candidates `make evolve` measures (scripts/measure_candidates.py): the
 # library of any .dmm, $(O)/candidates/NAME.so from NAME.c (dmm codegen),
@@ -131,7 +139,19 @@ $(O)/candidates/%.o: $(O)/candidates/%.c | deps
 	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -c $< -o $@
 
 $(O)/candidates/%.so: $(O)/candidates/%.o $(filter-out $(O)/evolved/dmm_evolved.o,$(EVOLVED_OBJ))
-	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -o $@ $^ -ldl -lpthread
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,$(@F) -o $@ $^ -ldl -lpthread
+
+# version.c alone sees the version, the revision and whether the MPI plugin
+# is built; it is compiled again only when they change.
+VERSION_SAID := $(VERSION) $(GIT_REV) $(if $(MPI_SO),mpi)
+$(O)/version.said: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VERSION_SAID)' | cmp -s - $@ || echo '$(VERSION_SAID)' > $@
+
+$(O)/obj/codegen/cli/version.o: codegen/cli/version.c $(O)/version.said | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DMM_CFLAGS) -DDMM_VERSION='"$(VERSION)"' -DDMM_GIT_REV='"$(GIT_REV)"' \
+	    -DDMM_MPI_BUILT=$(if $(MPI_SO),1,0) -MMD -MP -c $< -o $@
 
 $(O)/libdmmcore.a: $(CORE_OBJ)
 	@rm -f $@
@@ -142,7 +162,7 @@ $(O)/libdmmcore.a: $(CORE_OBJ)
 WHOLE = -Wl,--whole-archive $(O)/libdmmcore.a -Wl,--no-whole-archive
 
 $(O)/dmm: $(O)/obj/codegen/cli/dmm.o $(O)/libdmmcore.a
-	$(CC) $(CFLAGS) $(DMM_CFLAGS) -o $@ $< $(WHOLE) $(LDLIBS_CORE)
+	$(CC) $(CFLAGS) $(DMM_CFLAGS) $(LDFLAGS) -o $@ $< $(WHOLE) $(LDLIBS_CORE)
 
 $(O)/libdmm_mpi.so: codegen/search/mpi_plugin.c codegen/search/mpi.h | deps
 	OMPI_CC=$(CC) $(MPICC) $(CFLAGS) $(DMM_CFLAGS) -fvisibility=hidden -shared -o $@ $<
@@ -193,17 +213,30 @@ tune-glibc: deps $(O)/dmm $(O)/libdmmtrace.so $(BENCH_PROGS)
 	    $(if $(SEED),--seed $(SEED)) $(if $(REPS),--reps $(REPS)) $(if $(TIME),--time $(TIME)) \
 	    "$$trace" >$(O)/tune-glibc/$$name.txt; rc=$$?; cat $(O)/tune-glibc/$$name.txt; exit $$rc
 
+# make install PREFIX=/usr/local DESTDIR=: the tool, the three libraries,
+# the report scripts, the manual and Tab completion, with a list of what was
+# written that make uninstall (same PREFIX and DESTDIR) removes exactly
+# (scripts/dist/install.sh says where each goes).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
-	install -m 755 $(O)/dmm $(DESTDIR)$(PREFIX)/bin/dmm
-	install -m 755 $(O)/libdmmtrace.so $(DESTDIR)$(PREFIX)/lib/libdmmtrace.so
-	install -m 755 $(O)/libdmm.so $(DESTDIR)$(PREFIX)/lib/libdmm.so
-	install -m 755 $(O)/libdmm_evolved.so $(DESTDIR)$(PREFIX)/lib/libdmm_evolved.so
-	$(if $(MPI_SO),install -d $(DESTDIR)$(PREFIX)/lib/dmm && install -m 755 $(MPI_SO) $(DESTDIR)$(PREFIX)/lib/dmm/libdmm_mpi.so)
-	install -d $(DESTDIR)$(PREFIX)/share/dmm
-	install -m 644 scripts/report.py scripts/evolve_report.py scripts/plots.py $(DESTDIR)$(PREFIX)/share/dmm/
+	@scripts/dist/install.sh install --build '$(O)' --prefix '$(PREFIX)' --destdir '$(DESTDIR)'
+
+uninstall:
+	@scripts/dist/install.sh uninstall --prefix '$(PREFIX)' --destdir '$(DESTDIR)'
+
+# make deb: build/deb/dmm_VERSION_ARCH.deb, built from a copy of the tree by
+# Debian's tools (dpkg-buildpackage, debhelper; scripts/dist/deb.sh).
+# make deb-check: that package checked by dpkg-deb and lintian, then
+# installed with apt into a fresh Debian 12 chroot and run there
+# (scripts/dist/deb_check.sh; the chroot needs root and debootstrap).
+deb:
+	@scripts/deps.sh --deb
+	@VERSION='$(VERSION)' GIT_REV='$(GIT_REV)' scripts/dist/deb.sh '$(O)/deb'
+
+deb-check: deb
+	@scripts/dist/deb_check.sh '$(O)/deb' '$(VERSION)'
 
 clean:
+	@! mountpoint -q $(BUILD)/deb-chroot/proc 2>/dev/null || umount $(BUILD)/deb-chroot/proc
 	rm -rf $(BUILD)
 
 # The tests, fuzzing and ThreadSanitizer: rules beside what they build.

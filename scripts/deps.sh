@@ -4,20 +4,29 @@
 #   scripts/deps.sh          install what is missing (apt-get as root,
 #                            otherwise print the exact command and fail)
 #   scripts/deps.sh --check  only say whether anything is missing (exit 1 if so)
+#   scripts/deps.sh --deb    the same for make deb and make deb-check instead
 #
 # Build: gcc make pkg-config libunwind-dev libzstd-dev
 # Tests: libcriterion-dev, clang and libclang-rt-dev (libFuzzer, and the
 #        ThreadSanitizer runtime of make check-tsan), and the real programs
-#        the integration tests run: python3 perl sqlite3 git
+#        the integration tests run: python3 perl sqlite3 git; groff-base
+#        (the manual pages are checked to render without a warning)
 # Search across hosts: openmpi-bin libopenmpi-dev (dmm evolve --mpi, and its
 #        tests)
 # Bench: libjemalloc-dev (the baseline) heaptrack hyperfine, the peers
 #        libmimalloc2.0 libtcmalloc-minimal4, and gnuplot-nox for the plots
+# Package (--deb): dpkg-dev debhelper fakeroot lintian, debootstrap for the
+#        chroot the package is installed into, and the build set above
 set -u
 
-PKGS="gcc make pkg-config libunwind-dev libzstd-dev libcriterion-dev \
+PKGS="gcc make pkg-config libunwind-dev libzstd-dev libcriterion-dev groff-base \
 libjemalloc-dev clang libclang-rt-dev python3 perl sqlite3 git heaptrack hyperfine libmimalloc2.0 libtcmalloc-minimal4 gnuplot-nox \
 openmpi-bin libopenmpi-dev"
+
+if [ "${1:-}" = "--deb" ]; then
+    PKGS="gcc make pkg-config libunwind-dev libzstd-dev dpkg-dev debhelper fakeroot lintian debootstrap"
+    shift
+fi
 
 missing=""
 for p in $PKGS; do
