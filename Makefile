@@ -242,4 +242,6 @@ clean:
 # The tests, fuzzing and ThreadSanitizer: rules beside what they build.
 include test/test.mk test/fuzz/fuzz.mk test/tsan/tsan.mk
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+# (not the Debian package's own build tree, nor its chroot)
+-include $(shell find $(O) \( -path '$(O)/deb' -o -path '$(O)/deb-chroot' \) -prune -o \
+                      -name '*.d' -type f -print 2>/dev/null)
