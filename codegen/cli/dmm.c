@@ -53,13 +53,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(argv[1], commands[i].name) != 0)
             continue;
-        /* dmm COMMAND --version: among the options, before a "--" (and for
+        /* dmm COMMAND --version (-V): among the options, before a "--" (and for
          * record, before the program it runs) */
         int runs = !strcmp(argv[1], "record");
         for (int a = 2; a < argc && strcmp(argv[a], "--") != 0; a++) {
             if (runs && argv[a][0] != '-')
                 break;
-            if (!strcmp(argv[a], "--version")) {
+            if (!strcmp(argv[a], "--version") || !strcmp(argv[a], "-V")) {
                 dmm_version_print(stdout);
                 return 0;
             }

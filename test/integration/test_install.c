@@ -53,7 +53,7 @@ Test(install, version_says_the_release_and_the_features)
     cr_assert(matches(out, "^  \\+libunwind +[0-9.]+: "), "%s", out);
     cr_assert(matches(out, "^  [+-]mpi "), "%s", out);
     /* the same from -V and from every subcommand */
-    const char *also[] = { " -V", " sim --version", " evolve --pop 3 --version",
+    const char *also[] = { " -V", " sim --version", " stats -V", " evolve --pop 3 --version",
                            " record --version", " tune-glibc --version" };
     for (size_t i = 0; i < sizeof also / sizeof also[0]; i++) {
         char cmd[300];
