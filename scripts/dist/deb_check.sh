@@ -57,7 +57,9 @@ fi
 
 # -- 2. installed on a fresh Debian 12 ----------------------------------------
 # The same checks run in the chroot or in an unpacked copy: $run prefixes a
-# command with the chroot, $usr is where the package's /usr is.
+# command with the chroot, $usr is where the package's /usr is, $lib what
+# LD_PRELOAD puts before a library's name (nothing when installed: ld.so
+# finds it in /usr/lib).
 checks() {
     $run sh -c '
 set -eu
@@ -73,9 +75,16 @@ dmm sim --all rec >sim.txt
 dmm evolve --pop 8 --elite 2 --gens 2 --time 5 -q --out ev rec
 dmm codegen -o evolved.c ev/best.dmm
 grep -q "dmm_evolved" evolved.c
-LD_PRELOAD='"$usr"'/lib/libdmm.so sort in.txt | cmp -s plain.txt -
-LD_PRELOAD='"$usr"'/lib/libdmm_evolved.so sort in.txt | cmp -s plain.txt -
-DMM_CONFIG=ev/best.dmm LD_PRELOAD='"$usr"'/lib/libdmm.so sort in.txt | cmp -s plain.txt -
+LD_PRELOAD='"$lib"'libdmm.so sort in.txt | cmp -s plain.txt -
+LD_PRELOAD='"$lib"'libdmm_evolved.so sort in.txt | cmp -s plain.txt -
+DMM_CONFIG=ev/best.dmm LD_PRELOAD='"$lib"'libdmm.so sort in.txt | cmp -s plain.txt -
+# loaded indeed (a library ld.so cannot find is ignored with a warning):
+# DMM_STATS=1 prints at exit (sort closes its stderr first; perl does not)
+for l in libdmm.so libdmm_evolved.so; do
+    DMM_STATS=1 LD_PRELOAD='"$lib"'$l perl -e '"'"'my %h; $h{$_} = "x" x ($_ % 100) for 1..20000; print scalar(keys %h), "\n"'"'"' >perl.out 2>perl.err
+    test "$(cat perl.out)" = 20000
+    grep -q "^dmm: .*footprint" perl.err
+done
 if command -v python3 >/dev/null; then dmm report ev >/dev/null; test -s ev/report.md; fi
 bash -c ". '"$usr"'/share/bash-completion/completions/dmm; COMP_WORDS=(dmm ev); COMP_CWORD=1; _dmm; test \"\${COMPREPLY[*]}\" = evolve"
 echo ok
@@ -107,7 +116,7 @@ if [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null && command -v chroo
     say "apt-get install ./$(basename "$deb") in the chroot (its dependencies from $mirror)"
     $run sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/$(basename "$deb")" \
         >"$out/apt.log" 2>&1 || { tail -30 "$out/apt.log" >&2; fail "apt-get install of the package failed"; }
-    usr=/usr
+    usr=/usr lib=''
     say "running the installed dmm and libraries on sort in the chroot"
     checks >"$out/run.log" 2>&1 || { cat "$out/run.log" >&2; fail "the installed package did not work"; }
     $run sh -c "dpkg -L dmm" >"$out/installed.txt"
@@ -122,7 +131,7 @@ else
     ex=$out/unpacked
     rm -rf "$ex"
     dpkg-deb -x "$deb" "$ex"
-    usr=$ex/usr
+    usr=$ex/usr lib=$ex/usr/lib/
     run="env PATH=$ex/usr/bin:$PATH"
     checks >"$out/run.log" 2>&1 || { cat "$out/run.log" >&2; fail "the unpacked package did not work"; }
     say "unpacked and ran: ok"

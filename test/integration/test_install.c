@@ -112,6 +112,12 @@ static const char *const installed_use =
     "LD_PRELOAD=$u/lib/libdmm.so sort in.txt | cmp plain.txt -\n"
     "LD_PRELOAD=$u/lib/libdmm_evolved.so sort in.txt | cmp plain.txt -\n"
     "DMM_CONFIG=$PWD/ev/best.dmm LD_PRELOAD=$u/lib/libdmm.so sort in.txt | cmp plain.txt -\n"
+    /* loaded indeed: ld.so ignores a library it cannot find, but then no
+     * DMM_STATS line (sort closes its stderr before: perl does not) */
+    "for l in libdmm.so libdmm_evolved.so; do\n"
+    "  DMM_STATS=1 LD_PRELOAD=$u/lib/$l perl -e 'print 6*7, qq(\\n)' >perl.out 2>perl.err\n"
+    "  test \"$(cat perl.out)\" = 42; grep -q '^dmm: .*footprint' perl.err\n"
+    "done\n"
     "test -s $u/share/man/man1/dmm.1 && test -s $u/share/man/man7/libdmm.7\n"
     "MANPATH=$u/share/man man -w libdmm_evolved >/dev/null 2>&1 || ! command -v man >/dev/null\n"
     "bash -c \". $u/share/bash-completion/completions/dmm; COMP_WORDS=(dmm rep); COMP_CWORD=1;"
