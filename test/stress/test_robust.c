@@ -427,12 +427,15 @@ Test(robust, out_of_memory_gives_enomem_and_recovers)
 
 /* ---- secure execution ----------------------------------------------------- */
 
-/* Build the tracee linked to `lib` by its absolute path: in a setgid
- * program the dynamic loader ignores LD_PRELOAD paths with a slash, but it
- * loads a DT_NEEDED library given by absolute path. */
+/* Build the tracee linked to `lib`, found at run time through an absolute
+ * RUNPATH (the library's SONAME is its file name): in a setgid program the
+ * dynamic loader ignores LD_PRELOAD paths with a slash, but it loads a
+ * DT_NEEDED library from an absolute RUNPATH. */
 static void build_linked(const char *lib, const char *exe)
 {
-    char *argv[] = { "/usr/bin/gcc", "-O1", "-o", (char *)exe, TRACEE_C, (char *)lib,
+    char rpath[400];
+    snprintf(rpath, sizeof rpath, "-Wl,-rpath,%.*s", (int)(strrchr(lib, '/') - lib), lib);
+    char *argv[] = { "/usr/bin/gcc", "-O1", "-o", (char *)exe, TRACEE_C, (char *)lib, rpath,
                      "-lpthread", NULL };
     char fe[300];
     snprintf(fe, sizeof fe, "%s/gcc.err", tmpdir);
