@@ -78,7 +78,8 @@ BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
 MPICC  ?= mpicc
 MPI_SO := $(if $(shell command -v $(MPICC) 2>/dev/null),$(O)/libdmm_mpi.so)
 
-all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(BENCH_PROGS) $(MPI_SO)
+all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(O)/dmm-build.txt \
+     $(BENCH_PROGS) $(MPI_SO)
 
 # Every build first makes sure the Debian packages are there (fast when they
 # are; installs them as root, else prints the apt-get command and stops).
@@ -131,6 +132,20 @@ $(O)/pic-nocount/%.o: %.c | deps
 
 $(O)/libdmm_evolved.so: $(EVOLVED_OBJ)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,$(@F) -o $@ $^ -ldl -lpthread
+
+# How `dmm build` compiles a .dmm into a libdmm_evolved.so without make:
+# the sources of libdmm_evolved.so and the flags, read from this file beside
+# the dmm binary (make install copies the sources to PREFIX/share/dmm/src/
+# and the file there, its root rewritten).  All of it without cost counting
+# (DMM_COUNT=0), and without -Werror: another compiler may warn.
+EVOLVED_SRC := preload/shim/backend_evolved.c $(SHIM_SRC) preload/common/options.c $(ALLOC_SRC)
+BUILD_SAID  := root $(CURDIR)|cc $(CC)|cflags $(patsubst -flto,-flto=auto,$(filter-out -Werror -I.,$(PRELOAD_CFLAGS))) -DDMM_COUNT=0|ldflags -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,libdmm_evolved.so|libs -ldl -lpthread$(foreach f,$(EVOLVED_SRC),|src $(f))
+$(O)/dmm-build.txt: FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '# dmm build: how a .dmm becomes libdmm_evolved.so (written by make)' \
+	    '$(subst |,' ',$(subst $() |,|,$(BUILD_SAID)))' | cmp -s - $@ || \
+	 printf '%s\n' '# dmm build: how a .dmm becomes libdmm_evolved.so (written by make)' \
+	    '$(subst |,' ',$(subst $() |,|,$(BUILD_SAID)))' > $@
 
 # The candidates `make evolve` measures (scripts/measure_candidates.py): the
 # library of any .dmm, $(O)/candidates/NAME.so from NAME.c (dmm codegen),

@@ -394,9 +394,14 @@ def run_bare(w, final, built, cmd):
     w("```")
     w("")
     w("`DMM_STATS=1` prints its footprint and each allocator's share at exit. "
-      "`dmm codegen %s` writes the design as the C source of libdmm_evolved.so, which "
-      "`make evolve` in dmm's source tree compiles, with the fast paths that libdmm.so's "
-      "general chain cannot have." % os.path.join(final, built))
+      "Compiled into its own library, with the fast paths that libdmm.so's general chain "
+      "cannot have:")
+    w("")
+    w("```")
+    w("dmm build %s" % shlex.quote(os.path.join(final, built)))
+    w("LD_PRELOAD=%s %s" % (shlex.quote(os.path.join(final, "libdmm_evolved.so")),
+                            cmd if cmd else "./your-program"))
+    w("```")
 
 
 def run_built(w, a, final, cmd, M, bench_report):

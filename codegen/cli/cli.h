@@ -15,6 +15,7 @@ int dmm_sim_main(int argc, char **argv);          /* sim.c */
 int dmm_grammar_main(int argc, char **argv);      /* grammar.c */
 int dmm_evolve_main(int argc, char **argv);       /* evolve.c */
 int dmm_codegen_main(int argc, char **argv);      /* codegen.c */
+int dmm_build_main(int argc, char **argv);        /* build.c */
 int dmm_replay_main(int argc, char **argv);       /* replay.c */
 int dmm_report_main(int argc, char **argv);       /* report.c */
 int dmm_tune_glibc_main(int argc, char **argv);   /* tune_glibc.c */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "allocators/chain/desc.h"
+#include "codegen/cli/util.h"
 #include "codegen/emit/emit.h"
 #include "tracer/base/file.h"
 
@@ -60,18 +61,10 @@ int dmm_codegen_main(int argc, char **argv)
         return 1;
     }
     static dmm_desc_t d;
-    dmm_err_t err;
-    if (dmm_desc_load(in, &d, &err) != 0) {
-        fprintf(stderr, "dmm codegen: %s\n", err.msg);
+    if (dmm_cli_desc("codegen", in, &d) != 0)
         return 2;
-    }
-    char trace[256], seed[64], fitness[64];
-    if (!info.trace)
-        info.trace = dmm_desc_title_value(&d, "trace", trace, sizeof trace);
-    if (!info.seed)
-        info.seed = dmm_desc_title_value(&d, "seed", seed, sizeof seed);
-    if (!info.fitness)
-        info.fitness = dmm_desc_title_value(&d, "fitness", fitness, sizeof fitness);
+    dmm_emit_title_t title;
+    dmm_emit_info_from_title(&d, &info, &title);
     info.source = in;
 
     if (!out)

@@ -18,6 +18,7 @@ static const command_t commands[] = {
     { "grammar", dmm_grammar_main, "the paper's BNF of DMM designs, with a trace's request sizes" },
     { "evolve",  dmm_evolve_main,  "search a DMM for a trace by grammatical evolution (best.dmm)" },
     { "codegen", dmm_codegen_main, "a .dmm description as the C source of libdmm_evolved.so" },
+    { "build",   dmm_build_main,   "a .dmm description compiled into its own libdmm_evolved.so" },
     { "replay",  dmm_replay_main,  "replay a trace through this process's malloc (LD_PRELOAD=any): time, latency, RSS" },
     { "report",  dmm_report_main,  "one Markdown report with pictures of make bench or make evolve results" },
     { "tune-glibc", dmm_tune_glibc_main, "glibc malloc's tunables searched for a trace, scored by real replays" },

@@ -1,6 +1,7 @@
 /* util.c - number options and Ctrl-C for the commands (see util.h). */
 #include "codegen/cli/util.h"
 
+#include "allocators/chain/desc.h"
 #include "tracer/record/record.h"
 
 #include <errno.h>
@@ -82,4 +83,13 @@ const char *dmm_cli_trace(const char *cmd, const char *path, char *buf, size_t l
     if (!p)
         fprintf(stderr, "%s: %s\n", prefix, err.msg);
     return p;
+}
+
+int dmm_cli_desc(const char *cmd, const char *path, dmm_desc_t *d)
+{
+    dmm_err_t err;
+    if (dmm_desc_load(path, d, &err) == 0)
+        return 0;
+    fprintf(stderr, "dmm %s: %s\n", cmd, err.msg);
+    return -1;
 }

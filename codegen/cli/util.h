@@ -20,6 +20,10 @@ int dmm_cli_real(const char *cmd, const char *opt, const char *s, double lo, dou
  * a line that says so (tracer/record/record.h).  NULL after "dmm CMD:
  * message" on stderr. */
 const char *dmm_cli_trace(const char *cmd, const char *path, char *buf, size_t len);
+/* The .dmm description at path (a file or a preset) into d: 0, or -1 after
+ * "dmm CMD: message" (the parser's, naming the line and field) on stderr. */
+struct dmm_desc;
+int dmm_cli_desc(const char *cmd, const char *path, struct dmm_desc *d);
 /* --seed: a non-negative integer.  0, or -1 with the message said. */
 int dmm_cli_seed(const char *cmd, const char *s, uint64_t *v);
 

@@ -293,6 +293,16 @@ static void put_calls(FILE *f, const dmm_desc_t *d)
             (unsigned)d->cache_max, (unsigned)d->cache_count);
 }
 
+void dmm_emit_info_from_title(const dmm_desc_t *d, dmm_emit_info_t *info, dmm_emit_title_t *t)
+{
+    if (!info->trace)
+        info->trace = dmm_desc_title_value(d, "trace", t->trace, sizeof t->trace);
+    if (!info->seed)
+        info->seed = dmm_desc_title_value(d, "seed", t->seed, sizeof t->seed);
+    if (!info->fitness)
+        info->fitness = dmm_desc_title_value(d, "fitness", t->fitness, sizeof t->fitness);
+}
+
 int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info)
 {
     dmm_emit_info_t none = { 0 };

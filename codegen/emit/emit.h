@@ -30,6 +30,13 @@ typedef struct dmm_emit_info {
     const char *fitness;
 } dmm_emit_info_t;
 
+/* The words of d's title line that a NULL trace, seed or fitness of info
+ * defaults to (trace=, seed=, fitness=), kept in t. */
+typedef struct dmm_emit_title {
+    char trace[256], seed[64], fitness[64];
+} dmm_emit_title_t;
+void dmm_emit_info_from_title(const dmm_desc_t *d, dmm_emit_info_t *info, dmm_emit_title_t *t);
+
 /* Write the C source for d to f.  0, or -1 on a write error. */
 int dmm_emit_c(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *info);
 

@@ -12,7 +12,8 @@
 #    for the next run), `apt-get install ./dmm_VERSION_ARCH.deb` there
 #    pulling the package's dependencies, then the installed dmm run on a
 #    real program (sort): dmm record, stats, sim, evolve with a tiny
-#    budget, codegen, report; the program under libdmm.so,
+#    budget, codegen, build (when a compiler came with the Recommends),
+#    report; the program under libdmm.so,
 #    libdmm_evolved.so and the evolved design, its output compared with a
 #    plain run's; the manual and completion in place; then `apt-get purge
 #    dmm` leaves none of its files.  Without root or debootstrap the
@@ -75,6 +76,11 @@ dmm sim --all rec >sim.txt
 dmm evolve --pop 8 --elite 2 --gens 2 --time 5 -q --out ev rec
 dmm codegen -o evolved.c ev/best.dmm
 grep -q "dmm_evolved" evolved.c
+if command -v cc >/dev/null; then
+    dmm build ev/best.dmm >/dev/null 2>&1
+    LD_PRELOAD=$PWD/ev/libdmm_evolved.so sort in.txt | cmp -s plain.txt -
+    DMM_STATS=1 LD_PRELOAD=$PWD/ev/libdmm_evolved.so perl -e 1 2>&1 | grep -q "trace=sort"
+fi
 LD_PRELOAD='"$lib"'libdmm.so sort in.txt | cmp -s plain.txt -
 LD_PRELOAD='"$lib"'libdmm_evolved.so sort in.txt | cmp -s plain.txt -
 DMM_CONFIG=ev/best.dmm LD_PRELOAD='"$lib"'libdmm.so sort in.txt | cmp -s plain.txt -

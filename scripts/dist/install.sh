@@ -12,6 +12,8 @@
 #                                                  /usr/local/lib after ldconfig)
 #   lib/dmm/libdmm_mpi.so                          dmm evolve --mpi's plugin, when built
 #   share/dmm/report.py evolve_report.py plots.py  what dmm report runs
+#   share/dmm/src/                                 what dmm build compiles: the sources of
+#                                                  libdmm_evolved.so, dmm-build.txt
 #   share/man/man1/dmm.1 man5/dmm-format.5         the manual
 #   share/man/man7/libdmm.7 libdmmtrace.7 libdmm_evolved.7
 #   share/bash-completion/completions/dmm          Tab completion
@@ -109,6 +111,23 @@ done
 for f in report.py evolve_report.py plots.py; do
     put 644 "$top/scripts/$f" "$prefix/share/dmm/$f"
 done
+# dmm build's kit: the sources of libdmm_evolved.so, the headers they and
+# the emitted source include (as the compiler lists them), and the kit file
+# with its root made the folder it is in
+kit=$build/dmm-build.txt
+[ -f "$kit" ] || { echo "install: $kit is not built (run make first)" >&2; exit 1; }
+srcroot=$(sed -n 's/^root //p' "$kit")
+srcs=$(sed -n 's/^src //p' "$kit")
+# shellcheck disable=SC2086 # $srcs: one path a word
+hdrs=$(cd "$srcroot" && ${CC:-cc} -MM -I. -D_GNU_SOURCE $srcs "$build/evolved/dmm_evolved.c" |
+       tr ' \\' '\n\n' | grep '\.h$' | grep -v '^/' | sort -u)
+for f in $srcs $hdrs; do
+    put 644 "$srcroot/$f" "$prefix/share/dmm/src/$f"
+done
+kitcopy=$(mktemp)
+sed 's/^root .*/root ./' "$kit" >"$kitcopy"
+put 644 "$kitcopy" "$prefix/share/dmm/src/dmm-build.txt"
+rm -f "$kitcopy"
 put 644 "$top/scripts/dist/man/dmm.1" "$prefix/share/man/man1/dmm.1"
 put 644 "$top/scripts/dist/man/dmm-format.5" "$prefix/share/man/man5/dmm-format.5"
 put 644 "$top/scripts/dist/man/libdmm.7" "$prefix/share/man/man7/libdmm.7"

@@ -5,7 +5,9 @@
  * tracee's modes (errno, threads, fork, aligned calls), ignores DMM_CONFIG
  * with a notice, and holds the footprint dmm sim predicts for its chain;
  * and on the bundled workload's trace the search cut short gives the same
- * best.dmm and log as the search that finishes every candidate. */
+ * best.dmm and log as the search that finishes every candidate.  `dmm
+ * build` compiles a .dmm into a library that runs a program on that design,
+ * and a failed build leaves the older library as it was. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -414,5 +416,66 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
     cr_expect_eq(strncmp(csv, "name,predicted_F,predicted_rank,", 32), 0, "%s", csv);
     free(csv);
     free(out);
+    remove_tmpdir();
+}
+
+/* ---- dmm build -------------------------------------------------------------- */
+
+static const char *const two_allocators =
+    "# dmm 1  trace=built.trc seed=5 fitness=0.5\n"
+    "sss           range=(0,256]       list=sll order=lifo\n"
+    "lea           range=(256,inf]\n";
+
+Test(build, a_design_becomes_a_library_that_runs_it, .timeout = 120)
+{
+    make_tmpdir();
+    char path[300], cmd[1200];
+    static char out[1 << 16];
+    snprintf(path, sizeof path, "%s/d.dmm", tmpdir);
+    write_text(path, two_allocators);
+    snprintf(cmd, sizeof cmd, "cd %s && %s build d.dmm", tmpdir, DMM);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "./libdmm_evolved.so"), "%s", out);
+    /* perl on it: the same output as a plain run, and DMM_STATS names the
+     * design and its two allocators */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && perl -e 'my %%h; $h{$_} = q(x) x ($_ %% 300) for 1..30000; "
+             "print length(join q(), values %%h), qq(\\n)' >plain.txt && "
+             "DMM_STATS=1 LD_PRELOAD=%s/libdmm_evolved.so perl -e 'my %%h; "
+             "$h{$_} = q(x) x ($_ %% 300) for 1..30000; print length(join q(), values %%h), "
+             "qq(\\n)' >built.txt 2>stats.txt && cmp plain.txt built.txt && cat stats.txt",
+             tmpdir, tmpdir);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "trace=built.trc seed=5"), "%s", out);
+    cr_assert(strstr(out, "served by sss") && strstr(out, "served by lea"), "%s", out);
+    remove_tmpdir();
+}
+
+Test(build, a_failed_build_leaves_the_older_library)
+{
+    make_tmpdir();
+    char path[300], cmd[1200];
+    static char out[1 << 16];
+    snprintf(path, sizeof path, "%s/d.dmm", tmpdir);
+    write_text(path, two_allocators);
+    snprintf(path, sizeof path, "%s/old.so", tmpdir);
+    write_text(path, "older\n");
+    snprintf(cmd, sizeof cmd, "cd %s && %s build --cc false -o old.so d.dmm", tmpdir, DMM);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "dmm build: false failed (exit status 1)"), "%s", out);
+    snprintf(cmd, sizeof cmd, "cd %s && %s build --cc no-such-compiler -o old.so d.dmm",
+             tmpdir, DMM);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "could not be run"), "%s", out);
+    snprintf(cmd, sizeof cmd, "cd %s && cat old.so && ls | sort", tmpdir);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_str_eq(out, "older\nd.dmm\nold.so\n");
+    /* a bad design: the parser's message, nothing compiled */
+    write_text(path, "older\n");
+    snprintf(path, sizeof path, "%s/bad.dmm", tmpdir);
+    write_text(path, "sss range=(0,256] list=ring\n");
+    snprintf(cmd, sizeof cmd, "cd %s && %s build -o old.so bad.dmm", tmpdir, DMM);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "line 1") && strstr(out, "list"), "%s", out);
     remove_tmpdir();
 }

@@ -9,28 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "test/lib/progrun.h"
 
 #define DMM DMM_BUILD_DIR "/dmm"
 #define DIST DMM_SRC_DIR "/scripts/dist"
-
-/* sh -c CMD with stderr joined to stdout, into out: the exit status. */
-static int sh(const char *cmd, char *out, size_t cap)
-{
-    char full[8192];
-    snprintf(full, sizeof full, "( %s ) 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    while (fgetc(p) != EOF)
-        ;
-    int st = pclose(p);
-    cr_assert(WIFEXITED(st), "%s: died", cmd);
-    return WEXITSTATUS(st);
-}
 
 static int matches(const char *text, const char *re)
 {
@@ -45,7 +28,7 @@ static char out[1 << 16], out2[1 << 16];
 
 Test(install, version_says_the_release_and_the_features)
 {
-    cr_assert_eq(sh(DMM " --version", out, sizeof out), 0, "%s", out);
+    cr_assert_eq(run_sh(DMM " --version", out, sizeof out), 0, "%s", out);
     cr_assert(matches(out, "^dmm [0-9]+\\.[0-9]+\\.[0-9]+( \\(git [0-9a-f]+(-dirty)?\\))?$"),
               "%s", out);
     cr_assert(matches(out, "^built with: "), "%s", out);
@@ -58,23 +41,23 @@ Test(install, version_says_the_release_and_the_features)
     for (size_t i = 0; i < sizeof also / sizeof also[0]; i++) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "%s%s", DMM, also[i]);
-        cr_assert_eq(sh(cmd, out2, sizeof out2), 0, "%s: %s", cmd, out2);
+        cr_assert_eq(run_sh(cmd, out2, sizeof out2), 0, "%s: %s", cmd, out2);
         cr_assert_str_eq(out2, out, "%s", cmd);
     }
     /* dmm record PROGRAM --version: the program's --version, recorded */
     make_tmpdir();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "cd %s && %s record -o rec /bin/echo --version", tmpdir, DMM);
-    cr_assert_eq(sh(cmd, out2, sizeof out2), 0, "%s", out2);
+    cr_assert_eq(run_sh(cmd, out2, sizeof out2), 0, "%s", out2);
     cr_assert(strstr(out2, "coreutils") && !strstr(out2, "built with"), "%s", out2);
     remove_tmpdir();
 }
 
 Test(install, manual_and_completion_cover_every_command_option_and_variable)
 {
-    int rc = sh("python3 " DIST "/check_docs.py --dmm " DMM, out, sizeof out);
+    int rc = run_sh("python3 " DIST "/check_docs.py --dmm " DMM, out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_assert(strstr(out, "10 subcommands"), "%s", out);
+    cr_assert(strstr(out, "11 subcommands"), "%s", out);
 }
 
 /* The check is not vacuous: a manual without an option or a variable, and a
@@ -90,7 +73,7 @@ Test(install, the_docs_check_names_what_is_left_out)
              "sed -i 's/ --mdriver / /' comp && "
              "python3 " DIST "/check_docs.py --dmm " DMM " --man man --completion comp",
              tmpdir);
-    cr_assert_eq(sh(cmd, out, sizeof out), 1, "%s", out);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 1, "%s", out);
     cr_assert(strstr(out, "dmm.1: section `dmm evolve` does not describe --hopeless"), "%s", out);
     cr_assert(strstr(out, "describes DMM_OFFLOAD"), "%s", out);
     cr_assert(strstr(out, "completion: `dmm replay -<Tab>` does not offer --mdriver"), "%s", out);
@@ -108,6 +91,9 @@ static const char *const installed_use =
     "$u/bin/dmm sim --all rec >sim.txt\n"
     "$u/bin/dmm evolve --pop 8 --elite 2 --gens 2 --time 5 -q --out ev rec\n"
     "$u/bin/dmm codegen -o ev.c ev/best.dmm; grep -q dmm_evolved ev.c\n"
+    "$u/bin/dmm build ev/best.dmm >built.txt; test \"$(cat built.txt)\" = ev/libdmm_evolved.so\n"
+    "LD_PRELOAD=$PWD/ev/libdmm_evolved.so sort in.txt | cmp plain.txt -\n"
+    "DMM_STATS=1 LD_PRELOAD=$PWD/ev/libdmm_evolved.so perl -e 1 2>&1 | grep -q 'trace=sort'\n"
     "$u/bin/dmm report ev >/dev/null; grep -q 'DMM_CONFIG=' ev/report.md\n"
     "LD_PRELOAD=$u/lib/libdmm.so sort in.txt | cmp plain.txt -\n"
     "LD_PRELOAD=$u/lib/libdmm_evolved.so sort in.txt | cmp plain.txt -\n"
@@ -131,7 +117,7 @@ Test(install, install_runs_and_uninstall_removes_exactly_what_it_wrote, .timeout
     /* nothing installed: uninstall refuses */
     snprintf(cmd, sizeof cmd, DIST "/install.sh uninstall --prefix /usr/local --destdir %s/root",
              tmpdir);
-    cr_assert_eq(sh(cmd, out, sizeof out), 1, "%s", out);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 1, "%s", out);
     cr_assert(strstr(out, "no dmm is installed"), "%s", out);
 
     /* installed twice (the second adds nothing), then used */
@@ -139,10 +125,10 @@ Test(install, install_runs_and_uninstall_removes_exactly_what_it_wrote, .timeout
         snprintf(cmd, sizeof cmd,
                  DIST "/install.sh install --build " DMM_BUILD_DIR
                       " --prefix /usr/local --destdir %s/root", tmpdir);
-        cr_assert_eq(sh(cmd, out, sizeof out), 0, "%s", out);
+        cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
     }
     snprintf(cmd, sizeof cmd, "cd %s/root && find . -type f | sort", tmpdir);
-    sh(cmd, out, sizeof out);
+    run_sh(cmd, out, sizeof out);
     const char *want[] = {
         "./usr/local/bin/dmm", "./usr/local/lib/libdmmtrace.so", "./usr/local/lib/libdmm.so",
         "./usr/local/lib/libdmm_evolved.so", "./usr/local/share/dmm/report.py",
@@ -151,15 +137,17 @@ Test(install, install_runs_and_uninstall_removes_exactly_what_it_wrote, .timeout
         "./usr/local/share/man/man5/dmm-format.5", "./usr/local/share/man/man7/libdmm.7",
         "./usr/local/share/man/man7/libdmmtrace.7", "./usr/local/share/man/man7/libdmm_evolved.7",
         "./usr/local/share/bash-completion/completions/dmm",
+        "./usr/local/share/dmm/src/dmm-build.txt", "./usr/local/share/dmm/src/allocators/classes/lea.c",
+        "./usr/local/share/dmm/src/preload/shim/dmm_evolved.h",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert(strstr(out, want[i]), "%s not installed:\n%s", want[i], out);
     snprintf(cmd, sizeof cmd, "grep -c '^file ' %s/root/usr/local/share/dmm/installed.txt",
              tmpdir);
-    sh(cmd, out2, sizeof out2);
+    run_sh(cmd, out2, sizeof out2);
     snprintf(cmd, sizeof cmd, "cd %s/root && find . -type f ! -name installed.txt | wc -l",
              tmpdir);
-    sh(cmd, out, sizeof out);
+    run_sh(cmd, out, sizeof out);
     cr_assert_eq(atoi(out2), atoi(out), "listed %s, installed %s", out2, out);
 
     /* a file of the user's beside ours stays, and so does its folder */
@@ -168,15 +156,15 @@ Test(install, install_runs_and_uninstall_removes_exactly_what_it_wrote, .timeout
              "sh use.sh %s/root %s/use", tmpdir, installed_use, tmpdir, tmpdir);
     snprintf(cmd, sizeof cmd, "mkdir -p %s/use && echo mine > %s/root/usr/local/bin/mine",
              tmpdir, tmpdir);
-    cr_assert_eq(sh(cmd, out, sizeof out), 0, "%s", out);
-    cr_assert_eq(sh(script, out, sizeof out), 0, "the installed dmm:\n%s", out);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_eq(run_sh(script, out, sizeof out), 0, "the installed dmm:\n%s", out);
     cr_assert(strstr(out, "used"), "%s", out);
 
     snprintf(cmd, sizeof cmd, DIST "/install.sh uninstall --prefix /usr/local --destdir %s/root",
              tmpdir);
-    cr_assert_eq(sh(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
     snprintf(cmd, sizeof cmd, "cd %s/root && find . | sort", tmpdir);
-    sh(cmd, out, sizeof out);
+    run_sh(cmd, out, sizeof out);
     cr_assert_str_eq(out, ".\n./usr\n./usr/local\n./usr/local/bin\n./usr/local/bin/mine\n",
                      "left after uninstall:\n%s", out);
     /* and without the user's file, nothing at all */
@@ -186,7 +174,7 @@ Test(install, install_runs_and_uninstall_removes_exactly_what_it_wrote, .timeout
                   " --prefix /usr/local --destdir %s/root >/dev/null && "
              DIST "/install.sh uninstall --prefix /usr/local --destdir %s/root >/dev/null && "
              "find root | wc -l", tmpdir, tmpdir, tmpdir);
-    cr_assert_eq(sh(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
     cr_assert_eq(atoi(out), 1, "left: %s", out);
     remove_tmpdir();
 }

@@ -171,4 +171,22 @@ static inline void expect_same_as_plain(char *const argv[], const char *in, int 
     free(e);
 }
 
+/* sh -c CMD (its environment this process's), stderr joined to stdout,
+ * into out (cap bytes, NUL-terminated): the exit status; a death by signal
+ * fails the test. */
+static inline int run_sh(const char *cmd, char *out, size_t cap)
+{
+    char full[8192];
+    snprintf(full, sizeof full, "( %s ) 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    while (fgetc(p) != EOF)
+        ;
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st), "%s: died", cmd);
+    return WEXITSTATUS(st);
+}
+
 #endif
