@@ -21,9 +21,8 @@ int dmm_report_main(int argc, char **argv);       /* report.c */
 int dmm_tune_glibc_main(int argc, char **argv);   /* tune_glibc.c */
 int dmm_record_main(int argc, char **argv);       /* record.c */
 
-/* version.c: the release ("0.9.0"); and what `dmm --version` prints (version, git
- * revision, compiler, the features compiled in). */
-const char *dmm_version(void);
+/* version.c: what `dmm --version` prints (the release, the git revision,
+ * the compiler, the features compiled in). */
 void dmm_version_print(FILE *f);
 
 #endif

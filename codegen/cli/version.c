@@ -28,11 +28,6 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-const char *dmm_version(void)
-{
-    return DMM_VERSION;
-}
-
 void dmm_version_print(FILE *f)
 {
     fprintf(f, "dmm %s", DMM_VERSION);
