@@ -82,11 +82,15 @@ all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(O)/dmm
      $(BENCH_PROGS) $(MPI_SO)
 
 # Every build first makes sure the Debian packages are there (fast when they
-# are; installs them as root, else prints the apt-get command and stops).
-# (DEPS=true: the caller vouches for them, as a Debian package build does.)
+# are; installs them as root, else prints the apt-get command and stops):
+# what the build needs when only building and installing is asked for
+# (make, make install, a file of build/), everything the tests, benchmarks
+# and make evolve use otherwise.  (DEPS=true: the caller vouches for them,
+# as a Debian package build does.)
 DEPS ?= scripts/deps.sh
+DEPS_SET := $(if $(filter-out all install uninstall clean $(O)/%,$(or $(MAKECMDGOALS),all)),,--build)
 deps:
-	@$(DEPS)
+	@$(DEPS) $(DEPS_SET)
 
 $(O)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)

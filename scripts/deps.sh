@@ -4,6 +4,7 @@
 #   scripts/deps.sh          install what is missing (apt-get as root,
 #                            otherwise print the exact command and fail)
 #   scripts/deps.sh --check  only say whether anything is missing (exit 1 if so)
+#   scripts/deps.sh --build  only what make and make install need
 #   scripts/deps.sh --deb    the same for make deb and make deb-check instead
 #
 # Build: gcc make pkg-config libunwind-dev libzstd-dev
@@ -23,10 +24,10 @@ PKGS="gcc make pkg-config libunwind-dev libzstd-dev libcriterion-dev groff-base 
 libjemalloc-dev clang libclang-rt-dev python3 perl sqlite3 git heaptrack hyperfine libmimalloc2.0 libtcmalloc-minimal4 gnuplot-nox \
 openmpi-bin libopenmpi-dev"
 
-if [ "${1:-}" = "--deb" ]; then
-    PKGS="gcc make pkg-config libunwind-dev libzstd-dev dpkg-dev debhelper fakeroot lintian debootstrap"
-    shift
-fi
+case ${1:-} in
+--build) PKGS="gcc make pkg-config libunwind-dev libzstd-dev"; shift ;;
+--deb) PKGS="gcc make pkg-config libunwind-dev libzstd-dev dpkg-dev debhelper fakeroot lintian debootstrap"; shift ;;
+esac
 
 missing=""
 for p in $PKGS; do
