@@ -22,6 +22,7 @@
 # list.  uninstall removes exactly those files and the list, then those
 # folders where they are empty, deepest first; it refuses without a list.
 # --no-manifest (a package build, where dpkg keeps the list) writes none.
+# Without DESTDIR, as root, it runs ldconfig.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -138,6 +139,13 @@ echo '.so man7/libdmm.7' >"$alias"
 put 644 "$alias" "$prefix/share/man/man7/libdmm_evolved.7"
 rm -f "$alias"
 put 644 "$top/scripts/dist/completion/dmm" "$prefix/share/bash-completion/completions/dmm"
+
+# a real install by root: ld.so's cache learns the libraries, so that a
+# bare LD_PRELOAD=libdmm.so finds them where PREFIX/lib is searched
+# (/usr/local/lib is, on Debian)
+if [ -z "$destdir" ] && [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; then
+    ldconfig && echo "ran ldconfig"
+fi
 
 if [ "$manifest" = yes ]; then
     mkd "$(dirname "$list")"
