@@ -64,6 +64,9 @@ if [ "$action" = uninstall ]; then
             echo "removed $destdir$d/"
         fi
     done
+    if [ -z "$destdir" ] && [ "$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; then
+        ldconfig
+    fi
     exit 0
 fi
 if [ "$action" != install ]; then
