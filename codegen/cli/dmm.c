@@ -33,13 +33,25 @@ static void usage(FILE *f)
                "dmm's .trc (LD_PRELOAD=libdmmtrace.so), mdriver .rep, glibc mtrace output,\n"
                "Android memory_replay text and wee_alloc traces; \"-\" reads standard input;\n"
                "a directory (dmm record's) reads the trace of the process that allocated most.\n"
-               "'dmm COMMAND --help' describes a command; 'dmm --version' says which dmm\n"
-               "this is and what it was built with; 'man dmm' has it all.\n");
+               "'dmm COMMAND --help' (or 'dmm help COMMAND') describes a command;\n"
+               "'dmm --version' says which dmm this is and what it was built with;\n"
+               "'man dmm' has it all.\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (!strcmp(argv[1], "help") && argc == 3) {
+        /* dmm help COMMAND: that command's --help */
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[2], commands[i].name)) {
+                char *args[] = { argv[2], "--help", NULL };
+                return commands[i].main(2, args);
+            }
+        fprintf(stderr, "dmm help: unknown command '%s'\n\n", argv[2]);
         usage(stderr);
         return 1;
     }

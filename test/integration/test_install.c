@@ -44,6 +44,11 @@ Test(install, version_says_the_release_and_the_features)
         cr_assert_eq(run_sh(cmd, out2, sizeof out2), 0, "%s: %s", cmd, out2);
         cr_assert_str_eq(out2, out, "%s", cmd);
     }
+    /* dmm help COMMAND is dmm COMMAND --help */
+    cr_assert_eq(run_sh(DMM " help evolve", out2, sizeof out2), 0, "%s", out2);
+    static char help[1 << 16];
+    cr_assert_eq(run_sh(DMM " evolve --help", help, sizeof help), 0, "%s", help);
+    cr_assert_str_eq(out2, help);
     /* dmm record PROGRAM --version: the program's --version, recorded */
     make_tmpdir();
     char cmd[600];
