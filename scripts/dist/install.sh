@@ -56,7 +56,7 @@ if [ "$action" = uninstall ]; then
             echo "removed $destdir$f"
         fi
     done
-    dirs=$(sed -n 's/^dir //p' "$destdir$list" | sort -r)
+    dirs=$(sed -n 's/^dir //p' "$destdir$list" | LC_ALL=C sort -r)   # children first
     rm -f "$destdir$list"
     echo "removed $destdir$list"
     printf '%s\n' "$dirs" | while IFS= read -r d; do
