@@ -10,14 +10,13 @@
 #    Debian mirror): a fresh Debian 12 (bookworm, minbase) in
 #    OUT/../deb-chroot (debootstrap's result kept in OUT/../deb-chroot.tar
 #    for the next run), `apt-get install ./dmm_VERSION_ARCH.deb` there
-#    pulling the package's dependencies, then the installed dmm run on a
-#    real program (sort): dmm record, stats, sim, evolve with a tiny
-#    budget, codegen, build (when a compiler came with the Recommends),
-#    report; the program under libdmm.so,
-#    libdmm_evolved.so and the evolved design, its output compared with a
-#    plain run's; the manual and completion in place; then `apt-get purge
-#    dmm` leaves none of its files.  Without root or debootstrap the
-#    package's files are unpacked and run in place instead, and it says so.
+#    pulling the package's dependencies, then the installed dmm used on
+#    real programs as test_install uses a staged install
+#    (scripts/dist/try_installed.sh: record, stats, sim, evolve, codegen,
+#    build, report; sort and perl on the libraries by their bare names);
+#    then `apt-get purge dmm` leaves none of its files.  Without root or
+#    debootstrap the package's files are unpacked and run in place instead,
+#    and it says so.
 # Exit status 0 when every check passed, 1 otherwise.
 set -eu
 
@@ -57,44 +56,12 @@ else
 fi
 
 # -- 2. installed on a fresh Debian 12 ----------------------------------------
-# The same checks run in the chroot or in an unpacked copy: $run prefixes a
-# command with the chroot, $usr is where the package's /usr is, $lib what
-# LD_PRELOAD puts before a library's name (nothing when installed: ld.so
-# finds it in /usr/lib).
+# The same use of the installed dmm as test_install's
+# (scripts/dist/try_installed.sh), in the chroot or in an unpacked copy:
+# $run prefixes a command with the chroot, $try is the script's path there.
 checks() {
-    $run sh -c '
-set -eu
-dmm --version | grep -q "^dmm '"$version"'"
-dmm stats --version | grep -q "^dmm '"$version"'"
-cd "$(mktemp -d)"
-seq 1 20000 | sed "s/\$/ line/" | sort -R --random-source=/dev/zero >in.txt
-sort in.txt >plain.txt
-dmm record -o rec -- sort in.txt >recorded.txt 2>record.err
-cmp -s plain.txt recorded.txt
-dmm stats rec >stats.txt
-dmm sim --all rec >sim.txt
-dmm evolve --pop 8 --elite 2 --gens 2 --time 5 -q --out ev rec
-dmm codegen -o evolved.c ev/best.dmm
-grep -q "dmm_evolved" evolved.c
-if command -v cc >/dev/null; then
-    dmm build ev/best.dmm >/dev/null 2>&1
-    LD_PRELOAD=$PWD/ev/libdmm_evolved.so sort in.txt | cmp -s plain.txt -
-    DMM_STATS=1 LD_PRELOAD=$PWD/ev/libdmm_evolved.so perl -e 1 2>&1 | grep -q "trace=sort"
-fi
-LD_PRELOAD='"$lib"'libdmm.so sort in.txt | cmp -s plain.txt -
-LD_PRELOAD='"$lib"'libdmm_evolved.so sort in.txt | cmp -s plain.txt -
-DMM_CONFIG=ev/best.dmm LD_PRELOAD='"$lib"'libdmm.so sort in.txt | cmp -s plain.txt -
-# loaded indeed (a library ld.so cannot find is ignored with a warning):
-# DMM_STATS=1 prints at exit (sort closes its stderr first; perl does not)
-for l in libdmm.so libdmm_evolved.so; do
-    DMM_STATS=1 LD_PRELOAD='"$lib"'$l perl -e '"'"'my %h; $h{$_} = "x" x ($_ % 100) for 1..20000; print scalar(keys %h), "\n"'"'"' >perl.out 2>perl.err
-    test "$(cat perl.out)" = 20000
-    grep -q "^dmm: .*footprint" perl.err
-done
-if command -v python3 >/dev/null; then dmm report ev >/dev/null; test -s ev/report.md; fi
-bash -c ". '"$usr"'/share/bash-completion/completions/dmm; COMP_WORDS=(dmm ev); COMP_CWORD=1; _dmm; test \"\${COMPREPLY[*]}\" = evolve"
-echo ok
-'
+    $run "$usr/bin/dmm" --version | grep "^dmm $version" || return 1
+    $run sh "$try" "$usr" "$lib" "$($run mktemp -d)"
 }
 
 if [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null && command -v chroot >/dev/null; then
@@ -118,6 +85,8 @@ if [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null && command -v chroo
     trap 'umount "$root/proc" 2>/dev/null || true' EXIT
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
     cp "$deb" "$root/tmp/"
+    cp "$top/scripts/dist/try_installed.sh" "$root/tmp/"
+    try=/tmp/try_installed.sh
     run="chroot $root env PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8"
     say "apt-get install ./$(basename "$deb") in the chroot (its dependencies from $mirror)"
     $run sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/$(basename "$deb")" \
@@ -137,7 +106,7 @@ else
     ex=$out/unpacked
     rm -rf "$ex"
     dpkg-deb -x "$deb" "$ex"
-    usr=$ex/usr lib=$ex/usr/lib/
+    usr=$ex/usr lib=$ex/usr/lib/ try=$top/scripts/dist/try_installed.sh
     run="env PATH=$ex/usr/bin:$PATH"
     checks >"$out/run.log" 2>&1 || { cat "$out/run.log" >&2; fail "the unpacked package did not work"; }
     say "unpacked and ran: ok"

@@ -2,7 +2,8 @@
  * completion level with the code (scripts/dist/check_docs.py, and that the
  * check fails when something is left out), and make install / make
  * uninstall (scripts/dist/install.sh) into a staging DESTDIR, with the
- * installed dmm and libraries run on a real program (sort). */
+ * installed dmm and libraries run on real programs (sort, perl:
+ * scripts/dist/try_installed.sh). */
 #include <criterion/criterion.h>
 
 #include <regex.h>
@@ -85,36 +86,6 @@ Test(install, the_docs_check_names_what_is_left_out)
     remove_tmpdir();
 }
 
-/* What a user does after make install, against the staged copy. */
-static const char *const installed_use =
-    "set -e; r=$1; u=$r/usr/local; cd $2\n"
-    "seq 1 30000 | sed 's/$/ line/' | sort -R --random-source=/dev/zero >in.txt\n"
-    "sort in.txt >plain.txt\n"
-    "$u/bin/dmm --version | grep -q '^dmm '\n"
-    "$u/bin/dmm record -o rec -- sort in.txt >rec.txt 2>rec.err; cmp plain.txt rec.txt\n"
-    "$u/bin/dmm stats rec >stats.txt\n"
-    "$u/bin/dmm sim --all rec >sim.txt\n"
-    "$u/bin/dmm evolve --pop 8 --elite 2 --gens 2 --time 5 -q --out ev rec\n"
-    "$u/bin/dmm codegen -o ev.c ev/best.dmm; grep -q dmm_evolved ev.c\n"
-    "$u/bin/dmm build ev/best.dmm >built.txt; test \"$(cat built.txt)\" = ev/libdmm_evolved.so\n"
-    "LD_PRELOAD=$PWD/ev/libdmm_evolved.so sort in.txt | cmp plain.txt -\n"
-    "DMM_STATS=1 LD_PRELOAD=$PWD/ev/libdmm_evolved.so perl -e 1 2>&1 | grep -q 'trace=sort'\n"
-    "$u/bin/dmm report ev >/dev/null; grep -q 'DMM_CONFIG=' ev/report.md\n"
-    "LD_PRELOAD=$u/lib/libdmm.so sort in.txt | cmp plain.txt -\n"
-    "LD_PRELOAD=$u/lib/libdmm_evolved.so sort in.txt | cmp plain.txt -\n"
-    "DMM_CONFIG=$PWD/ev/best.dmm LD_PRELOAD=$u/lib/libdmm.so sort in.txt | cmp plain.txt -\n"
-    /* loaded indeed: ld.so ignores a library it cannot find, but then no
-     * DMM_STATS line (sort closes its stderr before: perl does not) */
-    "for l in libdmm.so libdmm_evolved.so; do\n"
-    "  DMM_STATS=1 LD_PRELOAD=$u/lib/$l perl -e 'print 6*7, qq(\\n)' >perl.out 2>perl.err\n"
-    "  test \"$(cat perl.out)\" = 42; grep -q '^dmm: .*footprint' perl.err\n"
-    "done\n"
-    "test -s $u/share/man/man1/dmm.1 && test -s $u/share/man/man7/libdmm.7\n"
-    "MANPATH=$u/share/man man -w libdmm_evolved >/dev/null 2>&1 || ! command -v man >/dev/null\n"
-    "bash -c \". $u/share/bash-completion/completions/dmm; COMP_WORDS=(dmm rep); COMP_CWORD=1;"
-    " _dmm; test \\\"\\${COMPREPLY[*]}\\\" = 'replay report'\"\n"
-    "echo used\n";
-
 Test(install, install_runs_and_uninstall_removes_exactly_what_it_wrote, .timeout = 300)
 {
     make_tmpdir();
@@ -156,13 +127,14 @@ Test(install, install_runs_and_uninstall_removes_exactly_what_it_wrote, .timeout
     cr_assert_eq(atoi(out2), atoi(out), "listed %s, installed %s", out2, out);
 
     /* a file of the user's beside ours stays, and so does its folder */
-    char script[6000];
-    snprintf(script, sizeof script, "cd %s && cat > use.sh <<'EOF'\n%sEOF\n"
-             "sh use.sh %s/root %s/use", tmpdir, installed_use, tmpdir, tmpdir);
     snprintf(cmd, sizeof cmd, "mkdir -p %s/use && echo mine > %s/root/usr/local/bin/mine",
              tmpdir, tmpdir);
     cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
-    cr_assert_eq(run_sh(script, out, sizeof out), 0, "the installed dmm:\n%s", out);
+    /* what a user does with it (scripts/dist/try_installed.sh, which make
+     * deb-check runs in its chroot too) */
+    snprintf(cmd, sizeof cmd, DIST "/try_installed.sh %s/root/usr/local %s/root/usr/local/lib/ %s/use",
+             tmpdir, tmpdir, tmpdir);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "the installed dmm:\n%s", out);
     cr_assert(strstr(out, "used"), "%s", out);
 
     snprintf(cmd, sizeof cmd, DIST "/install.sh uninstall --prefix /usr/local --destdir %s/root",
