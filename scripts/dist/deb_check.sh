@@ -15,8 +15,8 @@
 #    (scripts/dist/try_installed.sh: record, stats, sim, evolve, codegen,
 #    build, report; sort and perl on the libraries by their bare names);
 #    then `apt-get purge dmm` leaves none of its files.  Without root or
-#    debootstrap the package's files are unpacked and run in place instead,
-#    and it says so.
+#    debootstrap, or without a Debian mirror in reach, the package's files
+#    are unpacked and run in place instead, and it says why.
 # Exit status 0 when every check passed, 1 otherwise.
 set -eu
 
@@ -64,33 +64,53 @@ checks() {
     $run sh "$try" "$usr" "$lib" "$($run mktemp -d)"
 }
 
-if [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null && command -v chroot >/dev/null; then
-    # a fresh system each time: debootstrap's result is kept as a tarball
-    # (deb-chroot.tar) and unpacked anew
-    root=$(dirname "$out")/deb-chroot
-    cache=$root.tar
-    mirror=${DEB_MIRROR:-http://deb.debian.org/debian}
+# Debian 12 in root (debootstrap's result is kept as a tarball, cache, and
+# unpacked anew each time), /proc mounted, apt's lists fetched: 0, or 1
+# after saying why (the mirror out of reach: no network here).
+fresh_debian() {
     umount "$root/proc" 2>/dev/null || true
     ! mountpoint -q "$root/proc" 2>/dev/null || fail "$root/proc is still mounted"
     rm -rf "$root"
     if [ -s "$cache" ]; then
-        mkdir -p "$root" && tar -C "$root" -xf "$cache"
+        mkdir -p "$root" && tar -C "$root" -xf "$cache" || fail "cannot unpack $cache"
     else
         say "debootstrap --variant=minbase bookworm $root $mirror"
-        debootstrap --variant=minbase bookworm "$root" "$mirror" >"$out/debootstrap.log" 2>&1 ||
-            { tail -20 "$out/debootstrap.log" >&2; fail "debootstrap failed ($out/debootstrap.log)"; }
+        if ! debootstrap --variant=minbase bookworm "$root" "$mirror" >"$out/debootstrap.log" 2>&1; then
+            tail -5 "$out/debootstrap.log" >&2
+            say "debootstrap failed ($out/debootstrap.log): is $mirror out of reach?"
+            return 1
+        fi
         tar -C "$root" -cf "$cache.tmp" . && mv "$cache.tmp" "$cache"
     fi
-    mount -t proc proc "$root/proc"
+    mount -t proc proc "$root/proc" || fail "cannot mount /proc in $root"
     trap 'umount "$root/proc" 2>/dev/null || true' EXIT
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    if ! $run sh -c "apt-get update -qq" >"$out/apt.log" 2>&1; then
+        tail -5 "$out/apt.log" >&2
+        say "apt-get update failed in the chroot ($out/apt.log): is $mirror out of reach?"
+        return 1
+    fi
+}
+
+root=$(dirname "$out")/deb-chroot
+cache=$root.tar
+mirror=${DEB_MIRROR:-http://deb.debian.org/debian}
+run="chroot $root env PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8"
+if [ "$(id -u)" -ne 0 ] || ! command -v debootstrap >/dev/null || ! command -v chroot >/dev/null; then
+    why="needs root and debootstrap"
+elif ! fresh_debian; then
+    why="no Debian mirror"
+else
+    why=
+fi
+
+if [ -z "$why" ]; then
     cp "$deb" "$root/tmp/"
     cp "$top/scripts/dist/try_installed.sh" "$root/tmp/"
     try=/tmp/try_installed.sh
-    run="chroot $root env PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8"
     say "apt-get install ./$(basename "$deb") in the chroot (its dependencies from $mirror)"
-    $run sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/$(basename "$deb")" \
-        >"$out/apt.log" 2>&1 || { tail -30 "$out/apt.log" >&2; fail "apt-get install of the package failed"; }
+    $run sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/$(basename "$deb")" \
+        >>"$out/apt.log" 2>&1 || { tail -30 "$out/apt.log" >&2; fail "apt-get install of the package failed"; }
     usr=/usr lib=''
     say "running the installed dmm and libraries on sort in the chroot"
     checks >"$out/run.log" 2>&1 || { cat "$out/run.log" >&2; fail "the installed package did not work"; }
@@ -102,7 +122,7 @@ if [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null && command -v chroo
     done <"$out/installed.txt"
     say "installed, ran and purged on a fresh Debian 12: ok"
 else
-    say "no chroot (needs root and debootstrap): the package's files unpacked and run in place"
+    say "no chroot ($why): the package's files unpacked and run in place instead"
     ex=$out/unpacked
     rm -rf "$ex"
     dpkg-deb -x "$deb" "$ex"
