@@ -397,8 +397,13 @@ static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
      * is the range's end). */
     size_t out = beyond_pool(ps, s, len);
     if (out) {
-        if (ps->mode == DMM_PS_REAL)
+        if (ps->mode == DMM_PS_REAL) {
+            /* free keeps errno (POSIX 2024), and the allocators' frees
+             * leave it to this, their one system call */
+            int e = errno;
             madvise((void *)(s + len - out), out, MADV_DONTNEED);
+            errno = e;
+        }
         if (ps->cost)
             DMM_COST(ps->cost, syscalls, 1);
     }

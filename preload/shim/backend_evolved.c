@@ -47,8 +47,11 @@ const dmm_desc_t *dmm_backend_desc(int check)
  * covers first pops the thread's cache (allocators/chain/cache.h), which
  * the chain keeps per thread in the preload libraries (shim.c).
  *
- * malloc_class: a request the cache did not serve. */
-static __attribute__((noinline)) void *malloc_class(dmm_chain_t *c, size_t n)
+ * class_malloc: a request the cache did not serve; inline into the miss
+ * path (dmm_backend_malloc_miss, which link-time optimisation puts into the
+ * shim's malloc_slow: one stack frame for both), and out of line as
+ * malloc_class for the rest. */
+static inline __attribute__((always_inline)) void *class_malloc(dmm_chain_t *c, size_t n)
 {
     if (n == 0)
         n = 1;
@@ -63,6 +66,11 @@ static __attribute__((noinline)) void *malloc_class(dmm_chain_t *c, size_t n)
     if (!p)
         errno = ENOMEM;
     return p;
+}
+
+static __attribute__((noinline)) void *malloc_class(dmm_chain_t *c, size_t n)
+{
+    return class_malloc(c, n);
 }
 
 /* The thread's cache, for a request it covers; NULL when it has nothing.
@@ -82,7 +90,7 @@ inline void *dmm_backend_malloc_fast(size_t n)
 
 void *dmm_backend_malloc_miss(dmm_chain_t *c, size_t n)
 {
-    return malloc_class(c, n);
+    return class_malloc(c, n);
 }
 
 void *dmm_backend_malloc(dmm_chain_t *c, size_t n)
@@ -108,18 +116,22 @@ static inline int cache_keep(dmm_chain_t *c, int i, void *p)
 }
 
 /* Block p of allocator i (or of the fallback path: i < 0) that the cache
- * did not take back to its allocator, errno kept. */
+ * did not take back to its allocator.  errno is kept without a save here:
+ * a free's one system call is the page source's, which keeps it (pagesrc.c
+ * drop). */
+static inline __attribute__((always_inline)) void class_free(dmm_chain_t *c, int i, void *p)
+{
+    dmm_spin_lock_mt(&c->locks[i]);
+    dmm_evolved_class_free(c, i, p);
+    dmm_spin_unlock_mt(&c->locks[i]);
+}
+
 static __attribute__((noinline)) void free_class(dmm_chain_t *c, int i, void *p)
 {
-    int e = errno;
-    if (i < 0) {
+    if (i < 0)
         dmm_chain_free(c, p);            /* the fallback path */
-    } else {
-        dmm_spin_lock_mt(&c->locks[i]);
-        dmm_evolved_class_free(c, i, p);
-        dmm_spin_unlock_mt(&c->locks[i]);
-    }
-    errno = e;
+    else
+        class_free(c, i, p);
 }
 
 /* Block p of allocator i: into the thread's cache if it fits, else back to
@@ -138,7 +150,7 @@ static __attribute__((noinline)) void free_block(dmm_chain_t *c, int i, void *p)
 static __attribute__((noinline)) void free_refused(int i, void *p, size_t u)
 {
     if (u > dmm_evolved_cache_max() || dmm_chain_thread_cache.registered)
-        free_class(dmm_shim_chain, i, p);
+        class_free(dmm_shim_chain, i, p);
     else
         free_block(dmm_shim_chain, i, p);
 }
