@@ -48,6 +48,7 @@ dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err)
         a->desc = d->a[i];
         a->owner = (unsigned)i + 1;
         a->release = d->release;
+        a->grow = d->grow;
         a->ps = &c->ps;
         a->cost = &c->cost;
         a->state = a->state_area;

@@ -124,6 +124,7 @@ typedef struct where {
     const char *name;
     int         line;
     dmm_err_t  *err;
+    int         grows;   /* grow lines so far */
 } where_t;
 
 #define CUT(n) ((int)((n) > 40 ? 40 : (n)))   /* how much of a bad word a message shows */
@@ -322,6 +323,36 @@ static int parse_release(const where_t *w, const char *text, size_t i, size_t ce
     return 0;
 }
 
+/* One key=value of the grow line: by=64k or by=pages. */
+static int grow_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                      void *arg)
+{
+    static const char *const by[] = { "64k", "pages" };
+    int *k = arg;
+    if (!word_is(key, kl, "by"))
+        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the grow line (by)",
+                    w->name, w->line, CUT(kl), key);
+    if ((*k = pick(v, vl, by, 2)) < 0)
+        return fail(w->err, "%s: line %d: field 'by': expected 64k or pages, got '%.*s'",
+                    w->name, w->line, CUT(vl), v);
+    return 0;
+}
+
+/* The grow line: its by= field from text[i] to ce. */
+static int parse_grow(where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+{
+    if (w->grows++)
+        return fail(w->err, "%s: line %d: a second grow line: a chain has one growth rule",
+                    w->name, w->line);
+    int k = -1;
+    if (parse_fields(w, text, i, ce, grow_field, &k) != 0)
+        return -1;
+    if (k < 0)
+        return fail(w->err, "%s: line %d: field 'by': missing", w->name, w->line);
+    d->grow = (uint8_t)k;
+    return 0;
+}
+
 /* The largest pool= (1 TiB). */
 #define POOL_MAX ((size_t)1 << 40)
 
@@ -369,7 +400,7 @@ static int alloc_field(const where_t *w, const char *key, size_t kl, const char 
 
 /* An allocator line: its class word at text[i], fields up to ce; appended
  * to d. */
-static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+static int parse_alloc(where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
 {
     size_t ws = i;
     while (i < ce && !is_blank(text[i]))
@@ -382,6 +413,8 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
         return parse_release(w, text, i, ce, d);
     if (word_is(cls, cl, "pool"))
         return parse_pool(w, text, i, ce, d);
+    if (word_is(cls, cl, "grow"))
+        return parse_grow(w, text, i, ce, d);
     if (d->n == DMM_DESC_MAX)
         return fail(w->err, "%s: line %d: more than %d allocators in one chain",
                     w->name, w->line, DMM_DESC_MAX);
@@ -396,7 +429,7 @@ static int parse_alloc(const where_t *w, const char *text, size_t i, size_t ce, 
         return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
                     "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea, "
                     "tlsf; "
-                    "or a cache, release or pool line)",
+                    "or a cache, release, grow or pool line)",
                     w->name, w->line, CUT(cl), cls);
     struct alloc_arg x = { a, 0 };
     if (parse_fields(w, text, i, ce, alloc_field, &x) != 0)
@@ -516,6 +549,13 @@ size_t dmm_desc_print_release(const dmm_desc_t *d, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n;
 }
 
+size_t dmm_desc_print_grow(const dmm_desc_t *d, char *buf, size_t cap)
+{
+    int n = d->grow == DMM_GROW_PAGES ? snprintf(buf, cap, "%-13s by=pages", "grow")
+                                      : snprintf(buf, cap, "%s", "");
+    return n < 0 ? 0 : (size_t)n;
+}
+
 size_t dmm_desc_print_pool(const dmm_desc_t *d, char *buf, size_t cap)
 {
     int n = d->pool ? snprintf(buf, cap, "%-13s bytes=%zu", "pool", d->pool)
@@ -530,14 +570,17 @@ size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
     int n = snprintf(line, sizeof line, "# %s\n", d->title[0] ? d->title : "dmm 1");
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;
-    for (int i = -4; i < d->n; i++) {
-        if ((i == -3 && !d->cache_max) || (i == -2 && !d->release.on) || (i == -1 && !d->pool))
+    for (int i = -5; i < d->n; i++) {
+        if ((i == -4 && !d->cache_max) || (i == -3 && !d->release.on) ||
+            (i == -2 && d->grow != DMM_GROW_PAGES) || (i == -1 && !d->pool))
             continue;
-        if (i >= -3) {
-            if (i == -3)
+        if (i >= -4) {
+            if (i == -4)
                 dmm_desc_print_cache(d, line, sizeof line - 2);
-            else if (i == -2)
+            else if (i == -3)
                 dmm_desc_print_release(d, line, sizeof line - 2);
+            else if (i == -2)
+                dmm_desc_print_grow(d, line, sizeof line - 2);
             else if (i == -1)
                 dmm_desc_print_pool(d, line, sizeof line - 2);
             else
@@ -587,6 +630,13 @@ void dmm_desc_effective(dmm_desc_t *d)
         reads_release |= ops && ops->reads_release;
     }
     dmm_release_t *r = &d->release;
+    int reads_grow = 0;
+    for (int i = 0; i < d->n; i++) {
+        const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
+        reads_grow |= ops && ops->reads_grow;
+    }
+    if (!reads_grow)
+        d->grow = DMM_GROW_64K;
     if (!reads_release)
         memset(r, 0, sizeof *r);
     else if (r->keep == 0 || r->delay == 0)

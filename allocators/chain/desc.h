@@ -23,6 +23,13 @@
  * an allocator may hold, delay= calls of the allocator an empty area may
  * wait, each a number or `inf`; a missing field is 0 (at once).  At most
  * one line
+ *
+ *   grow          by=pages
+ *
+ * (printed after the release line) has the classes that read it (lea) take
+ * memory in whole pages while they hold little (DMM_GROW_PAGES,
+ * core/alloc.h) instead of 64 KiB granules (by=64k, the same as no line).
+ * At most one line
  *   pool          bytes=33554432
  * (printed after those) holds that many bytes from the start, their pages
  * populated, and never gives them back (core/pagesrc.h): the calls that
@@ -57,6 +64,7 @@ typedef struct dmm_desc {
     uint32_t         cache_max;     /* the cache line's max=; 0: no cache */
     uint32_t         cache_count;   /* its count= */
     dmm_release_t    release;       /* the release line; .on == 0: none */
+    uint8_t          grow;          /* the grow line's by=, DMM_GROW_*; 64k: none */
     size_t           pool;          /* the pool line's bytes=; 0: none */
     char             title[256];   /* the first line's comment, without "# " */
 } dmm_desc_t;
@@ -85,7 +93,8 @@ const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf
  * dmm_class_ops_t.options) to its default (split=no coalesce=no list=sll
  * fit=first order=lifo, no lists=): the same allocator, written one way.
  * The release policy likewise: none when no class reads it, keep=0
- * delay=0 when it gives back at once.  Two descriptions that print alike
+ * delay=0 when it gives back at once; and the growth rule: 64k when no
+ * class reads it.  Two descriptions that print alike
  * after this behave alike. */
 void dmm_desc_effective(dmm_desc_t *d);
 /* One allocator line, canonical. */
@@ -94,6 +103,8 @@ size_t dmm_desc_print_line(const dmm_alloc_desc_t *a, char *buf, size_t cap);
 size_t dmm_desc_print_cache(const dmm_desc_t *d, char *buf, size_t cap);
 /* The release line, canonical ("" when d has none). */
 size_t dmm_desc_print_release(const dmm_desc_t *d, char *buf, size_t cap);
+/* The grow line, canonical ("" when d has none: by=64k). */
+size_t dmm_desc_print_grow(const dmm_desc_t *d, char *buf, size_t cap);
 /* The pool line, canonical ("" when d has none). */
 size_t dmm_desc_print_pool(const dmm_desc_t *d, char *buf, size_t cap);
 /* The words of the list, fit and order fields ("sll", "best", "fifo", ...),

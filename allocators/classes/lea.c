@@ -23,7 +23,10 @@
  * it is in no bin and is split only when no bin can serve a request.  When
  * the top is too small, a new chunk is taken; if the page source places it
  * right after the newest segment the segment grows (like sbrk), otherwise
- * it becomes a new segment and the old top goes into the bins.
+ * it becomes a new segment and the old top goes into the bins.  Under the
+ * chain's `grow by=pages` (dmm_desc_t.grow) a chunk is, while the segments
+ * hold less than 256 KiB, whole pages instead, at least a quarter of what
+ * they hold: a small heap is not held in 64 KiB pieces.
  *
  * Bins (paper: exact small lists, approximate best fit for the rest).
  *   - 32 exact small bins, one per 16-byte block size below 512 bytes
@@ -53,8 +56,9 @@
  * bin.
  *
  * Options: `order` is honoured (FIFO or LIFO among blocks of equal size in
- * a bin); split, coalesce, list and fit are ignored: Lea is a fixed design
- * (always splits, always coalesces, doubly linked bins, best fit).
+ * a bin), and the chain's growth rule (`grow by=pages`, above); split,
+ * coalesce, list and fit are ignored: Lea is a fixed design (always splits,
+ * always coalesces, doubly linked bins, best fit).
  *
  * Cost: every head/footer read and write (hdr_reads, hdr_writes), every bin
  * node visited (nodes), every split, coalesce and page-source call. */
@@ -80,6 +84,7 @@
 #define FENCE         ((size_t)32)
 #define SEG_OVH       (SEGHDR + FENCE)
 #define GRAN          ((size_t)64 << 10)
+#define GRAN_FROM     ((size_t)256 << 10)   /* segments' bytes from which growth is in GRAN */
 #define LARGE_MIN     ((size_t)128 << 10)
 #define TRIM_THRESHOLD ((size_t)256 << 10)
 #define TOP_KEEP      ((size_t)64 << 10)
@@ -111,6 +116,8 @@ typedef struct lea {
     lchunk_t   *larges;
     size_t      nfree, freebytes;   /* blocks in bins */
     size_t      nsegs, nlarge;
+    size_t      held;         /* bytes of the segments */
+    uint8_t     by_pages;     /* grow by=pages (dmm_desc_t.grow) */
     dmm_cost_t *c;
     dmm_cost_t  dummy;
     uint8_t     order;
@@ -347,6 +354,7 @@ static void maybe_trim(dmm_alloc_t *a, lea_t *st)
     if (!cut)
         return;
     s->len -= cut;
+    st->held -= cut;
     set_free(st, t, ts - cut, h & PINUSE);
     write_fence(st, s, 0);
     ps_put(a, st, (char *)s + s->len, cut);
@@ -366,6 +374,7 @@ static void place_free(dmm_alloc_t *a, lea_t *st, blk_t *b, size_t size)
         }
         if ((char *)b == (char *)s + SEGHDR && st->trim_at != SIZE_MAX) {
             seg_unlink(st, s);
+            st->held -= s->len;
             ps_put(a, st, s, s->len);
             return;
         }
@@ -373,41 +382,59 @@ static void place_free(dmm_alloc_t *a, lea_t *st, blk_t *b, size_t size)
     bin_insert(st, b, size);
 }
 
-/* Make the top hold at least `want` bytes: take a chunk from the page
- * source, growing the newest segment if the chunk follows it. */
+/* The chunk to take from the page source for `need` more bytes: 64 KiB
+ * granules; under `grow by=pages`, while the segments hold less than
+ * GRAN_FROM, whole pages, at least a quarter of what they hold. */
+static size_t grow_len(const lea_t *st, size_t need)
+{
+    if (!st->by_pages || st->held >= GRAN_FROM)
+        return dmm_align_up(need, GRAN);
+    size_t q = st->held / 4;
+    return dmm_align_up(need > q ? need : q, DMM_PAGE);
+}
+
+/* The newest segment grown in place by len bytes (its fence moved), into
+ * the top. */
+static void grow_in_place(lea_t *st, seg_t *cur, size_t len)
+{
+    blk_t *of = at(cur, cur->len - FENCE);
+    cur->len += len;
+    st->held += len;
+    blk_t *t;
+    size_t ts, pin;
+    if (st->top) {
+        t = st->top;
+        size_t h = rd_head(st, t);
+        ts = bsize(h) + len;
+        pin = h & PINUSE;
+        CNT(st, coalesces, 1);
+    } else {
+        t = of;
+        ts = len;
+        pin = rd_head(st, of) & PINUSE;
+    }
+    set_free(st, t, ts, pin);
+    write_fence(st, cur, 0);
+    st->top = t;
+}
+
+/* Make the top hold at least `want` bytes. */
 static int grow(dmm_alloc_t *a, lea_t *st, size_t want)
 {
     if (want > SIZE_MAX - SEG_OVH - GRAN) {
         errno = ENOMEM;
         return -1;
     }
-    size_t len = dmm_align_up(want + SEG_OVH, GRAN);
+    seg_t *cur = st->segs;
+    size_t len = grow_len(st, want + SEG_OVH);
     char *m = ps_get(a, st, len);
     if (!m) {
         errno = ENOMEM;
         return -1;
     }
-    seg_t *cur = st->segs;
     /* grow in place, unless the chunk may begin another arena */
     if (cur && m == (char *)cur + cur->len && (uintptr_t)m % DMM_ARENA_ALIGN != 0) {
-        blk_t *of = at(cur, cur->len - FENCE);
-        cur->len += len;
-        blk_t *t;
-        size_t ts, pin;
-        if (st->top) {
-            t = st->top;
-            size_t h = rd_head(st, t);
-            ts = bsize(h) + len;
-            pin = h & PINUSE;
-            CNT(st, coalesces, 1);
-        } else {
-            t = of;
-            ts = len;
-            pin = rd_head(st, of) & PINUSE;
-        }
-        set_free(st, t, ts, pin);
-        write_fence(st, cur, 0);
-        st->top = t;
+        grow_in_place(st, cur, len);
         return 0;
     }
     seg_t *s = (seg_t *)m;
@@ -418,6 +445,7 @@ static int grow(dmm_alloc_t *a, lea_t *st, size_t want)
         cur->prev = s;
     st->segs = s;
     st->nsegs++;
+    st->held += len;
     blk_t *old = st->top;
     blk_t *t = at(s, SEGHDR);
     set_free(st, t, len - SEG_OVH, PINUSE);
@@ -443,6 +471,7 @@ static int lea_init(dmm_alloc_t *a)
     memset(st, 0, sizeof *st);
     st->c = a->cost ? a->cost : &st->dummy;
     st->order = a->desc.order == DMM_ORDER_LIFO ? DMM_ORDER_LIFO : DMM_ORDER_FIFO;
+    st->by_pages = a->grow == DMM_GROW_PAGES;
     st->trim_at = TRIM_THRESHOLD;
     if (a->release.on)   /* at once (keep=0 or delay=0), never (keep=inf), or keep */
         st->trim_at = !a->release.keep || !a->release.delay ? TOP_KEEP
@@ -661,13 +690,14 @@ static seg_t *seg_of(const lea_t *st, const void *p)
 static size_t lea_check(dmm_alloc_t *a)
 {
     lea_t *st = S(a);
-    size_t bad = 0, nsegs = 0, freeblocks = 0, freebytes = 0;
+    size_t bad = 0, nsegs = 0, freeblocks = 0, freebytes = 0, held = 0;
     bool top_seen = false;
     for (seg_t *s = st->segs, *prev = NULL; s; prev = s, s = s->next) {
         if (++nsegs > st->nsegs + 1) {
             bad++;
             break;
         }
+        held += s->len;
         if (s->prev != prev)
             bad++;
         if ((uintptr_t)s % DMM_PAGE || s->len % DMM_PAGE || s->len < SEG_OVH + MINBLK) {
@@ -722,6 +752,8 @@ static size_t lea_check(dmm_alloc_t *a)
     if (nsegs != st->nsegs)
         bad++;
     if (st->top && !top_seen)
+        bad++;
+    if (nsegs <= st->nsegs && held != st->held)
         bad++;
     /* bins */
     size_t listed = 0, listedbytes = 0;
@@ -793,11 +825,12 @@ static void lea_destroy(dmm_alloc_t *a)
         ps_put(a, st, s, s->len);
     }
     dmm_cost_t *c = st->c == &st->dummy ? NULL : st->c;
-    uint8_t order = st->order;
+    uint8_t order = st->order, by_pages = st->by_pages;
     size_t trim_at = st->trim_at;
     memset(st, 0, sizeof *st);
     st->c = c ? c : &st->dummy;
     st->order = order;
+    st->by_pages = by_pages;
     st->trim_at = trim_at;
 }
 
@@ -807,6 +840,7 @@ const dmm_class_ops_t dmm_class_lea = {
     .usable_nolock = 1,
     .hdr_usable    = 1,
     .reads_release = 1,
+    .reads_grow = 1,
     .init = lea_init,
     .malloc = lea_malloc,
     .free = lea_free,

@@ -78,6 +78,15 @@ typedef struct dmm_release {
     uint64_t delay;           /* calls; UINT64_MAX: no delay bound */
 } dmm_release_t;
 
+/* How a class takes memory from the page source (the .dmm line
+ * `grow by=pages`, chain/desc.h): DMM_GROW_64K (no grow line) in 64 KiB
+ * granules, the classes' own rule; DMM_GROW_PAGES, while the allocator
+ * holds less than 256 KiB, in whole pages, at least a quarter of what it
+ * holds, then in 64 KiB granules: a small heap is not held in 64 KiB
+ * pieces.  Read by lea (its segments); the other classes keep their fixed
+ * rules (README). */
+enum { DMM_GROW_64K = 0, DMM_GROW_PAGES = 1 };
+
 typedef struct dmm_alloc dmm_alloc_t;
 
 /* The options of a .dmm line that a class reads (dmm_class_ops_t.options).
@@ -104,6 +113,8 @@ typedef struct dmm_class_ops {
     unsigned    hdr_usable;
     /* 1 when it reads the chain's release policy (dmm_alloc_t.release). */
     unsigned    reads_release;
+    /* 1 when it reads the chain's growth rule (dmm_alloc_t.grow). */
+    unsigned    reads_grow;
     /* Set up a->state (a->state_area bytes are free to use; take more
      * from the page source as DMM_OWNER_META).  0, or -1 with errno. */
     int    (*init)(dmm_alloc_t *a);
@@ -142,6 +153,7 @@ struct dmm_alloc {
     void            *state;   /* class-private; points into state_area or META pages */
     uint64_t         served;  /* requests served (malloc + resize) */
     dmm_release_t    release; /* the chain's release policy */
+    uint8_t          grow;    /* the chain's growth rule, DMM_GROW_* */
     _Alignas(16) unsigned char state_area[DMM_STATE_AREA];
 };
 

@@ -140,6 +140,9 @@ static void put_header(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *in)
         fprintf(f, " *   Empty areas given back to the page source: %s\n"
                    " *   (the oldest first, beyond keep= bytes or after delay= calls).\n", line);
     }
+    if (d->grow == DMM_GROW_PAGES)
+        fputs(" *   Growth by pages: while an allocator that reads it holds less than\n"
+              " *   256 KiB, it takes whole pages, at least a quarter of what it holds.\n", f);
     if (d->pool)
         fprintf(f, " *   A pool of %zu bytes held from the start, its pages populated: the\n"
                    " *   calls that take chunks inside it make no system call and no page fault.\n",
@@ -185,6 +188,8 @@ static void put_desc(FILE *f, const dmm_desc_t *d)
         else
             fprintf(f, ", .delay = %lluull },\n", (unsigned long long)d->release.delay);
     }
+    if (d->grow == DMM_GROW_PAGES)
+        fputs("    .grow = DMM_GROW_PAGES,\n", f);
     if (d->pool)
         fprintf(f, "    .pool = %zu,\n", d->pool);
     fputs("    .title = ", f);

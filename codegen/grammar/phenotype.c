@@ -1,11 +1,13 @@
 /* phenotype.c - a phenotype (the terminals a mapping produced) read as a
  * DMM description (dmm_phenotype_to_desc, grammar.h): seven words per
  * allocator, in the paper's order, after "BlockCache MAX COUNT" when the
- * grammar gave the chain a block cache and "Release KEEP DELAY" when it gave
- * it a release policy (in that order). */
+ * grammar gave the chain a block cache, "Release KEEP DELAY" when it gave
+ * it a release policy and "GrowByPages" when it gave it growth by pages (in
+ * that order). */
 #include "codegen/grammar/grammar.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -191,14 +193,24 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
         skip += 3;
         p = q;
     }
+    q = p;
+    if (next_word(&q, &w) && word_eq(w, "GrowByPages")) {
+        d->grow = DMM_GROW_PAGES;
+        skip += 1;
+        p = q;
+    }
     nw -= skip;
     if (nw == 0 || nw % 7 != 0) {
+        char after[96] = "";
+        if (skip)
+            snprintf(after, sizeof after, " after %s%s%s%s%s",
+                     d->cache_max ? "the block cache's 3" : "",
+                     d->cache_max && (d->release.on || d->grow) ? " and " : "",
+                     d->release.on ? "the release policy's 3" : "",
+                     d->release.on && d->grow ? " and " : "", d->grow ? "the growth's 1" : "");
         dmm_err_set(err,
                 "phenotype: %zu terminals%s; an allocator is 7 (class, splitting, "
-                "coalescing, size, data structure, mechanism, policy)", nw,
-                skip == 6 ? " after the block cache's 3 and the release policy's 3"
-                : !skip ? "" : d->cache_max ? " after the block cache's 3"
-                : " after the release policy's 3");
+                "coalescing, size, data structure, mechanism, policy)", nw, after);
         memset(d, 0, sizeof *d);
         return -1;
     }

@@ -79,13 +79,18 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
 }
 
 /* The rules, after the header comment: the paper's Figure 3 with the
- * trace's sizes, and (not --paper) the block cache and the release policy. */
+ * trace's sizes, and (not --paper) the block cache, the release policy and
+ * growth by pages. */
 static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
 {
     sb_printf(bp, "<DynamicMemoryManager> ::= <Allocators>\n%s\n",
               paper ? "" : "                         | <BlockCache> <Allocators>\n"
                            "                         | <Release> <Allocators>\n"
-                           "                         | <BlockCache> <Release> <Allocators>\n");
+                           "                         | <BlockCache> <Release> <Allocators>\n"
+                           "                         | <Growth> <Allocators>\n"
+                           "                         | <BlockCache> <Growth> <Allocators>\n"
+                           "                         | <Release> <Growth> <Allocators>\n"
+                           "                         | <BlockCache> <Release> <Growth> <Allocators>\n");
     sb_printf(bp,
               "<Allocators> ::= <AllocatorClass> <AllowSplitting> <AllowCoalescing> <MaxSize>"
               " <DataStructure> <AllocationMechanism> <AllocationPolicy>\n"
@@ -132,7 +137,12 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
                   "# but empty areas still serve other sizes.\n"
                   "<Release> ::= Release <ReleaseKeep> <ReleaseDelay>\n"
                   "<ReleaseKeep> ::= 0 | 262144 | 1048576 | 4194304 | inf\n"
-                  "<ReleaseDelay> ::= 1000 | 100000 | inf\n");
+                  "<ReleaseDelay> ::= 1000 | 100000 | inf\n"
+                  "\n"
+                  "# Not the paper's: growth by pages (the .dmm line `grow by=pages`): while\n"
+                  "# Lea holds less than 256 KiB it takes whole pages, at least a quarter of\n"
+                  "# what it holds, not 64 KiB granules.\n"
+                  "<Growth> ::= GrowByPages\n");
 }
 
 char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,
@@ -220,7 +230,7 @@ char *dmm_grammar_for_streams(const dmm_opstream_t *const *streams, int nstreams
               "\n",
               tn, nsz, (unsigned long long)sz[0], (unsigned long long)sz[nsz - 1],
               paper ? "the paper's five" : "the paper's five, Kingsley, Lea and TLSF",
-              paper ? "" : "; a block cache");
+              paper ? "" : "; a block cache, a release policy, growth by pages");
     put_rules(&b, sz, nsz, paper);
     free(sz);
     if (b.oom) {

@@ -128,6 +128,7 @@ Test(codegen, gaps_every_class_and_options)
     snprintf(out, sizeof out, "%s/out.c", tmpdir);
     write_text(in, "# dmm 1  trace=a\"b*/c.trc seed=1\n"
                    "release keep=65536 delay=1000\n"
+                   "grow by=pages\n"
                    "buddy-binary range=(16,64] list=btree fit=exact order=fifo\n"
                    "buddy-fib range=(64,128] split=yes coalesce=yes\n"
                    "exact range=(128,256]\n"
@@ -157,6 +158,8 @@ Test(codegen, gaps_every_class_and_options)
                        "%s", src);
     cr_expect_not_null(strstr(src, "given back to the page source: release       keep=65536 "
                                    "delay=1000\n"), "%s", src);
+    cr_expect_not_null(strstr(src, "    .grow = DMM_GROW_PAGES,\n"), "%s", src);
+    cr_expect_not_null(strstr(src, " *   Growth by pages: "), "%s", src);
     char *end = strstr(src, "*/");
     cr_expect(end && !strncmp(end, "*/\n#ifndef DMM_EVOLVED_C", 24),
               "a title must not close the header comment:\n%s", src);

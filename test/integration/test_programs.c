@@ -44,9 +44,10 @@ static const char *const run_name[NRUNS] = {
  * whose usable() takes no lock and of one whose does; sss gives its empty
  * areas back at once. */
 static const char cached_dmm[] =
-    "# dmm 1 test_programs: a block cache\n"
+    "# dmm 1 test_programs: a block cache, a release policy, growth by pages\n"
     "cache         max=512 count=16\n"
     "release       keep=0 delay=0\n"
+    "grow          by=pages\n"
     "sss           range=(0,256]          split=no  coalesce=no  list=sll   fit=first order=lifo\n"
     "lea           range=(256,inf]        split=yes coalesce=yes list=dll   fit=best  order=fifo\n";
 

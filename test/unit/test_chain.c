@@ -546,6 +546,56 @@ Test(chain, lea_trims_its_top_as_the_release_policy_says)
     free(s.ops);
 }
 
+/* A small heap (60 blocks of 100 to 1000 bytes, every third freed, then
+ * the rest): under `grow by=pages` lea takes pages, not 64 KiB granules,
+ * and the library holds what the simulator predicts, to the byte. */
+Test(chain, lea_grows_a_small_heap_by_pages_as_the_library_does)
+{
+    dmm_opstream_t s;
+    memset(&s, 0, sizeof s);
+    s.ops = malloc(1000 * sizeof *s.ops);
+    size_t live = 0, peak = 0;
+    for (uint32_t i = 0; i < 60; i++) {
+        size_t n = 100 + (i * 37) % 901;
+        s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_ALLOC, .id = i, .size = n };
+        live += n;
+        peak = live > peak ? live : peak;
+        if (i % 3 == 2) {
+            s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_FREE, .id = i - 1 };
+            live -= 100 + ((i - 1) * 37) % 901;
+        }
+    }
+    for (uint32_t i = 0; i < 60; i++)
+        if (i % 3 != 1)
+            s.ops[s.nops++] = (dmm_op_t){ .kind = DMM_OP_FREE, .id = i };
+    s.nids = 60;
+    static const char *const grow[] = { "", "grow by=pages\n", "grow by=pages\nrelease keep=0\n" };
+    size_t m[3];
+    for (size_t g = 0; g < 3; g++) {
+        cfg_t cfg;
+        snprintf(cfg.name, sizeof cfg.name, "leagrow%zu", g);
+        snprintf(cfg.text, sizeof cfg.text, "%slea range=(0,inf]\n", grow[g]);
+        dmm_desc_t d;
+        dmm_err_t err = { { 0 } };
+        cr_assert_eq(dmm_desc_parse(cfg.name, cfg.text, strlen(cfg.text), &d, &err), 0);
+        dmm_sim_result_t r;
+        cr_assert_eq(dmm_sim_run(&s, &d, cfg.name, 1, &r, &err), 0, "%s", err.msg);
+        cr_expect_eq(r.violations, 0, "%s", cfg.text);
+        dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
+        replay_real(&s, c);
+        cr_expect_eq(c->ps.peak, r.M, "%s", cfg.text);
+        cr_expect_eq(dmm_cost_units(&c->cost), r.T, "%s", cfg.text);
+        cr_expect_eq(dmm_chain_check(c), 0, "%s", cfg.text);
+        dmm_chain_delete(c);
+        m[g] = r.M;
+    }
+    /* about 22 KB live at the peak: a 64 KiB granule, or a few pages */
+    cr_expect_lt(m[1] + 32768, m[0], "by pages %zu, by 64 KiB %zu (peak live %zu)", m[1], m[0],
+                 peak);
+    cr_expect_leq(m[2], m[1]);
+    free(s.ops);
+}
+
 static void sim_or_fail(const dmm_opstream_t *s, const dmm_desc_t *d, dmm_sim_result_t *r,
                         int *rc);
 static void expect_same_replay(const dmm_sim_result_t *a, int rca, const dmm_sim_result_t *b,
@@ -777,6 +827,13 @@ Test(chain, options_a_class_does_not_read_change_nothing)
                 expect_same_replay(&r0, rc0, &r, rc, dmm_class_name(k), opt[o].name);
                 checked++;
             }
+        }
+        if (!ops->reads_grow) {   /* nor the chain's growth rule */
+            dmm_desc_t d = base;
+            d.grow = DMM_GROW_PAGES;
+            sim_or_fail(&s, &d, &r, &rc);
+            expect_same_replay(&r0, rc0, &r, rc, dmm_class_name(k), "grow by=pages");
+            checked++;
         }
     }
     cr_expect_geq(checked, 30, "only %d variations were unread options", checked);

@@ -252,6 +252,49 @@ Test(desc, bad_pool_lines_name_the_line_and_field)
     bad("pool bytes=8192\n", "no allocator", NULL);
 }
 
+Test(desc, a_grow_line_round_trips_between_release_and_pool)
+{
+    const char *in = "pool bytes=1048576\nlea range=(0,inf]\ngrow by=pages  # small heaps\n"
+                     "release keep=0 delay=0\n";
+    const char *want = "# dmm 1\n"
+                       "release       keep=0 delay=0\n"
+                       "grow          by=pages\n"
+                       "pool          bytes=1048576\n"
+                       "lea           range=(0,inf]          split=no  coalesce=no  list=sll   "
+                       "fit=first order=lifo\n";
+    dmm_desc_t d, e;
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse("t", in, strlen(in), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.grow, DMM_GROW_PAGES);
+    char out[1024];
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_str_eq(out, want);
+    cr_assert_eq(dmm_desc_parse("t", out, strlen(out), &e, &err), 0, "%s", err.msg);
+    cr_expect_eq(e.grow, DMM_GROW_PAGES);
+    dmm_desc_effective(&e);
+    cr_expect_eq(e.grow, DMM_GROW_PAGES, "lea reads it");
+    /* by=64k is the classes' own rule: the same as no line, printed as none */
+    const char *same = "grow by=64k\nlea range=(0,inf]\n";
+    cr_assert_eq(dmm_desc_parse("t", same, strlen(same), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.grow, DMM_GROW_64K);
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_null(strstr(out, "grow"), "%s", out);
+    /* a chain whose classes do not read it: no growth rule */
+    const char *unread = "grow by=pages\nsss range=(0,1024]\ntlsf range=(1024,inf]\n";
+    cr_assert_eq(dmm_desc_parse("t", unread, strlen(unread), &d, &err), 0, "%s", err.msg);
+    dmm_desc_effective(&d);
+    cr_expect_eq(d.grow, DMM_GROW_64K);
+}
+
+Test(desc, bad_grow_lines_name_the_line_and_field)
+{
+    bad("lea range=(0,5]\ngrow by=4k\n", "line 2", "field 'by': expected 64k or pages, got '4k'");
+    bad("grow\nlea range=(0,5]\n", "line 1", "field 'by': missing");
+    bad("grow step=pages\nlea range=(0,5]\n", "field 'step'", "unknown field of the grow line");
+    bad("grow by=64k\ngrow by=pages\nlea range=(0,5]\n", "line 2", "second grow line");
+    bad("grow by=pages\n", "no allocator", NULL);
+}
+
 Test(desc, at_most_the_maximum_allocators)
 {
     char text[8192];

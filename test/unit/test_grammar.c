@@ -436,6 +436,23 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
     cr_expect_eq(d.cache_max, 0);
     cr_expect(d.release.on && d.release.keep == SIZE_MAX && d.release.delay == 1000);
+    cr_expect_eq(d.grow, DMM_GROW_64K);
+    /* codon 7 (7 mod 8): <BlockCache> <Release> <Growth> <Allocators>;
+     * <Growth> (one alternative) is GrowByPages */
+    const uint32_t ggen[] = { 7, 0, 2, 1, 0, 1, 2, 0, 1, 5, 0, 1, 1, 2, 1, 1,
+                              0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, ggen, 24, 0, out, sizeof out), 24);
+    cr_expect_str_eq(out, "BlockCache 256 32 Release 262144 inf GrowByPages Kingsley true false "
+                          "24 BTREE BEST LIFO Lea false true 100 SLL EXACT FIFO");
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.n, 2);
+    cr_expect(d.cache_max == 256 && d.release.on && d.grow == DMM_GROW_PAGES);
+    /* codon 4: <Growth> <Allocators> alone */
+    const uint32_t g2gen[] = { 4, 0, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, g2gen, 18, 0, out, sizeof out), 18);
+    cr_expect_eq(strncmp(out, "GrowByPages Kingsley ", 21), 0, "%s", out);
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect(!d.cache_max && !d.release.on && d.grow == DMM_GROW_PAGES);
     dmm_grammar_free(g);
     free(text);
 
@@ -446,6 +463,7 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_null(strstr(text, "| Kingsley"), "%s", text);
     cr_expect_null(strstr(text, "BlockCache"), "%s", text);
     cr_expect_null(strstr(text, "Release"), "%s", text);
+    cr_expect_null(strstr(text, "Grow"), "%s", text);
     g = parse_ok(text);
     cr_expect_eq(dmm_ge_map(g, gen, 17, 0, out, sizeof out), 17);
     cr_expect_str_eq(out,
@@ -543,6 +561,11 @@ Test(phenotype, errors)
                        "1 terminals after the block cache's 3 and the release policy's 3");
     expect_pheno_error("Release 0 inf BlockCache 256 8 Lea true true 8 SLL BEST LIFO",
                        "10 terminals after the release policy's 3");
+    expect_pheno_error("GrowByPages", "0 terminals after the growth's 1");
+    expect_pheno_error("BlockCache 256 8 GrowByPages Lea true",
+                       "2 terminals after the block cache's 3 and the growth's 1");
+    expect_pheno_error("Release 0 inf GrowByPages GrowByPages Lea true true 8 SLL BEST LIFO",
+                       "8 terminals after the release policy's 3 and the growth's 1");
     char big[40 * 64] = "";
     for (int i = 1; i <= DMM_DESC_MAX + 1; i++) {
         char one[64];
