@@ -26,7 +26,8 @@
  *
  *   grow          by=pages
  *
- * (printed after the release line) has the classes that read it (lea) take
+ * (printed after the release line) has the classes that read it (lea,
+ * segregated, exact, tlsf) take
  * memory in whole pages while they hold little (DMM_GROW_PAGES,
  * core/alloc.h) instead of 64 KiB granules (by=64k, the same as no line).
  * At most one line

@@ -35,6 +35,7 @@
 #define CHUNK_HDR  40u
 #define CHUNK_OVH  48u                 /* header + fencepost */
 #define CHUNK_STD  ((size_t)64 << 10)
+#define STD_FROM   ((size_t)256 << 10)  /* grow by=pages: chunks' bytes from which chunks are standard */
 #define SLAB_LEN   DMM_PAGE
 
 /* ---- counted header access ------------------------------------------ */
@@ -114,6 +115,7 @@ int dmm_seg_setup(dmm_alloc_t *a)
     s->cost = a->cost;
     s->split = d->split;
     s->coalesce = d->coalesce;
+    s->by_pages = a->grow == DMM_GROW_PAGES;
     s->kind = d->list;
     s->fit = d->fit;
     s->order = d->order;
@@ -226,6 +228,7 @@ static seg_chunk_t *chunk_new(seg_t *s, size_t len)
     if (!c)
         return NULL;
     c->len = len;
+    s->held += len;
     c->prev = NULL;
     c->next = s->chunks;
     if (s->chunks)
@@ -244,7 +247,21 @@ static void chunk_release(seg_t *s, seg_chunk_t *c)
     if (c->next)
         c->next->prev = c->prev;
     DMM_COST(s->cost, pagesrc_calls, 1);
+    s->held -= c->len;
     dmm_pagesrc_put(s->ps, c, c->len);
+}
+
+/* The length of a new top chunk for a block of need bytes (need <=
+ * CHUNK_STD - CHUNK_OVH): standard, or under grow by=pages while the chunks
+ * hold less than STD_FROM, whole pages, at least a quarter of what they
+ * hold. */
+static size_t top_chunk_len(const seg_t *s, size_t need)
+{
+    if (!s->by_pages || s->held >= STD_FROM)
+        return CHUNK_STD;
+    size_t len = dmm_align_up(need + CHUNK_OVH, DMM_PAGE), q = dmm_align_up(s->held / 4, DMM_PAGE);
+    len = len > q ? len : q;
+    return len < CHUNK_STD ? len : CHUNK_STD;
 }
 
 /* The chunk of free block B, S if the block covers all of it, else NULL.
@@ -385,7 +402,8 @@ void *dmm_seg_malloc(dmm_alloc_t *a, size_t n)
         return p;
     }
     if (!s->top || s->top_size < need) {
-        seg_chunk_t *c = chunk_new(s, CHUNK_STD);
+        size_t len = top_chunk_len(s, need);
+        seg_chunk_t *c = chunk_new(s, len);
         if (!c) {
             errno = ENOMEM;
             return NULL;
@@ -400,7 +418,7 @@ void *dmm_seg_malloc(dmm_alloc_t *a, size_t n)
                 list_put(s, s->top, s->top_size);
         }
         s->top = (char *)c + CHUNK_HDR;
-        s->top_size = CHUNK_STD - CHUNK_OVH;
+        s->top_size = len - CHUNK_OVH;
         mark_free(s, s->top, s->top_size, 0);
     }
     void *p = carve(s, s->top, s->top_size, need, 0, &rest, &rest_size);

@@ -17,7 +17,10 @@
  * Chunks.  From dmm_pagesrc_get(ps, len, 0, owner): a 40-byte chunk header
  * (links, length), the blocks tiling [chunk + 40, chunk + len - 8), and the
  * fencepost word at chunk + len - 8.  Standard chunks are 64 KiB; a block
- * that would not fit in one gets a chunk of its own, page-rounded.
+ * that would not fit in one gets a chunk of its own, page-rounded.  Under
+ * the chain's `grow by=pages` (DMM_GROW_PAGES) a new standard chunk is,
+ * while the chunks hold less than 256 KiB, whole pages instead: as many as
+ * the request needs, at least a quarter of what the chunks hold.
  *
  * The top.  The unused end of the newest standard chunk is one free block,
  * the top, listed nowhere; malloc carves from it when the lists have no
@@ -51,6 +54,8 @@ struct seg {
     uint8_t split, coalesce, kind, fit, order, exact;
     size_t minblk;
     seg_chunk_t *chunks;
+    size_t held;            /* bytes of the chunks */
+    uint8_t by_pages;       /* grow by=pages */
     char *top;              /* header of the top block, or NULL */
     size_t top_size;
     /* the lists: n entries sorted by key */
@@ -102,6 +107,7 @@ void    dmm_seg_destroy(dmm_alloc_t *a);
  * its own. */
 #define DMM_SEG_OPS                                                                   \
     .malloc = dmm_seg_malloc, .free = dmm_seg_free, .usable_nolock = 1, .hdr_usable = 1, \
+    .reads_grow = 1,                                                                   \
     .usable = dmm_seg_usable, .resize = dmm_seg_resize, .check = dmm_seg_check,          \
     .destroy = dmm_seg_destroy
 

@@ -83,8 +83,9 @@ typedef struct dmm_release {
  * granules, the classes' own rule; DMM_GROW_PAGES, while the allocator
  * holds less than 256 KiB, in whole pages, at least a quarter of what it
  * holds, then in 64 KiB granules: a small heap is not held in 64 KiB
- * pieces.  Read by lea (its segments); the other classes keep their fixed
- * rules (README). */
+ * pieces.  Read by lea (its segments) and by segregated, exact and tlsf
+ * (their standard chunks); the other classes keep their fixed rules
+ * (README). */
 enum { DMM_GROW_64K = 0, DMM_GROW_PAGES = 1 };
 
 typedef struct dmm_alloc dmm_alloc_t;

@@ -140,8 +140,8 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
                   "<ReleaseDelay> ::= 1000 | 100000 | inf\n"
                   "\n"
                   "# Not the paper's: growth by pages (the .dmm line `grow by=pages`): while\n"
-                  "# Lea holds less than 256 KiB it takes whole pages, at least a quarter of\n"
-                  "# what it holds, not 64 KiB granules.\n"
+                  "# a Lea, segregated, exact or TLSF allocator holds less than 256 KiB, it\n"
+                  "# takes whole pages, at least a quarter of what it holds, not 64 KiB granules.\n"
                   "<Growth> ::= GrowByPages\n");
 }
 

@@ -280,7 +280,7 @@ Test(desc, a_grow_line_round_trips_between_release_and_pool)
     dmm_desc_print(&d, out, sizeof out);
     cr_expect_null(strstr(out, "grow"), "%s", out);
     /* a chain whose classes do not read it: no growth rule */
-    const char *unread = "grow by=pages\nsss range=(0,1024]\ntlsf range=(1024,inf]\n";
+    const char *unread = "grow by=pages\nsss range=(0,1024]\nkingsley range=(1024,inf]\n";
     cr_assert_eq(dmm_desc_parse("t", unread, strlen(unread), &d, &err), 0, "%s", err.msg);
     dmm_desc_effective(&d);
     cr_expect_eq(d.grow, DMM_GROW_64K);
