@@ -623,20 +623,17 @@ void dmm_desc_effective(dmm_desc_t *d)
 {
     /* a release policy that no line reads is none; one that gives back at
      * once is written keep=0 delay=0 (keep=inf delay=inf gives nothing to
-     * the OS, but its empty areas still serve other sizes: not none) */
-    int reads_release = 0;
+     * the OS, but its empty areas still serve other sizes: not none); a
+     * growth rule that no line reads is the classes' own */
+    int reads_release = 0, reads_grow = 0;
     for (int i = 0; i < d->n; i++) {
         const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
         reads_release |= ops && ops->reads_release;
-    }
-    dmm_release_t *r = &d->release;
-    int reads_grow = 0;
-    for (int i = 0; i < d->n; i++) {
-        const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
         reads_grow |= ops && ops->reads_grow;
     }
     if (!reads_grow)
         d->grow = DMM_GROW_64K;
+    dmm_release_t *r = &d->release;
     if (!reads_release)
         memset(r, 0, sizeof *r);
     else if (r->keep == 0 || r->delay == 0)
