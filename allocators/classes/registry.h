@@ -24,9 +24,12 @@ const char *dmm_class_paper_name(dmm_class_t c);
 size_t dmm_buddy_usable(dmm_alloc_t *a, const void *p);
 size_t dmm_sss_usable(dmm_alloc_t *a, const void *p);
 /* sss's malloc and free by name, for link-time inlining (dmm_class_sss's
- * ops are these). */
+ * ops are these); and their common cases alone, calling nothing (NULL or
+ * 0 for the rest, with nothing done), for a caller with no stack frame. */
 void  *dmm_sss_malloc(dmm_alloc_t *a, size_t n);
 void   dmm_sss_free(dmm_alloc_t *a, void *p);
+void  *dmm_sss_malloc_fast(dmm_alloc_t *a, size_t n);
+int    dmm_sss_free_fast(dmm_alloc_t *a, void *p);
 size_t dmm_kingsley_usable(dmm_alloc_t *a, const void *p);
 size_t dmm_lea_usable(dmm_alloc_t *a, const void *p);
 

@@ -334,10 +334,11 @@ static __attribute__((noinline)) void *sss_malloc_more(dmm_alloc_t *a, size_t n)
 }
 
 /* Small enough to inline where it is called by name (the evolved library's
- * malloc, dmm_evolved.c): without a release policy, a class of 16-byte steps
- * takes its list's head or bumps in its newest area, as sss_malloc_more
- * would, counting the same nodes. */
-inline __attribute__((always_inline)) void *dmm_sss_malloc(dmm_alloc_t *a, size_t n)
+ * malloc, dmm_evolved.c), and calling nothing: without a release policy, a
+ * class of 16-byte steps takes its list's head or bumps in its newest area,
+ * as sss_malloc_more would, counting the same nodes; NULL for every other
+ * case. */
+inline __attribute__((always_inline)) void *dmm_sss_malloc_fast(dmm_alloc_t *a, size_t n)
 {
     sss_t *s = a->state;
     if (__builtin_expect(n <= 1024 && !s->rel.on, 1)) {
@@ -358,7 +359,13 @@ inline __attribute__((always_inline)) void *dmm_sss_malloc(dmm_alloc_t *a, size_
             }
         }
     }
-    return sss_malloc_more(a, n);
+    return NULL;
+}
+
+inline __attribute__((always_inline)) void *dmm_sss_malloc(dmm_alloc_t *a, size_t n)
+{
+    void *b = dmm_sss_malloc_fast(a, n);
+    return b ? b : sss_malloc_more(a, n);
 }
 
 /* free's every case: a one-block area, the release policy. */
@@ -400,6 +407,23 @@ inline __attribute__((always_inline)) void dmm_sss_free(dmm_alloc_t *a, void *p)
         return;
     }
     sss_free_more(s, ar, p);
+}
+
+/* The same when that list is an SLL, calling nothing: 1, or 0 with nothing
+ * done (a one-block area, a release policy, another kind of list). */
+inline __attribute__((always_inline)) int dmm_sss_free_fast(dmm_alloc_t *a, void *p)
+{
+    sss_t *s = a->state;
+    sss_area_t *ar = area_of(p);
+    if (__builtin_expect(ar->bs == LARGE_BS || s->rel.on, 0))
+        return 0;
+    sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
+    if (c->l.kind != DMM_LIST_SLL)
+        return 0;
+    DMM_COST(s->cost, hdr_reads, 1);
+    c->live--;
+    dmm_flist_insert(&c->l, p, c->bs);
+    return 1;
 }
 
 size_t dmm_sss_usable(dmm_alloc_t *a, const void *p)

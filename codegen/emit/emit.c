@@ -17,6 +17,8 @@ typedef struct class_names {
     const char *usable;   /* its usable() by name (registry.h, segfit.h) */
     const char *malloc, *free;   /* by name, where the class has them
                                   * (registry.h); else through ops */
+    const char *malloc_fast, *free_fast;   /* their common cases, calling
+                                            * nothing (registry.h), or NULL */
 } class_names_t;
 
 static const class_names_t classes[DMM_CLASS_COUNT] = {
@@ -27,7 +29,8 @@ static const class_names_t classes[DMM_CLASS_COUNT] = {
     [DMM_CLASS_SEGREGATED] = { .id = "DMM_CLASS_SEGREGATED", .ops = "dmm_class_segregated",
                                .usable = "dmm_seg_usable" },
     [DMM_CLASS_SSS] = { .id = "DMM_CLASS_SSS", .ops = "dmm_class_sss", .usable = "dmm_sss_usable",
-                        .malloc = "dmm_sss_malloc", .free = "dmm_sss_free" },
+                        .malloc = "dmm_sss_malloc", .free = "dmm_sss_free",
+                        .malloc_fast = "dmm_sss_malloc_fast", .free_fast = "dmm_sss_free_fast" },
     [DMM_CLASS_EXACT] = { .id = "DMM_CLASS_EXACT", .ops = "dmm_class_exact",
                           .usable = "dmm_seg_usable" },
     [DMM_CLASS_KINGSLEY] = { .id = "DMM_CLASS_KINGSLEY", .ops = "dmm_class_kingsley",
@@ -228,15 +231,21 @@ static void put_which(FILE *f, const dmm_desc_t *d)
  * each case's statement written by body, deflt for any other i. */
 typedef void (*case_fn)(FILE *f, const dmm_alloc_desc_t *a, int i);
 
-static void put_switch(FILE *f, const dmm_desc_t *d, const char *head, case_fn body,
-                       const char *deflt)
+static void put_switch_after(FILE *f, const dmm_desc_t *d, const char *head, const char *pre,
+                             case_fn body, const char *deflt)
 {
-    fprintf(f, "%s\n{\n    switch (i) {\n", head);
+    fprintf(f, "%s\n{\n%s    switch (i) {\n", head, pre);
     for (int i = 0; i < d->n; i++) {
         fprintf(f, "    case %d:\n        ", i);
         body(f, &d->a[i], i);
     }
     fprintf(f, "    default:\n        %s\n    }\n}\n\n", deflt);
+}
+
+static void put_switch(FILE *f, const dmm_desc_t *d, const char *head, case_fn body,
+                       const char *deflt)
+{
+    put_switch_after(f, d, head, "", body, deflt);
 }
 
 static void case_malloc(FILE *f, const dmm_alloc_desc_t *a, int i)
@@ -255,6 +264,24 @@ static void case_free(FILE *f, const dmm_alloc_desc_t *a, int i)
         fprintf(f, "%s(&c->alloc[%d], p);\n        break;\n", k->free, i);
     else
         fprintf(f, "%s.free(&c->alloc[%d], p);\n        break;\n", k->ops, i);
+}
+
+static void case_malloc_fast(FILE *f, const dmm_alloc_desc_t *a, int i)
+{
+    const class_names_t *k = &classes[a->cls];
+    if (k->malloc_fast)
+        fprintf(f, "return %s(&c->alloc[%d], n);\n", k->malloc_fast, i);
+    else
+        fputs("return NULL;\n", f);
+}
+
+static void case_free_fast(FILE *f, const dmm_alloc_desc_t *a, int i)
+{
+    const class_names_t *k = &classes[a->cls];
+    if (k->free_fast)
+        fprintf(f, "return %s(&c->alloc[%d], p);\n", k->free_fast, i);
+    else
+        fputs("return 0;\n", f);
 }
 
 static void case_usable(FILE *f, const dmm_alloc_desc_t *a, int i)
@@ -287,6 +314,17 @@ static void put_calls(FILE *f, const dmm_desc_t *d)
     put_switch(f, d,
                "inline size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p)",
                case_usable, "return 0;");
+    int fast = 0;
+    for (int i = 0; i < d->n; i++)
+        fast |= classes[d->a[i].cls].malloc_fast != NULL;
+    fputs("/* Allocator i's common case alone, calling nothing (sss): a block, or\n"
+          " * NULL (free: 1, or 0) when the caller must take the locked way. */\n", f);
+    fprintf(f, "inline int dmm_evolved_has_fast(void)\n{\n    return %d;\n}\n\n", fast);
+    put_switch_after(f, d,
+                     "inline void *dmm_evolved_class_malloc_fast(dmm_chain_t *c, int i, size_t n)",
+                     "    (void)c;\n    (void)n;\n", case_malloc_fast, "return NULL;");
+    put_switch_after(f, d, "inline int dmm_evolved_class_free_fast(dmm_chain_t *c, int i, void *p)",
+                     "    (void)c;\n    (void)p;\n", case_free_fast, "return 0;");
     fputs("/* Allocator i's usable() needs no lock (its class's usable_nolock). */\n", f);
     put_switch(f, d, "inline int dmm_evolved_usable_nolock(int i)", case_nolock, "return 0;");
     fputs("/* dmm_hdr_usable() sizes allocator i's blocks (its class's hdr_usable). */\n", f);

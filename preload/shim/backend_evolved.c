@@ -82,10 +82,30 @@ static inline void *cache_pop(size_t n)
     return NULL;
 }
 
+/* While the process has one thread and the chain serves unchecked (so no
+ * lock is needed and nothing is to be checked), a request the cache did not
+ * serve: its allocator's common case, which calls nothing (sss: a list's
+ * head or a bump, dmm_evolved_class_malloc_fast); NULL for the rest. */
+static inline void *class_fast_malloc(size_t n)
+{
+    if (!dmm_evolved_has_fast() || !__libc_single_threaded || n == 0 ||
+        __atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) != DMM_SHIM_ON)
+        return NULL;
+    dmm_chain_t *c = dmm_shim_chain;
+    int i = dmm_evolved_pick(n);
+    if (i < 0)
+        return NULL;
+    void *p = dmm_evolved_class_malloc_fast(c, i, n);
+    if (p)
+        c->alloc[i].served++;
+    return p;
+}
+
 /* inline, and no stack frame: link-time optimisation puts it into malloc. */
 inline void *dmm_backend_malloc_fast(size_t n)
 {
-    return cache_pop(n);
+    void *p = cache_pop(n);
+    return p ? p : class_fast_malloc(n);
 }
 
 void *dmm_backend_malloc_miss(dmm_chain_t *c, size_t n)
@@ -202,6 +222,10 @@ inline void dmm_backend_free_any(void *p)
         free_refused((int)i, p, u);
         return;
     }
+    /* one thread: no lock to take (as class_fast_malloc) */
+    if (dmm_evolved_has_fast() && __libc_single_threaded &&
+        dmm_evolved_class_free_fast(dmm_shim_chain, (int)i, p))
+        return;
     free_block(dmm_shim_chain, (int)i, p);
 }
 

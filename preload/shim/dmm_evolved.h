@@ -23,6 +23,13 @@ int   dmm_evolved_pick(size_t n);
 void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n);
 void  dmm_evolved_class_free(dmm_chain_t *c, int i, void *p);
 size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p);
+/* Whether some allocator has a common case that calls nothing (a
+ * constant); allocator i's, for a caller that holds no lock because the
+ * process has one thread: a block, or NULL (free: 1, or 0), nothing done,
+ * when the caller must take the locked way. */
+int   dmm_evolved_has_fast(void);
+void *dmm_evolved_class_malloc_fast(dmm_chain_t *c, int i, size_t n);
+int   dmm_evolved_class_free_fast(dmm_chain_t *c, int i, void *p);
 /* Whether allocator i's usable() may be asked without its lock (its
  * class's usable_nolock). */
 int   dmm_evolved_usable_nolock(int i);

@@ -432,7 +432,7 @@ static const char *const two_allocators =
 Test(build, a_design_becomes_a_library_that_runs_it, .timeout = 120)
 {
     make_tmpdir();
-    char path[300], cmd[1200];
+    char path[300], cmd[2400];
     static char out[1 << 16];
     snprintf(path, sizeof path, "%s/d.dmm", tmpdir);
     write_text(path, two_allocators);
@@ -451,6 +451,30 @@ Test(build, a_design_becomes_a_library_that_runs_it, .timeout = 120)
     cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
     cr_assert(strstr(out, "trace=built.trc seed=5"), "%s", out);
     cr_assert(strstr(out, "served by sss") && strstr(out, "served by lea"), "%s", out);
+    /* sss serves a one-thread process without its lock, from malloc's and
+     * free's inline paths: a program that starts threads halfway (their
+     * blocks freed across threads) and one under DMM_CHECK run as plainly */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && cat >t.py <<'EOF'\n"
+             "import threading\n"
+             "keep = [str(i) * (i %% 40) for i in range(20000)]\n"
+             "out = []\n"
+             "def work(k):\n"
+             "    d = {i: [i, str(i)] for i in range(20000)}\n"
+             "    out.append(sum(len(v[1]) for v in d.values()) + k)\n"
+             "    keep.extend(d)\n"
+             "ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]\n"
+             "[t.start() for t in ts]\n"
+             "[t.join() for t in ts]\n"
+             "print(sorted(out), len(keep))\n"
+             "EOF\n"
+             "PYTHONMALLOC=malloc python3 t.py >plain.txt && "
+             "PYTHONMALLOC=malloc LD_PRELOAD=%s/libdmm_evolved.so python3 t.py >built.txt && "
+             "cmp plain.txt built.txt && "
+             "DMM_CHECK=1 LD_PRELOAD=%s/libdmm_evolved.so python3 t.py >checked.txt && "
+             "cmp plain.txt checked.txt",
+             tmpdir, tmpdir, tmpdir);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
     remove_tmpdir();
 }
 
