@@ -692,14 +692,12 @@ static size_t lea_check(dmm_alloc_t *a)
     lea_t *st = S(a);
     size_t bad = 0, nsegs = 0, freeblocks = 0, freebytes = 0, held = 0;
     bool top_seen = false;
-    for (seg_t *s = st->segs, *prev = NULL; s; prev = s, s = s->next) {
+    for (seg_t *s = st->segs, *prev = NULL; s; prev = s, held += s->len, s = s->next) {
         if (++nsegs > st->nsegs + 1) {
             bad++;
             break;
         }
-        held += s->len;
-        if (s->prev != prev)
-            bad++;
+        bad += s->prev != prev;
         if ((uintptr_t)s % DMM_PAGE || s->len % DMM_PAGE || s->len < SEG_OVH + MINBLK) {
             bad++;
             continue;
@@ -753,8 +751,7 @@ static size_t lea_check(dmm_alloc_t *a)
         bad++;
     if (st->top && !top_seen)
         bad++;
-    if (nsegs <= st->nsegs && held != st->held)
-        bad++;
+    bad += nsegs <= st->nsegs && held != st->held;   /* the segments' bytes */
     /* bins */
     size_t listed = 0, listedbytes = 0;
     for (unsigned i = 0; i < NBINS; i++) {
