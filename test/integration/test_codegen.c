@@ -109,6 +109,13 @@ Test(codegen, two_allocators_compile_with_the_map_and_literal_bounds)
         "    if (n <= 1024)\n        return 0;\n    if (n <= 7832240)\n        return 1;\n    return -1;\n",
         "return dmm_sss_malloc(&c->alloc[0], n);",   /* by name: inline */
         "dmm_class_segregated.free(&c->alloc[1], p);",
+        /* sss's common case alone, for a process with one thread; none for
+         * segregated */
+        "inline int dmm_evolved_has_fast(void)\n{\n    return 1;\n}",
+        "    case 0:\n        return dmm_sss_malloc_fast(&c->alloc[0], n);\n"
+        "    case 1:\n        return NULL;\n",
+        "    case 0:\n        return dmm_sss_free_fast(&c->alloc[0], p);\n"
+        "    case 1:\n        return 0;\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_expect_not_null(strstr(src, want[i]), "missing: %s\n--- source:\n%s", want[i], src);
@@ -159,6 +166,7 @@ Test(codegen, gaps_every_class_and_options)
     cr_expect_not_null(strstr(src, "given back to the page source: release       keep=65536 "
                                    "delay=1000\n"), "%s", src);
     cr_expect_not_null(strstr(src, "    .grow = DMM_GROW_PAGES,\n"), "%s", src);
+    cr_expect_not_null(strstr(src, "dmm_sss_malloc_fast(&c->alloc[5], n);"), "%s", src);
     cr_expect_not_null(strstr(src, " *   Growth by pages: "), "%s", src);
     char *end = strstr(src, "*/");
     cr_expect(end && !strncmp(end, "*/\n#ifndef DMM_EVOLVED_C", 24),
