@@ -368,7 +368,8 @@ inline __attribute__((always_inline)) void *dmm_sss_malloc(dmm_alloc_t *a, size_
     return b ? b : sss_malloc_more(a, n);
 }
 
-/* free's every case: a one-block area, the release policy. */
+/* free's every case: a one-block area, the release policy, a list other
+ * than an SLL. */
 static __attribute__((noinline)) void sss_free_more(sss_t *s, sss_area_t *ar, void *p)
 {
     if (ar->bs == LARGE_BS) {
@@ -393,24 +394,10 @@ static __attribute__((noinline)) void sss_free_more(sss_t *s, sss_area_t *ar, vo
     }
 }
 
-/* Inline where called by name, as dmm_sss_malloc: a block of a class, without
- * a release policy, goes on its list. */
-inline __attribute__((always_inline)) void dmm_sss_free(dmm_alloc_t *a, void *p)
-{
-    sss_t *s = a->state;
-    sss_area_t *ar = area_of(p);
-    DMM_COST(s->cost, hdr_reads, 1);
-    if (__builtin_expect(ar->bs != LARGE_BS && !s->rel.on, 1)) {
-        sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
-        c->live--;
-        dmm_flist_insert(&c->l, p, c->bs);
-        return;
-    }
-    sss_free_more(s, ar, p);
-}
-
-/* The same when that list is an SLL, calling nothing: 1, or 0 with nothing
- * done (a one-block area, a release policy, another kind of list). */
+/* Inline where called by name, as dmm_sss_malloc_fast, and calling nothing:
+ * a block of a class whose list is an SLL, without a release policy, goes on
+ * its list: 1; 0 with nothing done (a one-block area, a release policy,
+ * another kind of list). */
 inline __attribute__((always_inline)) int dmm_sss_free_fast(dmm_alloc_t *a, void *p)
 {
     sss_t *s = a->state;
@@ -424,6 +411,15 @@ inline __attribute__((always_inline)) int dmm_sss_free_fast(dmm_alloc_t *a, void
     c->live--;
     dmm_flist_insert(&c->l, p, c->bs);
     return 1;
+}
+
+inline __attribute__((always_inline)) void dmm_sss_free(dmm_alloc_t *a, void *p)
+{
+    if (dmm_sss_free_fast(a, p))
+        return;
+    sss_t *s = a->state;
+    DMM_COST(s->cost, hdr_reads, 1);
+    sss_free_more(s, area_of(p), p);
 }
 
 size_t dmm_sss_usable(dmm_alloc_t *a, const void *p)
