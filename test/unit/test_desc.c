@@ -220,6 +220,17 @@ Test(desc, bad_release_lines_name_the_line_and_field)
     bad("release keep=0 delay=0\n", "no allocator", NULL);
 }
 
+/* in parsed into d, printed as want, and that text parsed again into e. */
+static void round_trip(const char *in, const char *want, dmm_desc_t *d, dmm_desc_t *e)
+{
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse("t", in, strlen(in), d, &err), 0, "%s", err.msg);
+    char out[1024];
+    dmm_desc_print(d, out, sizeof out);
+    cr_expect_str_eq(out, want);
+    cr_assert_eq(dmm_desc_parse("t", out, strlen(out), e, &err), 0, "%s", err.msg);
+}
+
 Test(desc, a_pool_line_round_trips_after_the_release_line)
 {
     const char *in = "lea range=(0,inf]\npool bytes=1048576  # held from the start\n"
@@ -230,13 +241,8 @@ Test(desc, a_pool_line_round_trips_after_the_release_line)
                        "lea           range=(0,inf]          split=no  coalesce=no  list=sll   "
                        "fit=first order=lifo\n";
     dmm_desc_t d, e;
-    dmm_err_t err = { { 0 } };
-    cr_assert_eq(dmm_desc_parse("t", in, strlen(in), &d, &err), 0, "%s", err.msg);
+    round_trip(in, want, &d, &e);
     cr_expect_eq(d.pool, 1048576);
-    char out[1024];
-    dmm_desc_print(&d, out, sizeof out);
-    cr_expect_str_eq(out, want);
-    cr_assert_eq(dmm_desc_parse("t", out, strlen(out), &e, &err), 0, "%s", err.msg);
     cr_expect_eq(e.pool, d.pool);
     dmm_desc_effective(&e);
     cr_expect_eq(e.pool, d.pool, "a pool is read by the page source, whatever the classes");
@@ -263,14 +269,11 @@ Test(desc, a_grow_line_round_trips_between_release_and_pool)
                        "lea           range=(0,inf]          split=no  coalesce=no  list=sll   "
                        "fit=first order=lifo\n";
     dmm_desc_t d, e;
-    dmm_err_t err = { { 0 } };
-    cr_assert_eq(dmm_desc_parse("t", in, strlen(in), &d, &err), 0, "%s", err.msg);
+    round_trip(in, want, &d, &e);
     cr_expect_eq(d.grow, DMM_GROW_PAGES);
-    char out[1024];
-    dmm_desc_print(&d, out, sizeof out);
-    cr_expect_str_eq(out, want);
-    cr_assert_eq(dmm_desc_parse("t", out, strlen(out), &e, &err), 0, "%s", err.msg);
     cr_expect_eq(e.grow, DMM_GROW_PAGES);
+    dmm_err_t err = { { 0 } };
+    char out[1024];
     dmm_desc_effective(&e);
     cr_expect_eq(e.grow, DMM_GROW_PAGES, "lea reads it");
     /* by=64k is the classes' own rule: the same as no line, printed as none */
