@@ -28,8 +28,14 @@ size_t dmm_sss_usable(dmm_alloc_t *a, const void *p);
  * 0 for the rest, with nothing done), for a caller with no stack frame. */
 void  *dmm_sss_malloc(dmm_alloc_t *a, size_t n);
 void   dmm_sss_free(dmm_alloc_t *a, void *p);
+int    dmm_sss_resize(dmm_alloc_t *a, void *p, size_t n);
 void  *dmm_sss_malloc_fast(dmm_alloc_t *a, size_t n);
 int    dmm_sss_free_fast(dmm_alloc_t *a, void *p);
+/* The same for an allocator known (to codegen, from its .dmm) to keep an
+ * SLL under no release policy, in the order given (lifo 1, FIFO 0): those
+ * tests folded away.  Never for any other. */
+void  *dmm_sss_malloc_fast_sll(dmm_alloc_t *a, size_t n, int lifo);
+int    dmm_sss_free_fast_sll(dmm_alloc_t *a, void *p, int lifo);
 size_t dmm_kingsley_usable(dmm_alloc_t *a, const void *p);
 size_t dmm_lea_usable(dmm_alloc_t *a, const void *p);
 

@@ -19,7 +19,11 @@
  * Options: list (SLL, DLL, BTREE) and order (FIFO, LIFO) shape each class's
  * free list.  Ignored: fit (every block of a list has the same size, so any
  * is a fit: the list is searched first-fit), split and coalesce (blocks are
- * never split or merged).
+ * never split or merged).  An SLL is sss's own (sss_sll_t): as every block
+ * of a class has its size, a free block holds only its link, and a list is
+ * its head and, for FIFO, its tail; its nodes are counted as dmm_flist
+ * counts an SLL's (a push 1, a pop 1, an empty list 0, a release's walk
+ * every node visited).  DLL and BTREE lists are dmm_flist's.
  *
  * Release (the chain's release policy, dmm_release_t): without one, areas
  * are kept until destroy, even when all their blocks are free.  With one,
@@ -60,8 +64,15 @@ typedef struct sss_area {
 } sss_area_t;
 _Static_assert(sizeof(sss_area_t) == AREA_HDR, "the area header is 32 bytes");
 
+typedef struct sss_sll {
+    void *head, *tail;         /* tail: FIFO only */
+} sss_sll_t;
+
 typedef struct sss_class {
-    dmm_flist_t l;
+    union {
+        sss_sll_t q;           /* list=sll */
+        dmm_flist_t l;         /* list=dll, list=btree */
+    };
     sss_area_t *areas;         /* newest first; the first holds the bump */
     char *bump, *bump_end;
     size_t bs;
@@ -73,6 +84,8 @@ typedef struct sss {
     dmm_pagesrc_t *ps;
     dmm_cost_t *cost;
     unsigned first, ncls;      /* class indices [first, first + ncls) */
+    uint8_t sll, lifo;         /* the list: sss_sll_t (LIFO or FIFO), or dmm_flist */
+    uint8_t fast;              /* sll and no release policy: the inline paths */
     sss_class_t *cls;
     void *meta;                /* META chunk holding cls, or NULL */
     size_t meta_len;
@@ -113,6 +126,99 @@ static inline sss_area_t *area_of(const void *p)
     return (sss_area_t *)((uintptr_t)p & ~(uintptr_t)(AREA - 1));
 }
 
+/* ---- a class's free blocks ------------------------------------------------ */
+
+/* An SLL's head, unlisted (a node counted); NULL from an empty list (none).
+ * LIFO keeps no tail. */
+static inline void *sll_pop_as(sss_t *s, sss_class_t *c, int lifo)
+{
+    void **h = c->q.head;
+    if (!h)
+        return NULL;
+    DMM_COST(s->cost, nodes, 1);
+    c->q.head = *h;
+    if (!lifo && !c->q.head)
+        c->q.tail = NULL;
+    return h;
+}
+
+static inline void *sll_pop(sss_t *s, sss_class_t *c)
+{
+    return sll_pop_as(s, c, s->lifo);
+}
+
+static inline void sll_push_as(sss_t *s, sss_class_t *c, void *p, int lifo)
+{
+    DMM_COST(s->cost, nodes, 1);
+    void **n = p;
+    if (lifo) {
+        *n = c->q.head;
+        c->q.head = n;
+        return;
+    }
+    *n = NULL;
+    if (c->q.tail)
+        *(void **)c->q.tail = n;
+    else
+        c->q.head = n;
+    c->q.tail = n;
+}
+
+static inline void sll_push(sss_t *s, sss_class_t *c, void *p)
+{
+    sll_push_as(s, c, p, s->lifo);
+}
+
+/* Unlist the blocks of an SLL in [lo, hi), in one walk from its head that
+ * stops once max are unlisted; every node visited counted. */
+static void sll_drop_range(sss_t *s, sss_class_t *c, const char *lo, const char *hi, size_t max)
+{
+    uint64_t visited = 0;
+    size_t dropped = 0;
+    void **pred = NULL;
+    for (void **n = c->q.head, **next; n && dropped < max; n = next) {
+        visited++;
+        next = *n;
+        if ((const char *)n >= lo && (const char *)n < hi) {
+            if (pred)
+                *pred = next;
+            else
+                c->q.head = next;
+            if (c->q.tail == n)
+                c->q.tail = pred;
+            dropped++;
+        } else {
+            pred = n;
+        }
+    }
+    if (visited)
+        DMM_COST(s->cost, nodes, visited);
+}
+
+static void *list_take(sss_t *s, sss_class_t *c)
+{
+    if (s->sll)
+        return sll_pop(s, c);
+    size_t got;
+    return dmm_flist_take(&c->l, c->bs, &got);
+}
+
+static void list_put(sss_t *s, sss_class_t *c, void *p)
+{
+    if (s->sll)
+        sll_push(s, c, p);
+    else
+        dmm_flist_insert(&c->l, p, c->bs);
+}
+
+static void list_init(sss_t *s, sss_class_t *c, const dmm_alloc_desc_t *d)
+{
+    if (s->sll)
+        c->q.head = c->q.tail = NULL;
+    else
+        dmm_flist_init(&c->l, d->list, DMM_FIT_FIRST, d->order, s->cost);
+}
+
 /* ---- the ops -------------------------------------------------------------- */
 
 static int sss_init(dmm_alloc_t *a)
@@ -128,6 +234,9 @@ static int sss_init(dmm_alloc_t *a)
     s->ps = a->ps;
     s->cost = a->cost;
     s->rel = a->release;
+    s->sll = d->list == DMM_LIST_SLL;
+    s->lifo = d->order == DMM_ORDER_LIFO;
+    s->fast = s->sll && !s->rel.on;
     if (s->rel.delay > UINT32_MAX / 2)   /* the clock is 32 bits */
         s->rel.delay = UINT64_MAX;
     if (d->lo < MAX_CLASS) {
@@ -152,7 +261,7 @@ static int sss_init(dmm_alloc_t *a)
     for (unsigned i = 0; i < s->ncls; i++) {
         sss_class_t *c = &s->cls[i];
         memset(c, 0, sizeof *c);
-        dmm_flist_init(&c->l, d->list, DMM_FIT_FIRST, d->order, s->cost);
+        list_init(s, c, d);
         c->bs = class_size(s->first + i);
         if (c->bs < minb)
             c->bs = minb;
@@ -229,8 +338,8 @@ static sss_area_t *queue_pop(sss_t *s)
     queue_del(s, ar);
     sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
     size_t per = (AREA - AREA_HDR) / c->bs;
-    if (c->l.kind == DMM_LIST_SLL)   /* LIFO: its blocks were pushed last */
-        dmm_flist_drop_range(&c->l, ar, (char *)ar + AREA, per);
+    if (s->sll)   /* LIFO: its blocks were pushed last */
+        sll_drop_range(s, c, (char *)ar, (char *)ar + AREA, per);
     else
         for (size_t k = 0; k < per; k++)
             dmm_flist_remove(&c->l, (char *)ar + AREA_HDR + k * c->bs);
@@ -312,8 +421,7 @@ static __attribute__((noinline)) void *sss_malloc_more(dmm_alloc_t *a, size_t n)
         if (s->qhead)
             release_due(s);
     }
-    size_t got;
-    void *b = dmm_flist_take(&c->l, c->bs, &got);
+    void *b = list_take(s, c);
     if (b) {
         c->live++;
         if (s->rel.on) {
@@ -334,23 +442,27 @@ static __attribute__((noinline)) void *sss_malloc_more(dmm_alloc_t *a, size_t n)
 }
 
 /* Small enough to inline where it is called by name (the evolved library's
- * malloc, dmm_evolved.c), and calling nothing: without a release policy, a
- * class of 16-byte steps takes its list's head or bumps in its newest area,
- * as sss_malloc_more would, counting the same nodes; NULL for every other
- * case. */
-inline __attribute__((always_inline)) void *dmm_sss_malloc_fast(dmm_alloc_t *a, size_t n)
+ * malloc, dmm_evolved.c), and calling nothing: with an SLL and without a
+ * release policy (s->fast, tested unless `known`; LIFO: lifo, or s->lifo
+ * when lifo < 0), a class of 16-byte steps takes its list's head or bumps
+ * in its newest area, as sss_malloc_more would, counting the same nodes;
+ * NULL for every other case (n == 0 included: its index wraps past the
+ * classes).  The state is where sss_init puts it, a->state_area: no load
+ * of a->state. */
+static inline __attribute__((always_inline)) void *malloc_fast_as(dmm_alloc_t *a, size_t n,
+                                                                  int known, int lifo)
 {
-    sss_t *s = a->state;
-    if (__builtin_expect(n <= 1024 && !s->rel.on, 1)) {
-        unsigned i = class_index(n) - s->first;
+    sss_t *s = (sss_t *)a->state_area;
+    if (__builtin_expect(n <= 1024 && (known || s->fast), 1)) {
+        unsigned i = (unsigned)((n - 1) >> 4) - s->first;   /* class_index(n) */
         if (i < s->ncls) {
             sss_class_t *c = &s->cls[i];
-            void *b = dmm_flist_take_head(&c->l, c->bs);
+            void *b = sll_pop_as(s, c, lifo < 0 ? s->lifo : lifo);
             if (b) {
                 c->live++;
                 return b;
             }
-            if (!c->l.count && (size_t)(c->bump_end - c->bump) >= c->bs) {
+            if ((size_t)(c->bump_end - c->bump) >= c->bs) {
                 b = c->bump;
                 c->bump += c->bs;
                 c->carved++;
@@ -360,6 +472,17 @@ inline __attribute__((always_inline)) void *dmm_sss_malloc_fast(dmm_alloc_t *a, 
         }
     }
     return NULL;
+}
+
+inline __attribute__((always_inline)) void *dmm_sss_malloc_fast(dmm_alloc_t *a, size_t n)
+{
+    return malloc_fast_as(a, n, 0, -1);
+}
+
+inline __attribute__((always_inline)) void *dmm_sss_malloc_fast_sll(dmm_alloc_t *a, size_t n,
+                                                                    int lifo)
+{
+    return malloc_fast_as(a, n, 1, lifo);
 }
 
 inline __attribute__((always_inline)) void *dmm_sss_malloc(dmm_alloc_t *a, size_t n)
@@ -381,7 +504,7 @@ static __attribute__((noinline)) void sss_free_more(sss_t *s, sss_area_t *ar, vo
     }
     sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
     c->live--;
-    dmm_flist_insert(&c->l, p, c->bs);
+    list_put(s, c, p);
     if (s->rel.on) {
         s->clock++;
         DMM_COST(s->cost, hdr_writes, 1);
@@ -395,22 +518,33 @@ static __attribute__((noinline)) void sss_free_more(sss_t *s, sss_area_t *ar, vo
 }
 
 /* Inline where called by name, as dmm_sss_malloc_fast, and calling nothing:
- * a block of a class whose list is an SLL, without a release policy, goes on
- * its list: 1; 0 with nothing done (a one-block area, a release policy,
- * another kind of list). */
-inline __attribute__((always_inline)) int dmm_sss_free_fast(dmm_alloc_t *a, void *p)
+ * a block of a class whose list is an SLL, without a release policy
+ * (s->fast, tested unless `known`), goes on its list (LIFO: lifo, or
+ * s->lifo when lifo < 0): 1; 0 with nothing done (a one-block area, a
+ * release policy, another kind of list).  The state as malloc_fast_as
+ * finds it. */
+static inline __attribute__((always_inline)) int free_fast_as(dmm_alloc_t *a, void *p, int known,
+                                                              int lifo)
 {
-    sss_t *s = a->state;
+    sss_t *s = (sss_t *)a->state_area;
     sss_area_t *ar = area_of(p);
-    if (__builtin_expect(ar->bs == LARGE_BS || s->rel.on, 0))
+    if (__builtin_expect(ar->bs == LARGE_BS || !(known || s->fast), 0))
         return 0;
     sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
-    if (c->l.kind != DMM_LIST_SLL)
-        return 0;
     DMM_COST(s->cost, hdr_reads, 1);
     c->live--;
-    dmm_flist_insert(&c->l, p, c->bs);
+    sll_push_as(s, c, p, lifo < 0 ? s->lifo : lifo);
     return 1;
+}
+
+inline __attribute__((always_inline)) int dmm_sss_free_fast(dmm_alloc_t *a, void *p)
+{
+    return free_fast_as(a, p, 0, -1);
+}
+
+inline __attribute__((always_inline)) int dmm_sss_free_fast_sll(dmm_alloc_t *a, void *p, int lifo)
+{
+    return free_fast_as(a, p, 1, lifo);
 }
 
 inline __attribute__((always_inline)) void dmm_sss_free(dmm_alloc_t *a, void *p)
@@ -430,7 +564,7 @@ size_t dmm_sss_usable(dmm_alloc_t *a, const void *p)
     return ar->bs == LARGE_BS ? ar->u.len - AREA_HDR : ar->bs;
 }
 
-static int sss_resize(dmm_alloc_t *a, void *p, size_t n)
+inline __attribute__((always_inline)) int dmm_sss_resize(dmm_alloc_t *a, void *p, size_t n)
 {
     return n <= dmm_sss_usable(a, p) ? 0 : -1;
 }
@@ -457,6 +591,24 @@ static void walk_fn(void *block, size_t size, void *arg)
     if (off < AREA_HDR || (off - AREA_HDR) % c->bs || off + c->bs > AREA ||
         (ar == c->areas && (const char *)block >= c->bump))
         w->viol++;
+}
+
+/* An SLL's nodes, each as walk_fn sees it: the walk stops at the first
+ * bad one (its link is not to be followed) or past c->carved nodes (a
+ * cycle); FIFO's tail is the last node. */
+static size_t sll_check(const sss_t *s, const sss_class_t *c, walk_ctx_t *w)
+{
+    void *last = NULL;
+    for (void **n = c->q.head; n; n = *n) {
+        size_t viol = w->viol;
+        if (w->count > c->carved || ((uintptr_t)n & (DMM_ALIGN - 1)))
+            return 1;
+        walk_fn(n, c->bs, w);
+        if (w->viol != viol)
+            return 0;
+        last = n;
+    }
+    return !s->lifo && c->q.tail != last;
 }
 
 /* An area header of class index idx, in the page map as ours. */
@@ -497,10 +649,16 @@ static size_t class_check(const sss_t *s, unsigned i)
     if (carved != c->carved || (s->rel.on && live != c->live))
         v++;
     walk_ctx_t w = { s, c, s->first + i, 0, 0 };
-    v += dmm_flist_check(&c->l);
-    dmm_flist_walk(&c->l, walk_fn, &w);
+    if (s->sll) {
+        v += sll_check(s, c, &w);
+    } else {
+        v += dmm_flist_check(&c->l);
+        dmm_flist_walk(&c->l, walk_fn, &w);
+        if (w.count != c->l.count)
+            v++;
+    }
     v += w.viol;
-    if (w.count != c->l.count || w.count + c->live != c->carved)
+    if (w.count + c->live != c->carved)
         v++;
     return v;
 }
@@ -547,7 +705,10 @@ static void sss_destroy(dmm_alloc_t *a)
             DMM_COST(s->cost, pagesrc_calls, 1);
             dmm_pagesrc_put(s->ps, ar, AREA);
         }
-        dmm_flist_init(&c->l, c->l.kind, c->l.fit, c->l.order, s->cost);
+        if (s->sll)
+            c->q.head = c->q.tail = NULL;
+        else
+            dmm_flist_init(&c->l, c->l.kind, c->l.fit, c->l.order, s->cost);
         c->bump = c->bump_end = NULL;
         c->carved = c->live = 0;
     }
@@ -583,7 +744,7 @@ const dmm_class_ops_t dmm_class_sss = {
     .malloc = dmm_sss_malloc,
     .free = dmm_sss_free,
     .usable = dmm_sss_usable,
-    .resize = sss_resize,
+    .resize = dmm_sss_resize,
     .check = sss_check,
     .destroy = sss_destroy,
 };

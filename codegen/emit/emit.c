@@ -15,10 +15,9 @@ typedef struct class_names {
     const char *id;
     const char *ops;
     const char *usable;   /* its usable() by name (registry.h, segfit.h) */
-    const char *malloc, *free;   /* by name, where the class has them
-                                  * (registry.h); else through ops */
-    const char *malloc_fast, *free_fast;   /* their common cases, calling
-                                            * nothing (registry.h), or NULL */
+    const char *malloc, *free, *resize;   /* by name, where the class has
+                                           * them (registry.h); else through
+                                           * ops */
 } class_names_t;
 
 static const class_names_t classes[DMM_CLASS_COUNT] = {
@@ -30,7 +29,7 @@ static const class_names_t classes[DMM_CLASS_COUNT] = {
                                .usable = "dmm_seg_usable" },
     [DMM_CLASS_SSS] = { .id = "DMM_CLASS_SSS", .ops = "dmm_class_sss", .usable = "dmm_sss_usable",
                         .malloc = "dmm_sss_malloc", .free = "dmm_sss_free",
-                        .malloc_fast = "dmm_sss_malloc_fast", .free_fast = "dmm_sss_free_fast" },
+                        .resize = "dmm_sss_resize" },
     [DMM_CLASS_EXACT] = { .id = "DMM_CLASS_EXACT", .ops = "dmm_class_exact",
                           .usable = "dmm_seg_usable" },
     [DMM_CLASS_KINGSLEY] = { .id = "DMM_CLASS_KINGSLEY", .ops = "dmm_class_kingsley",
@@ -229,7 +228,7 @@ static void put_which(FILE *f, const dmm_desc_t *d)
 
 /* One function of the generated file: a switch on the allocator index i,
  * each case's statement written by body, deflt for any other i. */
-typedef void (*case_fn)(FILE *f, const dmm_alloc_desc_t *a, int i);
+typedef void (*case_fn)(FILE *f, const dmm_desc_t *d, int i);
 
 static void put_switch_after(FILE *f, const dmm_desc_t *d, const char *head, const char *pre,
                              case_fn body, const char *deflt)
@@ -237,7 +236,7 @@ static void put_switch_after(FILE *f, const dmm_desc_t *d, const char *head, con
     fprintf(f, "%s\n{\n%s    switch (i) {\n", head, pre);
     for (int i = 0; i < d->n; i++) {
         fprintf(f, "    case %d:\n        ", i);
-        body(f, &d->a[i], i);
+        body(f, d, i);
     }
     fprintf(f, "    default:\n        %s\n    }\n}\n\n", deflt);
 }
@@ -248,8 +247,9 @@ static void put_switch(FILE *f, const dmm_desc_t *d, const char *head, case_fn b
     put_switch_after(f, d, head, "", body, deflt);
 }
 
-static void case_malloc(FILE *f, const dmm_alloc_desc_t *a, int i)
+static void case_malloc(FILE *f, const dmm_desc_t *d, int i)
 {
+    const dmm_alloc_desc_t *a = &d->a[i];
     const class_names_t *k = &classes[a->cls];
     if (k->malloc)
         fprintf(f, "return %s(&c->alloc[%d], n);\n", k->malloc, i);
@@ -257,8 +257,9 @@ static void case_malloc(FILE *f, const dmm_alloc_desc_t *a, int i)
         fprintf(f, "return %s.malloc(&c->alloc[%d], n);\n", k->ops, i);
 }
 
-static void case_free(FILE *f, const dmm_alloc_desc_t *a, int i)
+static void case_free(FILE *f, const dmm_desc_t *d, int i)
 {
+    const dmm_alloc_desc_t *a = &d->a[i];
     const class_names_t *k = &classes[a->cls];
     if (k->free)
         fprintf(f, "%s(&c->alloc[%d], p);\n        break;\n", k->free, i);
@@ -266,40 +267,55 @@ static void case_free(FILE *f, const dmm_alloc_desc_t *a, int i)
         fprintf(f, "%s.free(&c->alloc[%d], p);\n        break;\n", k->ops, i);
 }
 
-static void case_malloc_fast(FILE *f, const dmm_alloc_desc_t *a, int i)
+static void case_resize(FILE *f, const dmm_desc_t *d, int i)
 {
-    const class_names_t *k = &classes[a->cls];
-    if (k->malloc_fast)
-        fprintf(f, "return %s(&c->alloc[%d], n);\n", k->malloc_fast, i);
+    const class_names_t *k = &classes[d->a[i].cls];
+    if (k->resize)
+        fprintf(f, "return %s(&c->alloc[%d], p, n);\n", k->resize, i);
+    else
+        fprintf(f, "return %s.resize(&c->alloc[%d], p, n);\n", k->ops, i);
+}
+
+/* Allocator i has a common case alone (sss keeping an SLL, under no release
+ * policy: what its state's `fast` says at run time, known here). */
+static int has_fast(const dmm_desc_t *d, int i)
+{
+    return d->a[i].cls == DMM_CLASS_SSS && d->a[i].list == DMM_LIST_SLL && !d->release.on;
+}
+
+static void case_malloc_fast(FILE *f, const dmm_desc_t *d, int i)
+{
+    if (has_fast(d, i))
+        fprintf(f, "return dmm_sss_malloc_fast_sll(&c->alloc[%d], n, %d);\n", i,
+                d->a[i].order == DMM_ORDER_LIFO);
     else
         fputs("return NULL;\n", f);
 }
 
-static void case_free_fast(FILE *f, const dmm_alloc_desc_t *a, int i)
+static void case_free_fast(FILE *f, const dmm_desc_t *d, int i)
 {
-    const class_names_t *k = &classes[a->cls];
-    if (k->free_fast)
-        fprintf(f, "return %s(&c->alloc[%d], p);\n", k->free_fast, i);
+    if (has_fast(d, i))
+        fprintf(f, "return dmm_sss_free_fast_sll(&c->alloc[%d], p, %d);\n", i,
+                d->a[i].order == DMM_ORDER_LIFO);
     else
         fputs("return 0;\n", f);
 }
 
-static void case_usable(FILE *f, const dmm_alloc_desc_t *a, int i)
+static void case_usable(FILE *f, const dmm_desc_t *d, int i)
 {
+    const dmm_alloc_desc_t *a = &d->a[i];
     fprintf(f, "return %s(&c->alloc[%d], p);\n", classes[a->cls].usable, i);
 }
 
-static void case_nolock(FILE *f, const dmm_alloc_desc_t *a, int i)
+static void case_nolock(FILE *f, const dmm_desc_t *d, int i)
 {
-    (void)i;
-    const dmm_class_ops_t *ops = dmm_class_ops(a->cls);
+    const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
     fprintf(f, "return %d;\n", ops && ops->usable_nolock ? 1 : 0);
 }
 
-static void case_hdr(FILE *f, const dmm_alloc_desc_t *a, int i)
+static void case_hdr(FILE *f, const dmm_desc_t *d, int i)
 {
-    (void)i;
-    const dmm_class_ops_t *ops = dmm_class_ops(a->cls);
+    const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
     fprintf(f, "return %d;\n", ops && ops->hdr_usable ? 1 : 0);
 }
 
@@ -314,9 +330,11 @@ static void put_calls(FILE *f, const dmm_desc_t *d)
     put_switch(f, d,
                "inline size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p)",
                case_usable, "return 0;");
+    put_switch(f, d, "inline int dmm_evolved_class_resize(dmm_chain_t *c, int i, void *p, size_t n)",
+               case_resize, "return -1;");
     int fast = 0;
     for (int i = 0; i < d->n; i++)
-        fast |= classes[d->a[i].cls].malloc_fast != NULL;
+        fast |= has_fast(d, i);
     fputs("/* Allocator i's common case alone, calling nothing (sss): a block, or\n"
           " * NULL (free: 1, or 0) when the caller must take the locked way. */\n", f);
     fprintf(f, "inline int dmm_evolved_has_fast(void)\n{\n    return %d;\n}\n\n", fast);

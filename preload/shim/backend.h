@@ -47,6 +47,9 @@ void  dmm_backend_free(dmm_chain_t *c, void *p);
  * It tests no state either: it looks p up in dmm_shim_free_arena(), which
  * is an empty arena unless free may free at once. */
 void  dmm_backend_free_any(void *p);
+/* realloc of p, NULL or a block of c (the caller checked), as
+ * dmm_chain_realloc decides it. */
+void *dmm_backend_realloc(dmm_chain_t *c, void *p, size_t n);
 /* The free of allocator i of c, its lock held by the caller (the
  * DMM_OFFLOAD helper, which frees runs of blocks under one hold). */
 void  dmm_backend_class_free(dmm_chain_t *c, int i, void *p);

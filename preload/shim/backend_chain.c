@@ -49,6 +49,11 @@ void dmm_backend_free(dmm_chain_t *c, void *p)
     dmm_chain_free(c, p);
 }
 
+void *dmm_backend_realloc(dmm_chain_t *c, void *p, size_t n)
+{
+    return dmm_chain_realloc(c, p, n);
+}
+
 void dmm_backend_free_any(void *p)
 {
     dmm_chain_t *c = dmm_shim_free_chain();

@@ -11,8 +11,10 @@
  *   picked by dmm_evolved_pick(), whose range bounds are constants, and
  *   called through its class's ops by name (dmm_evolved.h); a cache line's
  *   max and count are constants too, and a cache hit calls no allocator.
- * Everything else (calloc, realloc, the aligned calls, the fallback path,
- * fork, DMM_STATS, DMM_CHECK, DMM_OFFLOAD) is the chain's and the shim's;
+ * realloc decides as the chain's does, and gets and gives its blocks
+ * through these malloc and free.
+ * Everything else (calloc, the aligned calls, the fallback path, fork,
+ * DMM_STATS, DMM_CHECK, DMM_OFFLOAD) is the chain's and the shim's;
  * DMM_CHECK's blocks also come from dmm_backend_malloc and go back through
  * dmm_backend_free.  The allocator classes are compiled with DMM_COUNT=0:
  * no cost counting. */
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "preload/shim/dmm_evolved.h"
@@ -236,6 +239,38 @@ void dmm_backend_free(dmm_chain_t *c, void *p)
         free_block(c, (int)o - 1, p);
     else
         free_class(c, -1, p);   /* ours, so the fallback path's */
+}
+
+/* dmm_chain_realloc's decisions -- in place when p's allocator serves n
+ * and its resize() agrees, else a new block, the bytes copied, p freed --
+ * with this library's malloc and free (their cache and one-thread paths)
+ * and the allocator's calls by name.  The fallback path's blocks and
+ * realloc(p, 0) are the chain's. */
+void *dmm_backend_realloc(dmm_chain_t *c, void *p, size_t n)
+{
+    size_t old = 0;
+    if (p) {
+        unsigned i = dmm_pagesrc_owner(&c->ps, p) - 1u;
+        if (n == 0 || i >= (unsigned)dmm_evolved_count())
+            return dmm_chain_realloc(c, p, n);
+        dmm_spin_lock_mt(&c->locks[i]);
+        old = dmm_evolved_class_usable(c, (int)i, p);
+        int done = dmm_evolved_pick(n) == (int)i &&
+                   dmm_evolved_class_resize(c, (int)i, p, n) == 0;
+        if (done)
+            c->alloc[i].served++;
+        dmm_spin_unlock_mt(&c->locks[i]);
+        if (done)
+            return p;
+    }
+    void *q = dmm_backend_malloc_fast(n);
+    if (!q && !(q = dmm_backend_malloc_miss(c, n)))
+        return NULL;
+    if (p) {
+        memcpy(q, p, old < n ? old : n);
+        dmm_backend_free_any(p);
+    }
+    return q;
 }
 
 void dmm_backend_class_free(dmm_chain_t *c, int i, void *p)

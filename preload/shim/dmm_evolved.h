@@ -19,10 +19,11 @@ const dmm_desc_t *dmm_evolved_description(void);
  * path. */
 int   dmm_evolved_pick(size_t n);
 /* Allocator i of chain c, through its class's ops by name; the caller
- * holds its lock. */
+ * holds its lock (usable: unless dmm_evolved_usable_nolock(i)). */
 void *dmm_evolved_class_malloc(dmm_chain_t *c, int i, size_t n);
 void  dmm_evolved_class_free(dmm_chain_t *c, int i, void *p);
 size_t dmm_evolved_class_usable(dmm_chain_t *c, int i, const void *p);
+int   dmm_evolved_class_resize(dmm_chain_t *c, int i, void *p, size_t n);
 /* Whether some allocator has a common case that calls nothing (a
  * constant); allocator i's, for a caller that holds no lock because the
  * process has one thread: a block, or NULL (free: 1, or 0), nothing done,

@@ -403,7 +403,7 @@ EXPORT void *realloc(void *p, size_t n)
 {
     dmm_chain_t *c = on();
     if (__builtin_expect(c != NULL, 1) && (!p || dmm_chain_owns(c, p)))
-        return dmm_chain_realloc(c, p, n);
+        return dmm_backend_realloc(c, p, n);
     return realloc_slow(p, n);
 }
 

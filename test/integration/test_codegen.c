@@ -27,6 +27,7 @@
 #define DMM      DMM_BUILD_DIR "/dmm"
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
 #define MEDIA    DMM_BUILD_DIR "/bench/work_media"
+#define STRESS   DMM_BUILD_DIR "/test/progs/stress"
 /* The .dmm the library was generated from (the Makefile copies it there). */
 #define SOURCE_DMM DMM_BUILD_DIR "/evolved/source.dmm"
 
@@ -109,13 +110,10 @@ Test(codegen, two_allocators_compile_with_the_map_and_literal_bounds)
         "    if (n <= 1024)\n        return 0;\n    if (n <= 7832240)\n        return 1;\n    return -1;\n",
         "return dmm_sss_malloc(&c->alloc[0], n);",   /* by name: inline */
         "dmm_class_segregated.free(&c->alloc[1], p);",
-        /* sss's common case alone, for a process with one thread; none for
-         * segregated */
-        "inline int dmm_evolved_has_fast(void)\n{\n    return 1;\n}",
-        "    case 0:\n        return dmm_sss_malloc_fast(&c->alloc[0], n);\n"
-        "    case 1:\n        return NULL;\n",
-        "    case 0:\n        return dmm_sss_free_fast(&c->alloc[0], p);\n"
-        "    case 1:\n        return 0;\n",
+        /* no common case alone: sss's is an SLL's, segregated has none */
+        "inline int dmm_evolved_has_fast(void)\n{\n    return 0;\n}",
+        "    case 0:\n        return NULL;\n    case 1:\n        return NULL;\n",
+        "    case 0:\n        return 0;\n    case 1:\n        return 0;\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_expect_not_null(strstr(src, want[i]), "missing: %s\n--- source:\n%s", want[i], src);
@@ -166,11 +164,45 @@ Test(codegen, gaps_every_class_and_options)
     cr_expect_not_null(strstr(src, "given back to the page source: release       keep=65536 "
                                    "delay=1000\n"), "%s", src);
     cr_expect_not_null(strstr(src, "    .grow = DMM_GROW_PAGES,\n"), "%s", src);
-    cr_expect_not_null(strstr(src, "dmm_sss_malloc_fast(&c->alloc[5], n);"), "%s", src);
+    /* a release policy: sss has no common case alone */
+    cr_expect_null(strstr(src, "dmm_sss_malloc_fast_sll"), "%s", src);
     cr_expect_not_null(strstr(src, " *   Growth by pages: "), "%s", src);
     char *end = strstr(src, "*/");
     cr_expect(end && !strncmp(end, "*/\n#ifndef DMM_EVOLVED_C", 24),
               "a title must not close the header comment:\n%s", src);
+    cr_assert_eq(syntax_check(out, &err), 0, "gcc: %s", err);
+    free(err);
+    free(src);
+    remove_tmpdir();
+}
+
+/* sss's common case alone, for a process with one thread, where its list is
+ * an SLL and no release policy is on: in its order (LIFO 1, FIFO 0). */
+Test(codegen, sss_common_case_alone_for_an_sll_without_release)
+{
+    make_tmpdir();
+    char in[300], out[300];
+    snprintf(in, sizeof in, "%s/x.dmm", tmpdir);
+    snprintf(out, sizeof out, "%s/out.c", tmpdir);
+    write_text(in, "sss range=(0,64] list=sll order=lifo\n"
+                   "sss range=(64,128] list=sll order=fifo\n"
+                   "sss range=(128,256] list=dll order=lifo\n"
+                   "lea range=(256,inf]\n");
+    char *err;
+    cr_assert_eq(codegen(NULL, in, &err), 0, "%s", err);
+    free(err);
+    char *src = slurp(out, NULL);
+    const char *want[] = {
+        "inline int dmm_evolved_has_fast(void)\n{\n    return 1;\n}",
+        "    case 0:\n        return dmm_sss_malloc_fast_sll(&c->alloc[0], n, 1);\n"
+        "    case 1:\n        return dmm_sss_malloc_fast_sll(&c->alloc[1], n, 0);\n"
+        "    case 2:\n        return NULL;\n    case 3:\n        return NULL;\n",
+        "    case 0:\n        return dmm_sss_free_fast_sll(&c->alloc[0], p, 1);\n"
+        "    case 1:\n        return dmm_sss_free_fast_sll(&c->alloc[1], p, 0);\n"
+        "    case 2:\n        return 0;\n    case 3:\n        return 0;\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_expect_not_null(strstr(src, want[i]), "missing: %s\n--- source:\n%s", want[i], src);
     cr_assert_eq(syntax_check(out, &err), 0, "gcc: %s", err);
     free(err);
     free(src);
@@ -482,6 +514,22 @@ Test(build, a_design_becomes_a_library_that_runs_it, .timeout = 120)
              "DMM_CHECK=1 LD_PRELOAD=%s/libdmm_evolved.so python3 t.py >checked.txt && "
              "cmp plain.txt checked.txt",
              tmpdir, tmpdir, tmpdir);
+    cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
+    /* the same program with sss's list FIFO: free appends at its tail; and
+     * on both, a workout that checks every byte of every block it keeps
+     * (realloc too) in a process that never starts a thread */
+    snprintf(path, sizeof path, "%s/f.dmm", tmpdir);
+    write_text(path, "sss range=(0,256] list=sll order=fifo\nlea range=(256,inf]\n");
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s build -o fifo.so f.dmm && "
+             "PYTHONMALLOC=malloc LD_PRELOAD=%s/fifo.so python3 t.py >fifo.txt && "
+             "cmp plain.txt fifo.txt && "
+             "DMM_CHECK=1 PYTHONMALLOC=malloc LD_PRELOAD=%s/fifo.so python3 t.py >checked.txt && "
+             "cmp plain.txt checked.txt && %s mix solo 30000 >solo.txt && "
+             "LD_PRELOAD=%s/fifo.so %s mix solo 30000 >fifo.txt && cmp solo.txt fifo.txt && "
+             "LD_PRELOAD=%s/libdmm_evolved.so %s mix solo 30000 >lifo.txt && "
+             "cmp solo.txt lifo.txt && grep -q 'realloc=[1-9].* bad=0' solo.txt",
+             tmpdir, DMM, tmpdir, tmpdir, STRESS, tmpdir, STRESS, tmpdir, STRESS);
     cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
     remove_tmpdir();
 }

@@ -15,6 +15,8 @@
  *                          takes them next and freed there; main frees what
  *                          is left in the queue.  With "tids", one line per
  *                          thread follows: its kernel tid and its calls
+ *   stress mix solo N      the same workout in main alone: the process keeps
+ *                          one thread (libdmm_evolved.so's one-thread paths)
  *   stress held T N R      R rounds: T threads each allocate N blocks and
  *                          exit without freeing them (pthread_exit or
  *                          return); main checks them and frees half, the next
@@ -313,19 +315,22 @@ static void *mix_worker(void *arg)
     return NULL;
 }
 
-static int mode_mix(int nthreads, long ops, int tids)
+static int mode_mix(int nthreads, long ops, int tids, int solo)
 {
     worker_t *w = calloc((size_t)nthreads, sizeof *w);
     for (int t = 0; t < nthreads; t++) {
         w[t].index = t;
         w[t].ops = ops;
-        if (pthread_create(&w[t].th, NULL, mix_worker, &w[t]) != 0)
+        if (solo)
+            mix_worker(&w[t]);
+        else if (pthread_create(&w[t].th, NULL, mix_worker, &w[t]) != 0)
             fail("pthread_create", (unsigned long)t, 0);
     }
     calls_t total = { 0 }, mainc = { 0 };
     unsigned long handed = 0;
     for (int t = 0; t < nthreads; t++) {
-        pthread_join(w[t].th, NULL);
+        if (!solo)
+            pthread_join(w[t].th, NULL);
         add_calls(&total, &w[t].calls);
         handed += w[t].handed;
     }
@@ -881,9 +886,9 @@ int main(int argc, char **argv)
     const char *mode = argv[1];
     int rc;
     if (!strcmp(mode, "mix") && argc >= 4) {
-        int t = atoi(argv[2]);
+        int solo = !strcmp(argv[2], "solo"), t = solo ? 1 : atoi(argv[2]);
         rc = mode_mix(t > 0 ? t : default_threads(), atol(argv[3]),
-                      argc > 4 && !strcmp(argv[4], "tids"));
+                      argc > 4 && !strcmp(argv[4], "tids"), solo);
     } else if (!strcmp(mode, "held") && argc == 5) {
         int t = atoi(argv[2]);
         rc = mode_held(t > 0 ? t : default_threads(), atoi(argv[3]), atoi(argv[4]));

@@ -523,18 +523,61 @@ Test(sss, no_header)
 
 Test(sss, freed_blocks_reused_in_order)
 {
+    for (int list = DMM_LIST_SLL; list <= DMM_LIST_DLL; list++)
+        for (int order = 0; order < 2; order++) {
+            h_t h;
+            h_init(&h, DMM_CLASS_SSS, 0, 4096, 0, 0, list, DMM_FIT_FIRST, order, 0,
+                   DMM_PS_SIM);
+            void *a = h_malloc(&h, 100), *b = h_malloc(&h, 100), *d = h_malloc(&h, 100);
+            h.a.ops->free(&h.a, a);
+            h.a.ops->free(&h.a, b);
+            h.a.ops->free(&h.a, d);
+            h_check(&h, "three freed");
+            void *c = h_malloc(&h, 100);
+            cr_expect_eq(c, order == DMM_ORDER_LIFO ? d : a, "%s %s", LN[list], ON[order]);
+            c = h_malloc(&h, 100);
+            cr_expect_eq(c, b, "%s %s", LN[list], ON[order]);
+            cr_expect_eq(h.a.ops->resize(&h.a, c, 112), 0);
+            cr_expect_eq(h.a.ops->resize(&h.a, c, 113), -1);
+            h_check(&h, "order");
+            /* emptied and refilled: FIFO's tail starts again */
+            h_malloc(&h, 100);
+            h.a.ops->free(&h.a, c);
+            cr_expect_eq(h_malloc(&h, 100), c);
+            h_check(&h, "refilled");
+            h_fini(&h);
+        }
+}
+
+/* sss keeps an SLL as links alone; check() follows them and sees a link
+ * out of the class's blocks, a cycle, and a FIFO tail that is not the last
+ * node. */
+Test(sss, check_sees_a_broken_sll)
+{
     for (int order = 0; order < 2; order++) {
         h_t h;
-        h_init(&h, DMM_CLASS_SSS, 0, 4096, 0, 0, DMM_LIST_DLL, DMM_FIT_FIRST, order, 0,
+        h_init(&h, DMM_CLASS_SSS, 0, 4096, 0, 0, DMM_LIST_SLL, DMM_FIT_FIRST, order, 0,
                DMM_PS_SIM);
-        void *a = h_malloc(&h, 100), *b = h_malloc(&h, 100);
-        h.a.ops->free(&h.a, a);
-        h.a.ops->free(&h.a, b);
-        void *c = h_malloc(&h, 100);
-        cr_expect_eq(c, order == DMM_ORDER_LIFO ? b : a);
-        cr_expect_eq(h.a.ops->resize(&h.a, c, 112), 0);
-        cr_expect_eq(h.a.ops->resize(&h.a, c, 113), -1);
-        h_check(&h, "order");
+        void **p[4];
+        for (int i = 0; i < 4; i++)
+            p[i] = h_malloc(&h, 48);
+        void *other = h_malloc(&h, 64);
+        for (int i = 0; i < 3; i++)
+            h.a.ops->free(&h.a, p[i]);
+        h_check(&h, "sound");
+        void **first = order == DMM_ORDER_LIFO ? p[2] : p[0];
+        void *link = *first;
+        *first = other;   /* a block of another class */
+        cr_expect_gt(h.a.ops->check(&h.a), 0, "%s: a foreign link", ON[order]);
+        *first = (char *)p[1] + 16;   /* inside a block */
+        cr_expect_gt(h.a.ops->check(&h.a), 0, "%s: a link into a block", ON[order]);
+        *first = first;   /* a cycle */
+        cr_expect_gt(h.a.ops->check(&h.a), 0, "%s: a cycle", ON[order]);
+        *first = NULL;    /* cut short: FIFO's tail is no longer the last */
+        size_t v = h.a.ops->check(&h.a);
+        cr_expect_gt(v, 0, "%s: a list cut short", ON[order]);
+        *first = link;
+        h_check(&h, "mended");
         h_fini(&h);
     }
 }
