@@ -28,10 +28,13 @@ import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cpupin  # noqa: E402  (scripts/cpupin.py: timed runs on the fastest CPU)
 # The python3 of the workloads: the system's, the same whatever python3 comes
 # first on PATH (a virtualenv's, a version manager's shim).
 PYTHON = "/usr/bin/python3"

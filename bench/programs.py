@@ -10,7 +10,9 @@ defaults, at most --time seconds, then its best designs and the presets
 measured on the trace, the winner built: build/evolve/prog-NAME/), then run the
 program itself under glibc, jemalloc, mimalloc, tcmalloc and that library,
 interleaved, --reps rounds (default 5), spawned by GNU time: wall time, CPU
-time and peak RSS, and its output compared with glibc's.
+time and peak RSS, and its output compared with glibc's.  Each round of a
+single-threaded program runs on one CPU, the fastest at its start
+(scripts/cpupin.py; DMM_BENCH_CPU=N or =no to choose).
 
 F_real = 0.5 time / time_glibc + 0.5 peak RSS / peak RSS_glibc (medians; lower
 is better), per program and allocator, the best peer of each program, and
@@ -43,6 +45,7 @@ import peers  # noqa: E402
 from benchlib import fmt, geomean  # noqa: E402
 
 PROGRAMS = ("python3", "perl", "sqlite3", "jq", "git-log", "git-pack", "cc1plus")
+THREADED = {"git-pack"}   # more than one thread: its runs are not pinned to a CPU
 
 
 def jq_input(path, records):
@@ -152,28 +155,33 @@ def workload(name, work):
     raise ValueError(name)
 
 
-def measure(name, argv, extra, output, allocs, reps, gnu_time):
+def measure(name, argv, extra, output, allocs, reps, gnu_time, pins):
     """{allocator: {wall, cpu, rss: [per round], same: output equal to glibc's}}
-    output: what of stdout to compare (workload), or None."""
+    output: what of stdout to compare (workload), or None.  A single-threaded
+    program's rounds each run on one CPU, the fastest at the round's start
+    (scripts/cpupin.py); pins gets a line per round saying where."""
     res = {a: dict(wall=[], cpu=[], rss=[], same=True) for a, _ in allocs}
     ref = None
     for _ in range(reps):
-        for a, lib in allocs:
-            env = dict(benchlib.clean_env(), **extra)
-            if lib:
-                env["LD_PRELOAD"] = lib
-            r = benchlib.run(argv, env, gnu_time=gnu_time, timeout=600)
-            if r["exit"] != 0:
-                raise RuntimeError("%s under %s exited %s: %s" % (
-                    name, a, r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
-            out = r["out"] or b""
-            digest = hashlib.sha256(output(out) if output else out).hexdigest()
-            if a == "glibc" and ref is None:
-                ref = digest
-            res[a]["same"] &= digest == ref
-            res[a]["wall"].append(r["wall_s"])
-            res[a]["cpu"].append(r["cpu_s"])
-            res[a]["rss"].append(r["maxrss_kib"])
+        cpu, speeds = (None, {}) if name in THREADED else benchlib.cpupin.fastest_cpu()
+        pins.append(benchlib.cpupin.describe(cpu, speeds))
+        with benchlib.cpupin.pinned(cpu):
+            for a, lib in allocs:
+                env = dict(benchlib.clean_env(), **extra)
+                if lib:
+                    env["LD_PRELOAD"] = lib
+                r = benchlib.run(argv, env, gnu_time=gnu_time, timeout=600)
+                if r["exit"] != 0:
+                    raise RuntimeError("%s under %s exited %s: %s" % (
+                        name, a, r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
+                out = r["out"] or b""
+                digest = hashlib.sha256(output(out) if output else out).hexdigest()
+                if a == "glibc" and ref is None:
+                    ref = digest
+                res[a]["same"] &= digest == ref
+                res[a]["wall"].append(r["wall_s"])
+                res[a]["cpu"].append(r["cpu_s"])
+                res[a]["rss"].append(r["maxrss_kib"])
     return res
 
 
@@ -274,19 +282,24 @@ def main():
             lib, dmm_text, ops, secs = evolve_for(build, name, argv, extra, output, out, a.time)
             print("programs: %s: %s operations, make evolve %.0f s; measuring" % (name, ops, secs),
                   file=sys.stderr, flush=True)
+            pins = []
             runs = measure(name, argv, extra, output, allocs + [("evolved", lib)], a.reps,
-                           gnu_time)
+                           gnu_time, pins)
             med = {k: {x: benchlib.median(v[x]) for x in ("wall", "cpu", "rss")}
                    for k, v in runs.items()}
             rows.append(dict(name=name, argv=argv, ops=ops, search_s=secs, dmm=dmm_text,
-                             runs=runs, median=med))
+                             runs=runs, median=med, pinned=pins))
     finally:
         peers.make_evolved(build, None)
     lines = ["# Real programs on their own evolved allocator", "",
              benchlib.machine_line(), "",
              "Each program recorded once, `make evolve` on its trace (search at most %d s), then run "
              "%d interleaved rounds under each allocator (medians). F_real = ½·time/time_glibc "
-             "+ ½·peak RSS/peak RSS_glibc." % (a.time, a.reps), ""]
+             "+ ½·peak RSS/peak RSS_glibc.  Each round of a single-threaded program runs on "
+             "one CPU, the one that ran a busy loop fastest at the round's start (this "
+             "machine's CPUs differ in speed by up to 1.4x from minute to minute; unpinned, "
+             "a run's time said more about its CPU than its allocator); %s, threaded, "
+             "runs unpinned." % (a.time, a.reps, ", ".join(sorted(THREADED))), ""]
     lines += summary(rows) + [""] + table(rows) + [""]
     lines += ["- %s: %s operations recorded, make evolve %.0f s" % (p["name"], p["ops"], p["search_s"])
               for p in rows]

@@ -9,8 +9,10 @@ Reads DIR/search.json (dmm evolve's: the K best distinct designs, "top", and
 the five presets, "references", each with its predicted F), compiles each
 into a library of its own (BUILD/candidates/NAME.so, the same code as
 libdmm_evolved.so), and replays TRACE under glibc and under each with
-`dmm replay --json`, interleaved, N rounds (default 5).  Measured, per
-candidate (medians):
+`dmm replay --json`, interleaved, N rounds (default 5), each round on one
+CPU, the fastest at its start (cpupin.py: a replay is single-threaded, and
+this machine's CPUs need not run at one speed).  Measured, per candidate
+(medians):
 
     F_meas = 0.5 * t / t_glibc + 0.5 * heap / heap_glibc
 
@@ -31,6 +33,8 @@ import re
 import statistics
 import subprocess
 import sys
+
+import cpupin
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -116,17 +120,21 @@ def main():
     names = [c[0] for c in cands]
     libs, errors = build_all(build, dmm, names, [c[1] for c in cands])
     runs = {n: [] for n in ["glibc"] + names}
+    pins = []
     for _ in range(a.reps):
-        for n in runs:
-            if n != "glibc" and not libs.get(n):
-                continue
-            r = replay(dmm, a.trace, None if n == "glibc" else libs[n])
-            if isinstance(r, str):
-                errors.append("%s: dmm replay: %s" % (n, r))
-                libs[n] = None
-                runs[n] = []
-            else:
-                runs[n].append(r)
+        cpu, speeds = cpupin.fastest_cpu()
+        pins.append(cpupin.describe(cpu, speeds))
+        with cpupin.pinned(cpu):
+            for n in runs:
+                if n != "glibc" and not libs.get(n):
+                    continue
+                r = replay(dmm, a.trace, None if n == "glibc" else libs[n])
+                if isinstance(r, str):
+                    errors.append("%s: dmm replay: %s" % (n, r))
+                    libs[n] = None
+                    runs[n] = []
+                else:
+                    runs[n].append(r)
     if not runs["glibc"]:
         sys.exit("measure: the replay under glibc failed: %s" % "; ".join(errors))
     base_t = statistics.median(x[0] for x in runs["glibc"])
@@ -159,7 +167,7 @@ def main():
     with open(os.path.join(a.dir, "chosen.dmm"), "w") as f:
         f.write("%s chosen=%s F_meas=%.4f\n%s" % (first, win["name"], win["F_meas"], rest))
     out = dict(trace=a.trace, reps=a.reps, glibc=dict(seconds=base_t, heap_bytes=base_m),
-               chosen=win["name"], candidates=rows, errors=errors)
+               chosen=win["name"], candidates=rows, errors=errors, pinned=pins)
     with open(os.path.join(a.dir, "measured.json"), "w") as f:
         json.dump(out, f, indent=1)
     with open(os.path.join(a.dir, "measured.csv"), "w", newline="") as f:
