@@ -88,10 +88,12 @@ static inline void *cache_pop(size_t n)
 /* While the process has one thread and the chain serves unchecked (so no
  * lock is needed and nothing is to be checked), a request the cache did not
  * serve: its allocator's common case, which calls nothing (sss: a list's
- * head or a bump, dmm_evolved_class_malloc_fast); NULL for the rest. */
+ * head or a bump, dmm_evolved_class_malloc_fast); NULL for the rest, n == 0
+ * included (sss's class index wraps past its classes; the chain's malloc
+ * serves it as 1 byte). */
 static inline void *class_fast_malloc(size_t n)
 {
-    if (!dmm_evolved_has_fast() || !__libc_single_threaded || n == 0 ||
+    if (!dmm_evolved_has_fast() || !__libc_single_threaded ||
         __atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) != DMM_SHIM_ON)
         return NULL;
     dmm_chain_t *c = dmm_shim_chain;
