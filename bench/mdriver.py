@@ -34,6 +34,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 import peers  # noqa: E402
 
+DMM_PAGE = 4096
+
 TARGET_KOPS = 54500
 
 
@@ -110,8 +112,9 @@ def score(build, reps, name, lib):
 
 def per_trace(build, reps, names, design_of, pool):
     """libdmm.so running, on each trace, the design design_of(trace name)
-    (a .dmm file), with a pool of its simulated peak footprint when pool
-    (the .dmm line `pool bytes=M`, what `make evolve POOL=auto` adds): one
+    (a .dmm file), with a pool of its simulated peak footprint less its
+    page-map pages when pool (the .dmm line `pool bytes=...`, what `make
+    evolve POOL=auto` adds: the footprint counts the map beside it): one
     `dmm replay --mdriver` per trace, the totals as mdriver takes them."""
     dmm = os.path.join(build, "dmm")
     traces = []
@@ -125,7 +128,8 @@ def per_trace(build, reps, names, design_of, pool):
                                capture_output=True, text=True)
             if r.returncode != 0:
                 return dict(error="dmm sim of %s: %s" % (n, r.stderr.strip()[-200:]))
-            m = json.loads(r.stdout)["dmms"][0]["m"]
+            d = json.loads(r.stdout)["dmms"][0]
+            m = max(DMM_PAGE, d["m"] - d["page_map_bytes"])   # as make evolve POOL=auto
             cfg = os.path.join(reps, "..", "%s.%s.pool.dmm" % (n, os.path.basename(design)))
             with open(design) as src, open(cfg, "w") as dst:
                 dst.write(src.read() + "pool          bytes=%d\n" % m)

@@ -29,7 +29,8 @@
 #   front.gp, picked.txt       search; chosen.dmm is front-PICK.dmm (default:
 #                              the knee), not measured
 #                              POOL: chosen.dmm gains a pool line (auto: its
-#                              simulated peak footprint)
+#                              simulated peak footprint less the page map's
+#                              pages, which the footprint counts beside it)
 #   sim.json                   dmm sim of chosen.dmm: each allocator's share
 #   dmm_evolved.c              dmm codegen of chosen.dmm
 #   libdmm_evolved.so          built from it (also copied to build/)
@@ -201,10 +202,12 @@ if [ -n "${POOL:-}" ]; then
     # no system call and no page fault (the .dmm line `pool bytes=N`)
     case $POOL in
     auto)
-        m=$("$dmm" sim --json --dmm "$tmp/chosen.dmm" "$trace" |
-            python3 -c 'import json, sys; print(json.load(sys.stdin)["dmms"][0]["m"])') ||
-            die "dmm sim of chosen.dmm failed"
-        bytes=$m ;;   # a page multiple: the pool holds the peak exactly
+        # the peak's chunks: M less the page map's pages, which the
+        # footprint counts beside the pool (page multiples, so is this)
+        bytes=$("$dmm" sim --json --dmm "$tmp/chosen.dmm" "$trace" |
+            python3 -c 'import json, sys; d = json.load(sys.stdin)["dmms"][0]
+print(max(4096, d["m"] - d["page_map_bytes"]))') ||
+            die "dmm sim of chosen.dmm failed" ;;
     ''|*[!0-9]*) die "POOL=$POOL: auto, or a number of bytes" ;;
     *) bytes=$POOL ;;
     esac

@@ -128,6 +128,15 @@ static inline size_t dmm_pagesrc_overhead(const dmm_pagesrc_t *ps)
 {
     return ps->footprint - ps->chunk_bytes;
 }
+/* Bytes of page-map pages held (part of the footprint; they only grow, as
+ * the arenas' bump pointers do). */
+static inline size_t dmm_pagesrc_map_bytes(const dmm_pagesrc_t *ps)
+{
+    size_t b = 0;
+    for (int i = 0; i < ps->narenas; i++)
+        b += ps->arenas[i].map_pages * DMM_PAGE;
+    return b;
+}
 /* The owner of the page holding p, or DMM_OWNER_NONE if p is not ours:
  * the newest arena looked at inline, the others by a call. */
 unsigned dmm_pagesrc_owner_older(const dmm_pagesrc_t *ps, const void *p);

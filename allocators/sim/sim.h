@@ -76,6 +76,9 @@ typedef struct dmm_sim_result {
     uint64_t   T;              /* cost units */
     dmm_cost_t cost;           /* the counters behind T */
     size_t     M;              /* peak footprint (bytes from the page source) */
+    size_t     map_bytes;      /* of M: page-map pages, held for no chunk (at the end;
+                                  they only grow): a pool of M - map_bytes holds the
+                                  peak's chunks when they left no hole below them */
     size_t     peak_live;      /* peak of live requested bytes */
     double     util;           /* peak_live / M */
     double     int_frag;       /* at M's peak: (usable - requested) of live blocks / M */

@@ -729,6 +729,59 @@ Test(replay, mdriver_utilisation_is_the_footprint_the_simulator_predicts)
     result_free(&g);
 }
 
+/* dmm sim --json of design (a .dmm file) on rep: its M and page-map bytes. */
+static void sim_m(const char *design, const char *rep, double *m, double *map)
+{
+    char *argv[] = { (char *)DMM, "sim", "--json", "--dmm", (char *)design, (char *)rep, NULL };
+    char out[300];
+    snprintf(out, sizeof out, "%s/sim.json", tmpdir);
+    int st = run(argv, plain_env, tmpdir, NULL, out, NULL);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "dmm sim %s", design);
+    char *sim = slurp(out, NULL);
+    *m = jnum(sim, NULL, "m");
+    *map = jnum(sim, NULL, "page_map_bytes");
+    free(sim);
+}
+
+/* make evolve POOL=auto: the footprint counts the page map's pages beside
+ * the pool, so a pool of M less them (dmm sim's page_map_bytes) holds a run
+ * whose chunks leave no hole below its peak at M, in the simulator and in
+ * libdmm.so alike; a pool of M itself holds a page-map page more. */
+Test(replay, a_pool_of_m_less_the_page_map_keeps_the_peak_at_m)
+{
+    char rep[300], d[300], text[16384];
+    size_t n = (size_t)sprintf(text, "0\n200\n400\n1\n");
+    for (int i = 0; i < 200; i++)
+        n += (size_t)sprintf(text + n, "a %d %d\n", i, 64 + (i * 37) % 3000);
+    for (int i = 0; i < 200; i++)
+        n += (size_t)sprintf(text + n, "f %d\n", i);
+    put("grow.rep", text, rep, sizeof rep);
+    const char *design = "lea range=(0,inf] split=yes coalesce=yes list=dll fit=best order=fifo\n";
+    put("d.dmm", design, d, sizeof d);
+    double m, map, m1, map1;
+    sim_m(d, rep, &m, &map);
+    cr_assert_gt(map, 0, "the page map's first page is part of M");
+    char pooled[300], body[512];
+    snprintf(body, sizeof body, "%spool bytes=%.0f\n", design, m - map);
+    put("p.dmm", body, pooled, sizeof pooled);
+    sim_m(pooled, rep, &m1, &map1);
+    cr_expect_eq(m1, m, "pool of M - map: M %g, not %g", m1, m);
+    snprintf(body, sizeof body, "%spool bytes=%.0f\n", design, m);
+    char whole[300];
+    put("w.dmm", body, whole, sizeof whole);
+    sim_m(whole, rep, &m1, &map1);
+    cr_expect_eq(m1, m + map, "pool of M: the map beside it");
+    if (SANITIZED)
+        return;   /* a sanitized dmm cannot run under another allocator */
+    char cfg[400];
+    snprintf(cfg, sizeof cfg, "DMM_CONFIG=%s", pooled);
+    const char *env[] = { "LD_PRELOAD=" LIBDMM, cfg, NULL };
+    result_t r = replay_run(env, "--mdriver", "--json", rep, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(jnum(r.out, NULL, "heap"), m, "libdmm.so with the pool: heap = M");
+    result_free(&r);
+}
+
 /* A directory: its .rep files, in name order, one row each. */
 Test(replay, mdriver_reads_a_directory_of_traces)
 {
