@@ -96,14 +96,22 @@ def allocators(build):
     return out, skipped
 
 
+def replay_pinned(argv, **kw):
+    """subprocess.run of a replay (single-threaded) on the fastest CPU now
+    (scripts/cpupin.py: this machine's CPUs differ in speed by up to 1.4x)."""
+    cpu, _ = benchlib.cpupin.fastest_cpu()
+    with benchlib.cpupin.pinned(cpu):
+        return subprocess.run(argv, **kw)
+
+
 def score(build, reps, name, lib):
     env = benchlib.clean_env()
     if lib:
         env["LD_PRELOAD"] = lib
     if name.startswith("libdmm.so "):
         env["DMM_CONFIG"] = name.split()[1]
-    r = subprocess.run([os.path.join(build, "dmm"), "replay", "--mdriver", "--json", reps],
-                       env=env, capture_output=True, text=True, timeout=3600)
+    r = replay_pinned([os.path.join(build, "dmm"), "replay", "--mdriver", "--json", reps],
+                      env=env, capture_output=True, text=True, timeout=3600)
     try:
         return json.loads(r.stdout)
     except ValueError:
@@ -135,8 +143,8 @@ def per_trace(build, reps, names, design_of, pool):
                 dst.write(src.read() + "pool          bytes=%d\n" % m)
         env = dict(benchlib.clean_env(), LD_PRELOAD=os.path.join(build, "libdmm.so"),
                    DMM_CONFIG=cfg)
-        r = subprocess.run([dmm, "replay", "--mdriver", "--json", rep], env=env,
-                           capture_output=True, text=True, timeout=3600)
+        r = replay_pinned([dmm, "replay", "--mdriver", "--json", rep], env=env,
+                          capture_output=True, text=True, timeout=3600)
         try:
             traces += json.loads(r.stdout)["traces"]
         except (ValueError, KeyError):
@@ -231,11 +239,13 @@ def main():
          "correctness checked in a first run (payloads, 8-byte alignment as mdriver's, no overlap), "
          "utilisation = peak payload / peak heap (the library's footprint for dmm's libraries, "
          "else peak anonymous RSS over the level before the trace), throughput from the fastest "
-         "of repeated runs over the warm heap (K-best, K=3, 1 %%, at most 20); perf index = "
+         "of repeated runs over the warm heap (K-best, K=3, 1 %%, at most 20; each allocator's "
+         "replay on the CPU that ran a busy loop fastest at its start); perf index = "
          "40 x mean util + 60 x min(1, Kops / %d).  The last three rows are dmm's way, an "
          "allocator per program, run by libdmm.so with DMM_CONFIG: the default evolved design "
-         "(codegen/default.dmm) with a pool of its simulated peak footprint on each trace "
-         "(`make evolve POOL=auto`: the same peak, every page held from the start, so that the "
+         "(codegen/default.dmm) with a pool of its simulated peak footprint less its page-map "
+         "pages on each trace (`make evolve POOL=auto`: the same peak, every page held from the "
+         "start, so that the "
          "repeated runs fault no pages), and each trace's own design from a %d s `dmm evolve`, "
          "without and with that pool." % (len(names), ", ".join(names), TARGET_KOPS,
                                           a.evolve_time),
