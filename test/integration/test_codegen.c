@@ -81,18 +81,30 @@ static const char two[] =
     "sss           range=(0,1024]         split=no  coalesce=no  list=dll   fit=first order=lifo\n"
     "segregated    range=(1024,7832240]   split=no  coalesce=yes list=sll   fit=first order=lifo lists=6\n";
 
-Test(codegen, two_allocators_compile_with_the_map_and_literal_bounds)
+/* design through dmm codegen: the source holds each of want[0..n) and
+ * compiles. */
+static void expect_source(const char *design, const char *const want[], size_t n)
 {
     make_tmpdir();
     char in[300], out[300];
     snprintf(in, sizeof in, "%s/best.dmm", tmpdir);
     snprintf(out, sizeof out, "%s/out.c", tmpdir);
-    write_text(in, two);
+    write_text(in, design);
     char *err;
     cr_assert_eq(codegen(NULL, in, &err), 0, "%s", err);
     free(err);
     char *src = slurp(out, NULL);
     cr_assert_not_null(src);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_not_null(strstr(src, want[i]), "missing: %s\n--- source:\n%s", want[i], src);
+    cr_assert_eq(syntax_check(out, &err), 0, "gcc: %s", err);
+    free(err);
+    free(src);
+    remove_tmpdir();
+}
+
+Test(codegen, two_allocators_compile_with_the_map_and_literal_bounds)
+{
     const char *want[] = {
         /* Table 1 */
         "SimpleSegregatedStorage, split=false, coalesce=false",
@@ -115,12 +127,7 @@ Test(codegen, two_allocators_compile_with_the_map_and_literal_bounds)
         "    case 0:\n        return NULL;\n    case 1:\n        return NULL;\n",
         "    case 0:\n        return 0;\n    case 1:\n        return 0;\n",
     };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        cr_expect_not_null(strstr(src, want[i]), "missing: %s\n--- source:\n%s", want[i], src);
-    cr_assert_eq(syntax_check(out, &err), 0, "gcc: %s", err);
-    free(err);
-    free(src);
-    remove_tmpdir();
+    expect_source(two, want, sizeof want / sizeof want[0]);
 }
 
 /* A gap below the first range and between ranges, an unbounded last one,
@@ -180,18 +187,6 @@ Test(codegen, gaps_every_class_and_options)
  * an SLL and no release policy is on: in its order (LIFO 1, FIFO 0). */
 Test(codegen, sss_common_case_alone_for_an_sll_without_release)
 {
-    make_tmpdir();
-    char in[300], out[300];
-    snprintf(in, sizeof in, "%s/x.dmm", tmpdir);
-    snprintf(out, sizeof out, "%s/out.c", tmpdir);
-    write_text(in, "sss range=(0,64] list=sll order=lifo\n"
-                   "sss range=(64,128] list=sll order=fifo\n"
-                   "sss range=(128,256] list=dll order=lifo\n"
-                   "lea range=(256,inf]\n");
-    char *err;
-    cr_assert_eq(codegen(NULL, in, &err), 0, "%s", err);
-    free(err);
-    char *src = slurp(out, NULL);
     const char *want[] = {
         "inline int dmm_evolved_has_fast(void)\n{\n    return 1;\n}",
         "    case 0:\n        return dmm_sss_malloc_fast_sll(&c->alloc[0], n, 1);\n"
@@ -201,12 +196,11 @@ Test(codegen, sss_common_case_alone_for_an_sll_without_release)
         "    case 1:\n        return dmm_sss_free_fast_sll(&c->alloc[1], p, 0);\n"
         "    case 2:\n        return 0;\n    case 3:\n        return 0;\n",
     };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        cr_expect_not_null(strstr(src, want[i]), "missing: %s\n--- source:\n%s", want[i], src);
-    cr_assert_eq(syntax_check(out, &err), 0, "gcc: %s", err);
-    free(err);
-    free(src);
-    remove_tmpdir();
+    expect_source("sss range=(0,64] list=sll order=lifo\n"
+                  "sss range=(64,128] list=sll order=fifo\n"
+                  "sss range=(128,256] list=dll order=lifo\n"
+                  "lea range=(256,inf]\n",
+                  want, sizeof want / sizeof want[0]);
 }
 
 Test(codegen, bad_input_exits_2_with_the_parsers_message)
