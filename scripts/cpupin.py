@@ -29,7 +29,8 @@ def _loop_seconds(n=300000):
 
 def fastest_cpu(rounds=3):
     """(cpu, {cpu: best loop seconds}) among this process's allowed CPUs;
-    (None, {}) when there is nothing to choose or DMM_BENCH_CPU=no."""
+    (None, {}) when there is nothing to choose, DMM_BENCH_CPU=no, or the
+    process may not change its affinity."""
     want = os.environ.get("DMM_BENCH_CPU", "")
     if want == "no" or not hasattr(os, "sched_getaffinity"):
         return None, {}
@@ -44,6 +45,8 @@ def fastest_cpu(rounds=3):
             for c in allowed:
                 os.sched_setaffinity(0, {c})
                 best[c] = min(best[c], _loop_seconds())
+    except OSError:
+        return None, {}   # not allowed to move (a restricted container): unpinned
     finally:
         os.sched_setaffinity(0, allowed)
     return min(allowed, key=lambda c: best[c]), best
