@@ -86,6 +86,9 @@ typedef struct tstate {
     uint8_t       *buf;
     uint32_t       cap;        /* bytes, DMM_TRC2_MAX_REC of them kept as slack */
     uint32_t       pos;        /* bytes written by the owner (release store) */
+    uint32_t       lim;        /* the lean way while pos < lim (0: never); the
+                                  owner's, but exit's flush zeroes it (relaxed
+                                  atomics) */
     uint32_t       flushed;    /* bytes already in the file (flush lock) */
     dmm_trc2_state_t st;       /* the owner's: where its records stand since pos 0 */
     uint64_t       tnow;       /* the last clock reading */
@@ -112,6 +115,8 @@ static uint64_t  g_clock0;
 static int       g_tsc;                 /* record times are TSC ticks */
 static uint64_t  g_tsc0;
 static int       g_unbuffered;          /* after exit: write every record */
+static int       g_lean;                /* malloc and free may take the lean way
+                                           (no stacks, the TSC as clock) */
 static int       g_registry_lock;
 static int       g_gate_closed;         /* exec or _exit under way */
 static int       g_writers;             /* threads inside the write gate */
@@ -592,8 +597,9 @@ static void flush_all_impl(int final, int in_signal)
     if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != ST_ON)
         return;
     int saved = errno;
-    if (final)
+    if (final) {
         __atomic_store_n(&g_unbuffered, 1, __ATOMIC_RELEASE);
+    }
     if (!gate_enter(!in_signal)) {
         errno = saved;
         return;
@@ -601,8 +607,11 @@ static void flush_all_impl(int final, int in_signal)
     int locked = in_signal ? dmm_spin_trylock(&g_registry_lock, 1000)
                            : (dmm_spin_lock(&g_registry_lock), 1);
     if (locked) {
-        for (tstate_t *s = g_registry; s; s = s->next)
+        for (tstate_t *s = g_registry; s; s = s->next) {
+            if (final)   /* from here on every record is written through */
+                __atomic_store_n(&s->lim, 0, __ATOMIC_RELAXED);
             flush_other(s, in_signal);
+        }
         dmm_spin_unlock(&g_registry_lock);
     }
     if (ts.mode != TS_NONE)   /* an exiting thread is no longer registered */
@@ -680,10 +689,15 @@ static void thread_start(tstate_t *s)
         s->cap = SMALL_BYTES;
     }
     rewind_buf(s);
+    __atomic_store_n(&s->lim, g_lean ? s->cap - DMM_TRC2_MAX_REC + 1 : 0, __ATOMIC_RELAXED);
     s->tleft = 1;
     dmm_tw_gate &= ~DMM_TW_NOT_READY;
     s->mode = TS_ACTIVE;
     registry_add(s);
+    /* exit's flush zeroes the lim of the threads it finds registered; a
+     * thread it did not find sees what it set before (the registry lock) */
+    if (__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&s->lim, 0, __ATOMIC_RELAXED);
     if (g_key_ok)
         pthread_setspecific(g_key, s);
     clock_sync(s);
@@ -711,6 +725,7 @@ static void thread_exit(void *arg)
         munmap(s->buf, BUF_BYTES);
     s->buf = s->small;
     s->cap = SMALL_BYTES;
+    __atomic_store_n(&s->lim, 0, __ATOMIC_RELAXED);   /* every record written at once */
     rewind_buf(s);
     s->mode = TS_EXITING;
     dmm_spin_unlock(&s->lock);
@@ -839,6 +854,7 @@ static void init(void)
     g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     install_fatal_handlers();
+    g_lean = g_depth == 0 && g_tsc;
     __atomic_store_n(&g_state, ST_ON, __ATOMIC_RELEASE);
     dmm_tw_gate -= DMM_TW_INSIDE;
 }
@@ -1094,20 +1110,111 @@ record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, c
         flush_own(s);
 }
 
-void dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
-                   const void *in, const void *out, int err)
+/* Out of line, so that the lean way (below) keeps to a few registers. */
+__attribute__((noinline)) void dmm_tw_record(unsigned op, uint64_t seq, uint64_t size,
+                                             uint64_t arg, const void *in, const void *out,
+                                             int err)
 {
     record(op, seq, size, arg, in, out, err);
 }
 
-/* The two calls most programs make most: record() with the op a constant,
- * so that the encoder's tests on it fold away. */
-void dmm_tw_malloc(uint64_t seq, uint64_t size, const void *out, int err)
+/* The two calls most programs make most, the lean way: the next seq of
+ * the thread's stream, a result, room in the buffer, and none of what
+ * s->lim rules out (a thread exiting, a process writing through after
+ * exit, call stacks, a clock other than the TSC: g_lean).  The record is
+ * encoded straight from the arguments (trcenc.h's _same encoders where the
+ * clock stands, the bytes record() would write) and nothing is called, so
+ * that the functions below keep to scratch registers; a clock reading goes
+ * to *_timed and anything else to record(), as tail calls. */
+static inline __attribute__((always_inline)) int lean(tstate_t *s, uint64_t seq)
 {
-    record(DMM_TRC_MALLOC, seq, size, 0, NULL, out, err);
+    return __builtin_expect(s->pos < __atomic_load_n(&s->lim, __ATOMIC_RELAXED) &&
+                                seq == s->st.seq + 1, 1);
 }
 
-void dmm_tw_free(uint64_t seq, const void *in)
+/* The time of a lean record, as stamp_sampled(): 1 when it is not the
+ * last record's (*t: the clock, read here when the stride is done). */
+static inline __attribute__((always_inline)) int lean_time(tstate_t *s, uint64_t *t)
 {
-    record(DMM_TRC_FREE, seq, 0, 0, in, NULL, 0);
+#if defined(__x86_64__)
+    if (__builtin_expect(--s->tleft == 0, 0)) {
+        s->tleft = g_stride;
+        s->tnow = __rdtsc() - g_tsc0;
+    }
+#endif
+    *t = s->tnow;
+    return s->tnow != s->st.time;
+}
+
+/* A lean record with a time of its own, and the rest of the way out. */
+static __attribute__((noinline)) void *malloc_timed(tstate_t *s, uint64_t seq, uint64_t t,
+                                                    size_t n, void *p)
+{
+    dmm_trc_rec_t r = { .op = DMM_TRC_MALLOC, .seq = seq, .time = t, .size = n,
+                        .ptr_out = (uintptr_t)p };
+    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode_as(s->buf + s->pos, &s->st, &r, 1, 0, 0);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    dmm_tw_leave();
+    return p;
+}
+
+static __attribute__((noinline)) void *malloc_full(uint64_t seq, size_t n, void *p)
+{
+    /* errno is read only when the call failed: the tracer leaves it alone */
+    dmm_tw_record(DMM_TRC_MALLOC, seq, n, 0, NULL, p, p ? 0 : errno);
+    dmm_tw_leave();
+    return p;
+}
+
+__attribute__((noinline)) void *dmm_tw_malloc_done(size_t n, void *p)
+{
+    uint64_t seq = dmm_tw_seq();
+    tstate_t *s = &ts;
+    if (!__builtin_expect(p != NULL && lean(s, seq), 1))
+        return malloc_full(seq, n, p);
+    uint64_t t;
+    if (lean_time(s, &t))
+        return malloc_timed(s, seq, t, n, p);
+    uint32_t pos = s->pos;
+    pos += (uint32_t)dmm_trc2_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    dmm_tw_leave();
+    return p;
+}
+
+static __attribute__((noinline)) void free_timed(tstate_t *s, uint64_t seq, uint64_t t,
+                                                 void *p)
+{
+    dmm_trc_rec_t r = { .op = DMM_TRC_FREE, .seq = seq, .time = t, .ptr_in = (uintptr_t)p };
+    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode_as(s->buf + s->pos, &s->st, &r, 1, 0, 0);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    dmm_tw_leave();
+    __libc_free(p);
+}
+
+static __attribute__((noinline)) void free_full(uint64_t seq, void *p)
+{
+    dmm_tw_record(DMM_TRC_FREE, seq, 0, 0, p, NULL, 0);
+    dmm_tw_leave();
+    __libc_free(p);
+}
+
+__attribute__((noinline)) void dmm_tw_free_done(void *p)
+{
+    uint64_t seq = dmm_tw_seq();
+    tstate_t *s = &ts;
+    if (!lean(s, seq)) {
+        free_full(seq, p);
+        return;
+    }
+    uint64_t t;
+    if (lean_time(s, &t)) {
+        free_timed(s, seq, t, p);
+        return;
+    }
+    uint32_t pos = s->pos;
+    pos += (uint32_t)dmm_trc2_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    dmm_tw_leave();
+    __libc_free(p);
 }

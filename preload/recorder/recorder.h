@@ -51,9 +51,14 @@ static inline uint64_t dmm_tw_seq(void)
  * call, else 0. */
 void     dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
                        const void *in, const void *out, int err);
-/* dmm_tw_record of DMM_TRC_MALLOC and DMM_TRC_FREE, shorter. */
-void     dmm_tw_malloc(uint64_t seq, uint64_t size, const void *out, int err);
-void     dmm_tw_free(uint64_t seq, const void *in);
+/* malloc's and free's records, the two calls most programs make most; the
+ * caller has entered the recorder, these leave it.  dmm_tw_malloc_done:
+ * after glibc's malloc(n) returned p (errno as it left it), take the seq
+ * and record; returns p.  dmm_tw_free_done: take the seq, record, then
+ * glibc's free(p) (recorded first: once glibc has the block back another
+ * thread may be handed the same address).  Neither changes errno. */
+void    *dmm_tw_malloc_done(size_t n, void *p);
+void     dmm_tw_free_done(void *p);
 /* Write every thread's pending records (exit, fatal signals). */
 void     dmm_tw_flush_all(int final);
 /* The same just before exec or _exit ends the process image: from here on

@@ -27,11 +27,7 @@ EXPORT void *malloc(size_t n)
 {
     if (!dmm_tw_enter())
         return __libc_malloc(n);
-    void *p = __libc_malloc(n);
-    /* errno is read only when the call failed: the tracer leaves it alone */
-    dmm_tw_malloc(dmm_tw_seq(), n, p, p ? 0 : errno);
-    dmm_tw_leave();
-    return p;
+    return dmm_tw_malloc_done(n, __libc_malloc(n));
 }
 
 EXPORT void free(void *p)
@@ -40,12 +36,9 @@ EXPORT void free(void *p)
         __libc_free(p);
         return;
     }
-    /* Recorded before the real free: once glibc has the block back another
-     * thread may be handed the same address.  free(NULL) is recorded too.
-     * glibc's free keeps errno, and so does the tracer. */
-    dmm_tw_free(dmm_tw_seq(), p);
-    __libc_free(p);
-    dmm_tw_leave();
+    /* free(NULL) is recorded too.  glibc's free keeps errno, and so does
+     * the tracer. */
+    dmm_tw_free_done(p);
 }
 
 EXPORT void *calloc(size_t n, size_t size)

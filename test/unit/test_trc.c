@@ -612,6 +612,55 @@ Test(trc, v2_blocks_go_on_from_their_thread)
     }
 }
 
+/* The recorder's own encoders of its usual malloc and free (time and seq
+ * following the previous record) write the generic encoder's bytes and
+ * leave its state, for sizes and pointer steps of every length, 0 and the
+ * extremes included, in a long chain of records. */
+Test(trc, usual_malloc_and_free_encode_as_any_record)
+{
+    static const uint64_t edge[] = { 0, 1, 15, 16, 255, 256, 65535, 65536, 1ull << 32,
+                                     (1ull << 47) - 16, 1ull << 56, (1ull << 63) - 1,
+                                     1ull << 63, UINT64_MAX };
+    const size_t nedge = sizeof edge / sizeof edge[0];
+    dmm_trc2_state_t a = { 41, 7000, 0x7f0000000000ull }, b = a;
+    uint64_t rnd = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+        uint64_t v = i < (int)(nedge * nedge) ? edge[i % nedge]
+                                              : rnd >> (rnd % 64);   /* every length */
+        uint64_t ptr = i < (int)(nedge * nedge) ? edge[(size_t)i / nedge] : rnd * 16;
+        if (i % 5 == 0)
+            ptr = a.ptr;   /* the same address again: a difference of 0 */
+        uint8_t x[DMM_TRC2_MAX_REC], y[DMM_TRC2_MAX_REC];
+        memset(x, 0xaa, sizeof x);
+        memset(y, 0xaa, sizeof y);
+        int is_free = i % 2;
+        dmm_trc_rec_t r = { .op = is_free ? DMM_TRC_FREE : DMM_TRC_MALLOC, .seq = a.seq + 1,
+                            .time = a.time };
+        size_t nx, ny;
+        if (is_free) {
+            r.ptr_in = ptr;
+            nx = dmm_trc2_encode(x, &a, &r);
+            ny = dmm_trc2_encode_free_same(y, &b, ptr);
+        } else {
+            r.size = v;
+            r.ptr_out = ptr;
+            nx = dmm_trc2_encode(x, &a, &r);
+            ny = dmm_trc2_encode_malloc_same(y, &b, v, ptr);
+        }
+        cr_assert_eq(nx, ny, "record %d: %zu bytes against %zu", i, ny, nx);
+        cr_assert(memcmp(x, y, nx) == 0, "record %d (%s of %#llx at %#llx): other bytes", i,
+                  is_free ? "free" : "malloc", (unsigned long long)v, (unsigned long long)ptr);
+        cr_assert(a.seq == b.seq && a.time == b.time && a.ptr == b.ptr, "record %d: state", i);
+        if (i % 7 == 0) {   /* a clock reading: the generic encoder's record, for both */
+            dmm_trc_rec_t t = { .op = DMM_TRC_FREE, .seq = a.seq + 1,
+                                .time = a.time + rnd % 1000, .ptr_in = ptr };
+            dmm_trc2_encode(x, &a, &t);
+            dmm_trc2_encode(y, &b, &t);
+        }
+    }
+}
+
 /* The recording of the previous version, committed (test/data/trc-v1/):
  * each reads to the text its own reader dumped then. */
 Test(trc, previous_version_recordings_read_as_before)

@@ -75,7 +75,8 @@ static inline uint64_t dmm_trc2_unzz(uint64_t z, uint64_t before)
 /* Bytes v needs (0 for 0), without a branch. */
 static inline unsigned dmm_trc2_len(uint64_t v)
 {
-    unsigned top = 63u - (unsigned)__builtin_clzll(v | 1);   /* v's highest bit, 0 for 0 and 1 */
+    __asm__("" : "+r"(v));   /* test v itself for 0 (cmp, sbb), not what it was made of */
+    unsigned top = 63u ^ (unsigned)__builtin_clzll(v | 1);   /* v's highest bit, 0 for 0 and 1 */
     return ((top + 8u) >> 3) - (v == 0);
 }
 
@@ -151,6 +152,41 @@ dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
     if (__builtin_expect(next && !failed && !stack, 1))
         return dmm_trc2_encode_as(p, st, r, 1, 0, 0);
     return dmm_trc2_encode_as(p, st, r, next, failed, stack);
+}
+
+/* dmm_trc2_encode of the two records a traced program writes most, MALLOC
+ * and FREE as the recorder writes them the usual way (the next seq, no
+ * failure, no stack), where the time is the previous record's (the clock
+ * was not read): the same bytes, from the values, with the layout a
+ * constant (malloc: lengths of time 0, size, ptr_out; free: time 0,
+ * ptr_in).  The caller makes sure of seq and time; each updates st and
+ * returns the bytes the record takes. */
+static inline __attribute__((always_inline)) size_t
+dmm_trc2_encode_malloc_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t size, uint64_t out)
+{
+    uint64_t z = dmm_trc2_zz(out, st->ptr);   /* before the byte stores, which may alias st */
+    unsigned ls = dmm_trc2_len(size), lo = dmm_trc2_len(z);
+    memcpy(p + 3, &size, 8);
+    memcpy(p + 3 + ls, &z, 8);
+    p[0] = DMM_TRC_MALLOC | DMM_TRC2_SEQ_NEXT;
+    p[1] = (uint8_t)(ls << 4);
+    p[2] = (uint8_t)lo;
+    st->seq++;
+    st->ptr = out;
+    return 3 + ls + lo;
+}
+
+static inline __attribute__((always_inline)) size_t
+dmm_trc2_encode_free_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t in)
+{
+    uint64_t z = dmm_trc2_zz(in, st->ptr);
+    unsigned li = dmm_trc2_len(z);
+    memcpy(p + 2, &z, 8);
+    p[0] = DMM_TRC_FREE | DMM_TRC2_SEQ_NEXT;
+    p[1] = (uint8_t)(li << 4);
+    st->seq++;
+    st->ptr = in;
+    return 2 + li;
 }
 
 /* Decode the record at p (n bytes there) after the record that left st,
