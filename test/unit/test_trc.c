@@ -612,6 +612,31 @@ Test(trc, v2_blocks_go_on_from_their_thread)
     }
 }
 
+/* CRC-32C: the standard check value, and a long buffer (the crc32
+ * instruction's three parts at once, joined) equal to the same bytes fed in
+ * pieces too short for that, at every length around the parts' edges. */
+Test(trc, crc32c_of_long_buffers_is_the_crc_of_their_pieces)
+{
+    cr_assert_eq(dmm_crc32(0, "123456789", 9), 0xE3069283u);
+    static uint8_t buf[40000];
+    uint64_t rnd = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+        buf[i] = (uint8_t)rnd;
+    }
+    static const size_t lens[] = { 0, 1, 6143, 6144, 6145, 6151, 6152, 12288, 12295, 20001,
+                                   40000 };
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+        for (size_t off = 0; off < 3; off++) {
+            size_t n = lens[k] - (lens[k] >= off ? off : 0);
+            uint32_t whole = dmm_crc32(7, buf + off, n), pieces = 7;
+            for (size_t at = 0; at < n; at += 1000)
+                pieces = dmm_crc32(pieces, buf + off + at, n - at < 1000 ? n - at : 1000);
+            cr_assert_eq(whole, pieces, "%zu bytes at offset %zu: %#x against %#x", n, off,
+                         whole, pieces);
+        }
+}
+
 /* The recorder's own encoders of its usual malloc and free (time and seq
  * following the previous record) write the generic encoder's bytes and
  * leave its state, for sizes and pointer steps of every length, 0 and the
