@@ -18,9 +18,9 @@ the replay says); then dmm's way, a design per trace under libdmm.so: the
 default evolved design with a pool of its simulated peak, and each trace's
 own design from `dmm evolve --time S` (--evolve-time, 15), without and with
 that pool, and with the pool the design of least peak footprint on the front
-of a Pareto search over time and memory as long.  Writes DIR/bench/mdriver.md (per allocator: valid, mean
-utilisation, Kops, perf index; per trace: utilisation and Kops) and
-DIR/bench/mdriver.json.  --quick: the bundled workload only.  Timing only:
+of a Pareto search over time and memory as long.  Writes DIR/bench/mdriver.md
+(per allocator: valid, mean utilisation, Kops, perf index; per trace:
+utilisation and Kops) and DIR/bench/mdriver.json.  --quick: the bundled workload only.  Timing only:
 the tests check behaviour."""
 import argparse
 import csv
