@@ -599,9 +599,8 @@ static void flush_all_impl(int final, int in_signal)
     if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != ST_ON)
         return;
     int saved = errno;
-    if (final) {
+    if (final)
         __atomic_store_n(&g_unbuffered, 1, __ATOMIC_RELEASE);
-    }
     if (!gate_enter(!in_signal)) {
         errno = saved;
         return;
