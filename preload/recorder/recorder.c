@@ -1119,23 +1119,24 @@ __attribute__((noinline)) void dmm_tw_record(unsigned op, uint64_t seq, uint64_t
     record(op, seq, size, arg, in, out, err);
 }
 
-/* The two calls most programs make most, the lean way: the next seq of
- * the thread's stream, a result, room in the buffer, and none of what
- * s->lim rules out (a thread exiting, a process writing through after
- * exit, call stacks, a clock other than the TSC: g_lean).  The record is
- * encoded straight from the arguments (trcenc.h's _same encoders where the
- * clock stands, the bytes record() would write) and nothing is called, so
- * that the functions below keep to scratch registers; a clock reading goes
- * to *_timed and anything else to record(), as tail calls. */
-static inline __attribute__((always_inline)) int lean(tstate_t *s, uint64_t seq)
+/* The two calls most programs make most, the lean way: a result, room in
+ * the buffer, and none of what s->lim rules out (a thread exiting, a
+ * process writing through after exit, call stacks, a clock other than the
+ * TSC: g_lean).  The record is encoded straight from the arguments, the
+ * bytes record() would write: where its seq is the next of the thread's
+ * stream and the clock stands, by trcenc.h's _same encoders, calling
+ * nothing, so that the functions below keep to scratch registers; a clock
+ * reading or another seq (threads that take seqs in turn) goes to *_other,
+ * and anything else to record(), as tail calls. */
+static inline __attribute__((always_inline)) int lean(tstate_t *s)
 {
-    return __builtin_expect(s->pos < __atomic_load_n(&s->lim, __ATOMIC_RELAXED) &&
-                                seq == s->st.seq + 1, 1);
+    return __builtin_expect(s->pos < __atomic_load_n(&s->lim, __ATOMIC_RELAXED), 1);
 }
 
-/* The time of a lean record, as stamp_sampled(): 1 when it is not the
- * last record's (*t: the clock, read here when the stride is done). */
-static inline __attribute__((always_inline)) int lean_time(tstate_t *s, uint64_t *t)
+/* The time of a lean record, as stamp_sampled(), into *t; 1 when it or
+ * seq is not what the _same encoders take. */
+static inline __attribute__((always_inline)) int lean_other(tstate_t *s, uint64_t seq,
+                                                            uint64_t *t)
 {
 #if defined(__x86_64__)
     if (__builtin_expect(--s->tleft == 0, 0)) {
@@ -1144,16 +1145,17 @@ static inline __attribute__((always_inline)) int lean_time(tstate_t *s, uint64_t
     }
 #endif
     *t = s->tnow;
-    return s->tnow != s->st.time;
+    return s->tnow != s->st.time || seq != s->st.seq + 1;
 }
 
-/* A lean record with a time of its own, and the rest of the way out. */
-static __attribute__((noinline)) void *malloc_timed(tstate_t *s, uint64_t seq, uint64_t t,
+/* A lean record with a time or a seq of its own, and the rest of the way
+ * out. */
+static __attribute__((noinline)) void *malloc_other(tstate_t *s, uint64_t seq, uint64_t t,
                                                     size_t n, void *p)
 {
     dmm_trc_rec_t r = { .op = DMM_TRC_MALLOC, .seq = seq, .time = t, .size = n,
                         .ptr_out = (uintptr_t)p };
-    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode_as(s->buf + s->pos, &s->st, &r, 1, 0, 0);
+    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode(s->buf + s->pos, &s->st, &r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     dmm_tw_leave();
     return p;
@@ -1171,11 +1173,11 @@ __attribute__((noinline)) void *dmm_tw_malloc_done(size_t n, void *p)
 {
     uint64_t seq = dmm_tw_seq();
     tstate_t *s = &ts;
-    if (!__builtin_expect(p != NULL && lean(s, seq), 1))
+    if (!__builtin_expect(p != NULL && lean(s), 1))
         return malloc_full(seq, n, p);
     uint64_t t;
-    if (lean_time(s, &t))
-        return malloc_timed(s, seq, t, n, p);
+    if (lean_other(s, seq, &t))
+        return malloc_other(s, seq, t, n, p);
     uint32_t pos = s->pos;
     pos += (uint32_t)dmm_trc2_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
@@ -1183,11 +1185,11 @@ __attribute__((noinline)) void *dmm_tw_malloc_done(size_t n, void *p)
     return p;
 }
 
-static __attribute__((noinline)) void free_timed(tstate_t *s, uint64_t seq, uint64_t t,
+static __attribute__((noinline)) void free_other(tstate_t *s, uint64_t seq, uint64_t t,
                                                  void *p)
 {
     dmm_trc_rec_t r = { .op = DMM_TRC_FREE, .seq = seq, .time = t, .ptr_in = (uintptr_t)p };
-    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode_as(s->buf + s->pos, &s->st, &r, 1, 0, 0);
+    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode(s->buf + s->pos, &s->st, &r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     dmm_tw_leave();
     __libc_free(p);
@@ -1204,13 +1206,13 @@ __attribute__((noinline)) void dmm_tw_free_done(void *p)
 {
     uint64_t seq = dmm_tw_seq();
     tstate_t *s = &ts;
-    if (!lean(s, seq)) {
+    if (!lean(s)) {
         free_full(seq, p);
         return;
     }
     uint64_t t;
-    if (lean_time(s, &t)) {
-        free_timed(s, seq, t, p);
+    if (lean_other(s, seq, &t)) {
+        free_other(s, seq, t, p);
         return;
     }
     uint32_t pos = s->pos;
