@@ -1149,7 +1149,8 @@ static inline __attribute__((always_inline)) int lean_other(tstate_t *s, uint64_
 }
 
 /* A lean record with a time or a seq of its own, and the rest of the way
- * out. */
+ * out.  Encoded here rather than by append(), whose op is not a constant:
+ * its encoding would cost twice as much. */
 static __attribute__((noinline)) void *malloc_other(tstate_t *s, uint64_t seq, uint64_t t,
                                                     size_t n, void *p)
 {
