@@ -385,6 +385,39 @@ static int parse_pool(const where_t *w, const char *text, size_t i, size_t ce, d
     return 0;
 }
 
+/* The largest retain= (1 TiB, as a pool). */
+#define RETAIN_MAX POOL_MAX
+
+/* One key=value of the retain line. */
+static int retain_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                        void *arg)
+{
+    dmm_desc_t *d = arg;
+    size_t x;
+    if (!word_is(key, kl, "bytes"))
+        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the retain line "
+                    "(bytes)", w->name, w->line, CUT(kl), key);
+    if (parse_size(v, vl, 0, &x) != 0 || x > RETAIN_MAX)
+        return fail(w->err, "%s: line %d: field 'bytes': expected 0 to %zu bytes, got '%.*s'",
+                    w->name, w->line, RETAIN_MAX, CUT(vl), v);
+    d->retain = x;
+    d->retain_set = 1;
+    return 0;
+}
+
+/* The retain line: its fields from text[i] to ce. */
+static int parse_retain(const where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+{
+    if (d->retain_set)
+        return fail(w->err, "%s: line %d: a second retain line: a chain has one budget",
+                    w->name, w->line);
+    if (parse_fields(w, text, i, ce, retain_field, d) != 0)
+        return -1;
+    if (!d->retain_set)
+        return fail(w->err, "%s: line %d: field 'bytes': missing", w->name, w->line);
+    return 0;
+}
+
 struct alloc_arg {
     dmm_alloc_desc_t *a;
     int have_range;
@@ -415,6 +448,8 @@ static int parse_alloc(where_t *w, const char *text, size_t i, size_t ce, dmm_de
         return parse_pool(w, text, i, ce, d);
     if (word_is(cls, cl, "grow"))
         return parse_grow(w, text, i, ce, d);
+    if (word_is(cls, cl, "retain"))
+        return parse_retain(w, text, i, ce, d);
     if (d->n == DMM_DESC_MAX)
         return fail(w->err, "%s: line %d: more than %d allocators in one chain",
                     w->name, w->line, DMM_DESC_MAX);
@@ -429,7 +464,7 @@ static int parse_alloc(where_t *w, const char *text, size_t i, size_t ce, dmm_de
         return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
                     "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea, "
                     "tlsf; "
-                    "or a cache, release, grow or pool line)",
+                    "or a cache, release, grow, pool or retain line)",
                     w->name, w->line, CUT(cl), cls);
     struct alloc_arg x = { a, 0 };
     if (parse_fields(w, text, i, ce, alloc_field, &x) != 0)
@@ -563,6 +598,13 @@ size_t dmm_desc_print_pool(const dmm_desc_t *d, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n;
 }
 
+size_t dmm_desc_print_retain(const dmm_desc_t *d, char *buf, size_t cap)
+{
+    int n = d->retain_set ? snprintf(buf, cap, "%-13s bytes=%zu", "retain", d->retain)
+                          : snprintf(buf, cap, "%s", "");
+    return n < 0 ? 0 : (size_t)n;
+}
+
 size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
 {
     size_t used = 0;
@@ -570,19 +612,22 @@ size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
     int n = snprintf(line, sizeof line, "# %s\n", d->title[0] ? d->title : "dmm 1");
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;
-    for (int i = -5; i < d->n; i++) {
-        if ((i == -4 && !d->cache_max) || (i == -3 && !d->release.on) ||
-            (i == -2 && d->grow != DMM_GROW_PAGES) || (i == -1 && !d->pool))
+    for (int i = -6; i < d->n; i++) {
+        if ((i == -5 && !d->cache_max) || (i == -4 && !d->release.on) ||
+            (i == -3 && d->grow != DMM_GROW_PAGES) || (i == -2 && !d->pool) ||
+            (i == -1 && !d->retain_set))
             continue;
-        if (i >= -4) {
-            if (i == -4)
+        if (i >= -5) {
+            if (i == -5)
                 dmm_desc_print_cache(d, line, sizeof line - 2);
-            else if (i == -3)
+            else if (i == -4)
                 dmm_desc_print_release(d, line, sizeof line - 2);
-            else if (i == -2)
+            else if (i == -3)
                 dmm_desc_print_grow(d, line, sizeof line - 2);
-            else if (i == -1)
+            else if (i == -2)
                 dmm_desc_print_pool(d, line, sizeof line - 2);
+            else if (i == -1)
+                dmm_desc_print_retain(d, line, sizeof line - 2);
             else
                 dmm_desc_print_line(&d->a[i], line, sizeof line - 2);
             n = (int)strlen(line);
@@ -633,6 +678,8 @@ void dmm_desc_effective(dmm_desc_t *d)
     }
     if (!reads_grow)
         d->grow = DMM_GROW_64K;
+    if (d->retain_set && d->retain == DMM_RETAIN_BYTES)
+        d->retain_set = 0;
     dmm_release_t *r = &d->release;
     if (!reads_release)
         memset(r, 0, sizeof *r);

@@ -34,7 +34,13 @@
  *   pool          bytes=33554432
  * (printed after those) holds that many bytes from the start, their pages
  * populated, and never gives them back (core/pagesrc.h): the calls that
- * take chunks inside it make no system call and touch no fresh page.  Ranges
+ * take chunks inside it make no system call and touch no fresh page.  At
+ * most one line
+ *   retain        bytes=0
+ * (printed last of them) sets how many bytes of large chunks (64 KiB and
+ * more) given back the page source keeps, pages and all, for the next
+ * request of their length (dmm_pagesrc_retain; without the line
+ * DMM_RETAIN_BYTES, 1 MiB): 0 gives each back to the OS at once.  Ranges
  * must be sorted and must not overlap; sizes in the gaps between them, and
  * above the last, take the chain's fallback path.
  * '#' starts a comment; the first line's comment ("# dmm 1 ...") is kept as
@@ -67,8 +73,17 @@ typedef struct dmm_desc {
     dmm_release_t    release;       /* the release line; .on == 0: none */
     uint8_t          grow;          /* the grow line's by=, DMM_GROW_*; 64k: none */
     size_t           pool;          /* the pool line's bytes=; 0: none */
+    uint8_t          retain_set;    /* a retain line, whose bytes= is retain */
+    size_t           retain;        /* read through dmm_desc_retain() */
     char             title[256];   /* the first line's comment, without "# " */
 } dmm_desc_t;
+
+/* The page source's budget of retained bytes under d: the retain line's,
+ * else DMM_RETAIN_BYTES. */
+static inline size_t dmm_desc_retain(const dmm_desc_t *d)
+{
+    return d->retain_set ? d->retain : DMM_RETAIN_BYTES;
+}
 
 /* Parse text (len bytes, named name in messages).  0, or -1 with err set to
  * "NAME: line N: field 'F': fault". */
@@ -94,8 +109,9 @@ const char *dmm_desc_title_value(const dmm_desc_t *d, const char *key, char *buf
  * dmm_class_ops_t.options) to its default (split=no coalesce=no list=sll
  * fit=first order=lifo, no lists=): the same allocator, written one way.
  * The release policy likewise: none when no class reads it, keep=0
- * delay=0 when it gives back at once; and the growth rule: 64k when no
- * class reads it.  Two descriptions that print alike
+ * delay=0 when it gives back at once; the growth rule: 64k when no
+ * class reads it; and a retain line of the default budget: none.  Two
+ * descriptions that print alike
  * after this behave alike. */
 void dmm_desc_effective(dmm_desc_t *d);
 /* One allocator line, canonical. */
@@ -108,6 +124,8 @@ size_t dmm_desc_print_release(const dmm_desc_t *d, char *buf, size_t cap);
 size_t dmm_desc_print_grow(const dmm_desc_t *d, char *buf, size_t cap);
 /* The pool line, canonical ("" when d has none). */
 size_t dmm_desc_print_pool(const dmm_desc_t *d, char *buf, size_t cap);
+/* The retain line, canonical ("" when d has none). */
+size_t dmm_desc_print_retain(const dmm_desc_t *d, char *buf, size_t cap);
 /* The words of the list, fit and order fields ("sll", "best", "fifo", ...),
  * or NULL for a value out of range. */
 const char *dmm_desc_list_name(unsigned list);

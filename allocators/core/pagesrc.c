@@ -120,7 +120,13 @@ int dmm_pagesrc_init(dmm_pagesrc_t *ps, int mode)
     }
     ps->mode = mode;
     ps->arena_size = DEF_ARENA;
+    ps->retain_max = DMM_RETAIN_BYTES;
     return 0;
+}
+
+void dmm_pagesrc_retain(dmm_pagesrc_t *ps, size_t bytes)
+{
+    ps->retain_max = bytes;
 }
 
 void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
@@ -421,10 +427,10 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
     if (a && len && s + len <= a->base + a->size) {
         memset(a->map + (s - a->base) / DMM_PAGE, DMM_OWNER_NONE, len / DMM_PAGE);
         ps->chunk_bytes -= len;
-        if (len >= DMM_RETAIN_MIN && len <= DMM_RETAIN_BYTES) {
+        if (len >= DMM_RETAIN_MIN && len <= ps->retain_max) {
             /* keep it; make room by dropping the oldest */
             while (ps->nretained == DMM_RETAIN_SLOTS ||
-                   ps->retained_bytes + len > DMM_RETAIN_BYTES) {
+                   ps->retained_bytes + len > ps->retain_max) {
                 dmm_range_t old = ps->retained[0];
                 memmove(&ps->retained[0], &ps->retained[1],
                         (ps->nretained - 1) * sizeof ps->retained[0]);

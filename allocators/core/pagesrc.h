@@ -43,10 +43,12 @@
 #define DMM_MAX_ARENAS    64
 #define DMM_MAX_FREE_RANGES 4096
 /* Chunks of at least DMM_RETAIN_MIN given back are kept, pages and all, up
- * to DMM_RETAIN_BYTES in DMM_RETAIN_SLOTS, for the next request of the same
- * length: a program that frees and allocates large blocks in turn then pays
- * neither a system call nor page faults.  Retained chunks are still held
- * from the OS and counted in the footprint. */
+ * to a budget (DMM_RETAIN_BYTES unless dmm_pagesrc_retain() set another;
+ * the .dmm line `retain bytes=N`) in DMM_RETAIN_SLOTS, for the next request
+ * of the same length: a program that frees and allocates large blocks in
+ * turn then pays neither a system call nor page faults.  Retained chunks
+ * are still held from the OS and counted in the footprint: a budget of 0
+ * gives every chunk back at once. */
 #define DMM_RETAIN_MIN      (64u << 10)
 #define DMM_RETAIN_BYTES    (1u << 20)
 #define DMM_RETAIN_SLOTS    8
@@ -87,6 +89,7 @@ typedef struct dmm_pagesrc {
     size_t      nfree;
     dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
     size_t      nretained, retained_bytes;
+    size_t      retain_max;   /* the budget of retained bytes */
     dmm_range_t retained[DMM_RETAIN_SLOTS]; /* given back, kept; oldest first */
     size_t      footprint;    /* bytes held: chunks out, retained ones, page-map pages */
     size_t      chunk_bytes;  /* bytes of the chunks handed out and not given back */
@@ -105,6 +108,10 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps);
 /* Hold a pool of bytes (rounded up to DMM_PAGE) from now on; before the
  * first get.  0, or -1 with errno (nothing held). */
 int  dmm_pagesrc_pool(dmm_pagesrc_t *ps, size_t bytes);
+/* Keep up to bytes of large chunks given back (see DMM_RETAIN_MIN), from
+ * now on; 0 keeps none.  Before the first put (the chunks retained so far
+ * are not looked at again). */
+void dmm_pagesrc_retain(dmm_pagesrc_t *ps, size_t bytes);
 /* Populate the pool's pages again (REAL; a forked child, whose pages are
  * shared with its parent until written); nothing without a pool. */
 void dmm_pagesrc_pool_populate(dmm_pagesrc_t *ps);

@@ -149,6 +149,10 @@ static void put_header(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *in)
         fprintf(f, " *   A pool of %zu bytes held from the start, its pages populated: the\n"
                    " *   calls that take chunks inside it make no system call and no page fault.\n",
                 d->pool);
+    if (d->retain_set)
+        fprintf(f, " *   The page source keeps up to %zu bytes of large chunks given back, for\n"
+                   " *   the next request of their length (without a retain line: %u).\n",
+                d->retain, (unsigned)DMM_RETAIN_BYTES);
     fputs(" *\n * Requests in no range above, and alignments above 16 bytes, take the\n"
           " * chain's fallback path (a page-granular chunk of their own).\n *\n"
           " * libdmm_evolved.so links this file with preload/shim/backend_evolved.c,\n"
@@ -194,6 +198,8 @@ static void put_desc(FILE *f, const dmm_desc_t *d)
         fputs("    .grow = DMM_GROW_PAGES,\n", f);
     if (d->pool)
         fprintf(f, "    .pool = %zu,\n", d->pool);
+    if (d->retain_set)
+        fprintf(f, "    .retain_set = 1, .retain = %zu,\n", d->retain);
     fputs("    .title = ", f);
     put_c_string(f, d->title);
     fputs(",\n};\n\n", f);

@@ -2,8 +2,9 @@
  * DMM description (dmm_phenotype_to_desc, grammar.h): seven words per
  * allocator, in the paper's order, after "BlockCache MAX COUNT" when the
  * grammar gave the chain a block cache, "Release KEEP DELAY" when it gave
- * it a release policy and "GrowByPages" when it gave it growth by pages (in
- * that order). */
+ * it a release policy, "GrowByPages" when it gave it growth by pages and
+ * "Retain BYTES" when it gave the page source a retain budget (in that
+ * order). */
 #include "codegen/grammar/grammar.h"
 
 #include <ctype.h>
@@ -150,6 +151,22 @@ static int release_of(const char **p, dmm_desc_t *d, size_t at, dmm_err_t *err)
     return 0;
 }
 
+/* "Retain BYTES" (the word Retain read). */
+static int retain_of(const char **p, dmm_desc_t *d, size_t at, dmm_err_t *err)
+{
+    word_t w = { "", 0 };
+    size_t v;
+    if (!next_word(p, &w) || size_of(w, &v) != 0) {
+        dmm_err_set(err, "phenotype: terminal %zu: '%.*s' is not a retain budget (bytes)",
+                    at + 2, (int)(w.n > 64 ? 64 : w.n), w.s);
+        memset(d, 0, sizeof *d);
+        return -1;
+    }
+    d->retain_set = 1;
+    d->retain = v;
+    return 0;
+}
+
 int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
 {
     static const char *const lists[] = { "SLL", "DLL", "BTREE" };
@@ -199,15 +216,32 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
         skip += 1;
         p = q;
     }
+    q = p;
+    if (next_word(&q, &w) && word_eq(w, "Retain")) {
+        if (retain_of(&q, d, skip, err) != 0)
+            return -1;
+        skip += 2;
+        p = q;
+    }
     nw -= skip;
     if (nw == 0 || nw % 7 != 0) {
-        char after[96] = "";
-        if (skip)
-            snprintf(after, sizeof after, " after %s%s%s%s%s",
-                     d->cache_max ? "the block cache's 3" : "",
-                     d->cache_max && (d->release.on || d->grow) ? " and " : "",
-                     d->release.on ? "the release policy's 3" : "",
-                     d->release.on && d->grow ? " and " : "", d->grow ? "the growth's 1" : "");
+        char after[128] = "";
+        if (skip) {
+            const char *part[4];
+            int np = 0;
+            if (d->cache_max)
+                part[np++] = "the block cache's 3";
+            if (d->release.on)
+                part[np++] = "the release policy's 3";
+            if (d->grow)
+                part[np++] = "the growth's 1";
+            if (d->retain_set)
+                part[np++] = "the retain budget's 2";
+            size_t at = (size_t)snprintf(after, sizeof after, " after");
+            for (int i = 0; i < np && at < sizeof after; i++)
+                at += (size_t)snprintf(after + at, sizeof after - at, "%s%s",
+                                       i ? " and " : " ", part[i]);
+        }
         dmm_err_set(err,
                 "phenotype: %zu terminals%s; an allocator is 7 (class, splitting, "
                 "coalescing, size, data structure, mechanism, policy)", nw, after);

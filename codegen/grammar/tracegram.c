@@ -79,18 +79,24 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
 }
 
 /* The rules, after the header comment: the paper's Figure 3 with the
- * trace's sizes, and (not --paper) the block cache, the release policy and
- * growth by pages. */
+ * trace's sizes, and (not --paper) the block cache, the release policy,
+ * growth by pages and the page source's retained bytes. */
 static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
 {
-    sb_printf(bp, "<DynamicMemoryManager> ::= <Allocators>\n%s\n",
-              paper ? "" : "                         | <BlockCache> <Allocators>\n"
-                           "                         | <Release> <Allocators>\n"
-                           "                         | <BlockCache> <Release> <Allocators>\n"
-                           "                         | <Growth> <Allocators>\n"
-                           "                         | <BlockCache> <Growth> <Allocators>\n"
-                           "                         | <Release> <Growth> <Allocators>\n"
-                           "                         | <BlockCache> <Release> <Growth> <Allocators>\n");
+    /* not --paper: every choice of the options, alternative k holding
+     * option j when bit j of k is set (so that adding an option kept the
+     * earlier alternatives' numbers) */
+    static const char *const opts[] = { "<BlockCache> ", "<Release> ", "<Growth> ",
+                                        "<Retain> " };
+    sb_printf(bp, "<DynamicMemoryManager> ::= <Allocators>\n");
+    for (unsigned k = 1; !paper && k < 1u << 4; k++) {
+        sb_printf(bp, "                         | ");
+        for (unsigned j = 0; j < 4; j++)
+            if (k & 1u << j)
+                sb_printf(bp, "%s", opts[j]);
+        sb_printf(bp, "<Allocators>\n");
+    }
+    sb_printf(bp, "\n");
     sb_printf(bp,
               "<Allocators> ::= <AllocatorClass> <AllowSplitting> <AllowCoalescing> <MaxSize>"
               " <DataStructure> <AllocationMechanism> <AllocationPolicy>\n"
@@ -142,7 +148,14 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
                   "# Not the paper's: growth by pages (the .dmm line `grow by=pages`): while\n"
                   "# a Lea, segregated, exact or TLSF allocator holds less than 256 KiB, it\n"
                   "# takes whole pages, at least a quarter of what it holds, not 64 KiB granules.\n"
-                  "<Growth> ::= GrowByPages\n");
+                  "<Growth> ::= GrowByPages\n"
+                  "\n"
+                  "# Not the paper's: the page source's budget for large chunks given back\n"
+                  "# (the .dmm line `retain bytes=B`): up to B bytes of chunks of 64 KiB and\n"
+                  "# more kept, pages and all, for the next request of their length, instead\n"
+                  "# of 1 MiB; 0 gives each back to the OS at once.\n"
+                  "<Retain> ::= Retain <RetainBytes>\n"
+                  "<RetainBytes> ::= 0 | 262144 | 4194304\n");
 }
 
 char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,
@@ -230,7 +243,7 @@ char *dmm_grammar_for_streams(const dmm_opstream_t *const *streams, int nstreams
               "\n",
               tn, nsz, (unsigned long long)sz[0], (unsigned long long)sz[nsz - 1],
               paper ? "the paper's five" : "the paper's five, Kingsley, Lea and TLSF",
-              paper ? "" : "; a block cache, a release policy, growth by pages");
+              paper ? "" : "; a block cache, a release policy, growth by pages, a retain budget");
     put_rules(&b, sz, nsz, paper);
     free(sz);
     if (b.oom) {

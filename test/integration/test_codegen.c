@@ -141,6 +141,7 @@ Test(codegen, gaps_every_class_and_options)
     write_text(in, "# dmm 1  trace=a\"b*/c.trc seed=1\n"
                    "release keep=65536 delay=1000\n"
                    "grow by=pages\n"
+                   "retain bytes=0\n"
                    "buddy-binary range=(16,64] list=btree fit=exact order=fifo\n"
                    "buddy-fib range=(64,128] split=yes coalesce=yes\n"
                    "exact range=(128,256]\n"
@@ -174,6 +175,9 @@ Test(codegen, gaps_every_class_and_options)
     /* a release policy: sss has no common case alone */
     cr_expect_null(strstr(src, "dmm_sss_malloc_fast_sll"), "%s", src);
     cr_expect_not_null(strstr(src, " *   Growth by pages: "), "%s", src);
+    cr_expect_not_null(strstr(src, "    .retain_set = 1, .retain = 0,\n"), "%s", src);
+    cr_expect_not_null(strstr(src, " *   The page source keeps up to 0 bytes of large chunks "),
+                       "%s", src);
     char *end = strstr(src, "*/");
     cr_expect(end && !strncmp(end, "*/\n#ifndef DMM_EVOLVED_C", 24),
               "a title must not close the header comment:\n%s", src);

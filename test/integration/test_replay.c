@@ -782,6 +782,50 @@ Test(replay, a_pool_of_m_less_the_page_map_keeps_the_peak_at_m)
     result_free(&r);
 }
 
+/* The retain line: large chunks given back stay held (1 MiB of them by
+ * default) or go back to the OS at once (bytes=0), in the simulator and in
+ * libdmm.so alike: a program that frees two large blocks and then grows
+ * its small ones peaks lower without them. */
+Test(replay, a_retain_budget_of_0_lowers_m_in_the_simulator_and_the_library)
+{
+    static char text[1 << 16];
+    int n = 0, id = 0, ops = 0;
+    for (; id < 10; id++, ops++)
+        n += sprintf(text + n, "a %d 100\n", id);
+    for (int r = 0; r < 10; r++, id += 2, ops += 4)
+        n += sprintf(text + n, "a %d 300000\na %d 200000\nf %d\nf %d\n", id, id + 1, id,
+                     id + 1);
+    for (int i = 0; i < 3000; i++, id++, ops++)
+        n += sprintf(text + n, "a %d 200\n", id);
+    char head[64], rep[300], kept[300], none[300];
+    int h = sprintf(head, "0\n%d\n%d\n1\n", id, ops);
+    memmove(text + h, text, (size_t)n + 1);
+    memcpy(text, head, (size_t)h);
+    put("retain.rep", text, rep, sizeof rep);
+    const char *lea = "lea range=(0,inf] split=yes coalesce=yes list=dll fit=best order=fifo\n";
+    char body[256];
+    put("kept.dmm", lea, kept, sizeof kept);
+    snprintf(body, sizeof body, "%sretain bytes=0\n", lea);
+    put("none.dmm", body, none, sizeof none);
+    double m[2], map;
+    sim_m(kept, rep, &m[0], &map);
+    sim_m(none, rep, &m[1], &map);
+    cr_expect_geq(m[0] - m[1], 300000 + 200000, "M %g with the default budget, %g with none",
+                  m[0], m[1]);
+    if (SANITIZED)
+        return;   /* a sanitized dmm cannot run under another allocator */
+    const char *cfgs[] = { kept, none };
+    for (int i = 0; i < 2; i++) {
+        char cfg[400];
+        snprintf(cfg, sizeof cfg, "DMM_CONFIG=%s", cfgs[i]);
+        const char *env[] = { "LD_PRELOAD=" LIBDMM, cfg, NULL };
+        result_t r = replay_run(env, "--mdriver", "--json", rep, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_expect_eq(jnum(r.out, NULL, "heap"), m[i], "%s: libdmm.so's heap = M", cfgs[i]);
+        result_free(&r);
+    }
+}
+
 /* A directory: its .rep files, in name order, one row each. */
 Test(replay, mdriver_reads_a_directory_of_traces)
 {

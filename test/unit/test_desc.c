@@ -298,6 +298,50 @@ Test(desc, bad_grow_lines_name_the_line_and_field)
     bad("grow by=pages\n", "no allocator", NULL);
 }
 
+Test(desc, a_retain_line_round_trips_last_of_the_chains_lines)
+{
+    const char *in = "lea range=(0,inf]\nretain bytes=0  # every chunk back at once\n"
+                     "pool bytes=1048576\ngrow by=pages\n";
+    const char *want = "# dmm 1\n"
+                       "grow          by=pages\n"
+                       "pool          bytes=1048576\n"
+                       "retain        bytes=0\n"
+                       "lea           range=(0,inf]          split=no  coalesce=no  list=sll   "
+                       "fit=first order=lifo\n";
+    dmm_desc_t d, e;
+    round_trip(in, want, &d, &e);
+    cr_expect(d.retain_set && d.retain == 0 && dmm_desc_retain(&d) == 0);
+    dmm_desc_effective(&e);
+    cr_expect(e.retain_set && e.retain == 0, "read by the page source, whatever the classes");
+    /* the default budget is the same as no line, and printed as none */
+    dmm_err_t err = { { 0 } };
+    char out[1024], same[128];
+    snprintf(same, sizeof same, "retain bytes=%u\nsss range=(0,64]\n", (unsigned)DMM_RETAIN_BYTES);
+    cr_assert_eq(dmm_desc_parse("t", same, strlen(same), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(dmm_desc_retain(&d), DMM_RETAIN_BYTES);
+    dmm_desc_effective(&d);
+    cr_expect_eq(d.retain_set, 0);
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_null(strstr(out, "retain"), "%s", out);
+    const char *none = "sss range=(0,64]\n";
+    cr_assert_eq(dmm_desc_parse("t", none, strlen(none), &d, &err), 0, "%s", err.msg);
+    cr_expect(!d.retain_set && dmm_desc_retain(&d) == DMM_RETAIN_BYTES);
+    const char *more = "sss range=(0,64]\nretain bytes=16777216\n";
+    cr_assert_eq(dmm_desc_parse("t", more, strlen(more), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(dmm_desc_retain(&d), 16777216);
+}
+
+Test(desc, bad_retain_lines_name_the_line_and_field)
+{
+    bad("lea range=(0,5]\nretain bytes=1M\n", "line 2", "field 'bytes': expected 0 to");
+    bad("retain bytes=inf\nlea range=(0,5]\n", "line 1", "field 'bytes'");
+    bad("retain bytes=2199023255553\nlea range=(0,5]\n", "line 1", "got '2199023255553'");
+    bad("retain\nlea range=(0,5]\n", "line 1", "field 'bytes': missing");
+    bad("retain keep=0\nlea range=(0,5]\n", "field 'keep'", "unknown field of the retain line");
+    bad("retain bytes=0\nretain bytes=0\nlea range=(0,5]\n", "line 2", "second retain line");
+    bad("retain bytes=0\n", "no allocator", NULL);
+}
+
 Test(desc, at_most_the_maximum_allocators)
 {
     char text[8192];

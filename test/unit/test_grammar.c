@@ -453,6 +453,26 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_eq(strncmp(out, "GrowByPages Kingsley ", 21), 0, "%s", out);
     cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
     cr_expect(!d.cache_max && !d.release.on && d.grow == DMM_GROW_PAGES);
+    cr_expect(!d.retain_set && dmm_desc_retain(&d) == DMM_RETAIN_BYTES, "no retain budget");
+    /* codon 8: <Retain> <Allocators>; <Retain> (one alternative), 0 bytes
+     * (0 mod 3): the earlier alternatives kept their numbers */
+    const uint32_t kgen[] = { 8, 0, 0, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, kgen, 19, 0, out, sizeof out), 19);
+    cr_expect_eq(strncmp(out, "Retain 0 Kingsley ", 18), 0, "%s", out);
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect(!d.cache_max && !d.release.on && d.grow == DMM_GROW_64K);
+    cr_expect(d.retain_set && d.retain == 0 && dmm_desc_retain(&d) == 0);
+    cr_expect_eq(d.n, 2);
+    /* codon 15: all four, the budget 4194304 (2 mod 3) */
+    const uint32_t agen[] = { 15, 0, 2, 1, 0, 1, 2, 0, 0, 2, 1, 5, 0, 1, 1, 2, 1, 1,
+                              0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, agen, 26, 0, out, sizeof out), 26);
+    cr_expect_str_eq(out, "BlockCache 256 32 Release 262144 inf GrowByPages Retain 4194304 "
+                          "Kingsley true false 24 BTREE BEST LIFO Lea false true 100 SLL EXACT "
+                          "FIFO");
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect(d.cache_max == 256 && d.release.on && d.grow == DMM_GROW_PAGES);
+    cr_expect(d.retain_set && d.retain == 4194304);
     dmm_grammar_free(g);
     free(text);
 
@@ -464,6 +484,7 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_null(strstr(text, "BlockCache"), "%s", text);
     cr_expect_null(strstr(text, "Release"), "%s", text);
     cr_expect_null(strstr(text, "Grow"), "%s", text);
+    cr_expect_null(strstr(text, "Retain"), "%s", text);
     g = parse_ok(text);
     cr_expect_eq(dmm_ge_map(g, gen, 17, 0, out, sizeof out), 17);
     cr_expect_str_eq(out,
@@ -566,6 +587,15 @@ Test(phenotype, errors)
                        "2 terminals after the block cache's 3 and the growth's 1");
     expect_pheno_error("Release 0 inf GrowByPages GrowByPages Lea true true 8 SLL BEST LIFO",
                        "8 terminals after the release policy's 3 and the growth's 1");
+    expect_pheno_error("Retain 1M Lea true true 8 SLL BEST LIFO",
+                       "terminal 2: '1M' is not a retain budget");
+    expect_pheno_error("BlockCache 256 8 Retain", "terminal 5: '' is not a retain budget");
+    expect_pheno_error("Retain 0", "0 terminals after the retain budget's 2");
+    expect_pheno_error("Release 0 inf GrowByPages Retain 0 Lea true",
+                       "2 terminals after the release policy's 3 and the growth's 1 and the "
+                       "retain budget's 2");
+    expect_pheno_error("Retain 0 GrowByPages Lea true true 8 SLL BEST LIFO",
+                       "8 terminals after the retain budget's 2");
     char big[40 * 64] = "";
     for (int i = 1; i <= DMM_DESC_MAX + 1; i++) {
         char one[64];

@@ -182,6 +182,38 @@ Test(pagesrc, large_chunks_are_retained_for_reuse)
     del_ps(ps);
 }
 
+/* The retain budget (the .dmm line `retain bytes=N`): 0 gives every large
+ * chunk back at once, a larger one keeps larger chunks; the same numbers
+ * in both modes. */
+Test(pagesrc, the_retain_budget_bounds_what_is_kept)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        dmm_pagesrc_t *ps = new_ps(mode);
+        dmm_pagesrc_retain(ps, 0);
+        size_t big = 256 << 10;
+        char *a = dmm_pagesrc_get(ps, big, 0, 1);
+        size_t fp = ps->footprint;
+        dmm_pagesrc_put(ps, a, big);
+        cr_expect_eq(ps->footprint, fp - big, "mode %d: nothing kept", mode);
+        cr_expect_eq(ps->nretained, 0);
+        /* 4 MiB: a 2 MiB chunk is kept (past the default budget), twice is
+         * one too many */
+        dmm_pagesrc_retain(ps, 4 << 20);
+        size_t two = 2 << 20;
+        char *b = dmm_pagesrc_get(ps, two, 0, 1), *c = dmm_pagesrc_get(ps, two, 0, 1),
+             *e = dmm_pagesrc_get(ps, two, 0, 1);
+        fp = ps->footprint;
+        dmm_pagesrc_put(ps, b, two);
+        dmm_pagesrc_put(ps, c, two);
+        cr_expect_eq(ps->footprint, fp, "mode %d: both kept", mode);
+        dmm_pagesrc_put(ps, e, two);
+        cr_expect_eq(ps->retained_bytes, 4u << 20);
+        cr_expect_eq(ps->footprint, fp - two, "mode %d: the oldest dropped", mode);
+        cr_expect_eq(dmm_pagesrc_get(ps, two, 0, 1), e, "the newest comes back first");
+        del_ps(ps);
+    }
+}
+
 /* A simulated page source's arena outlives it: the next one takes it back
  * (no fresh mapping, no page fault), with an empty page map, and places
  * chunks at the same offsets as on a fresh arena. */
