@@ -37,8 +37,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 import peers  # noqa: E402
 
-DMM_PAGE = 4096
-
 TARGET_KOPS = 54500
 
 
@@ -123,9 +121,9 @@ def score(build, reps, name, lib):
 
 def per_trace(build, reps, names, design_of, pool):
     """libdmm.so running, on each trace, the design design_of(trace name)
-    (a .dmm file), with a pool of its simulated peak footprint less its
-    page-map pages when pool (the .dmm line `pool bytes=...`, what `make
-    evolve POOL=auto` adds: the footprint counts the map beside it): one
+    (a .dmm file), with the largest pool that keeps its simulated peak
+    footprint when pool (`dmm sim --fit-pool`, what `make evolve POOL=auto`
+    adds as the .dmm line `pool bytes=...`; none when not a page does): one
     `dmm replay --mdriver` per trace, the totals as mdriver takes them."""
     dmm = os.path.join(build, "dmm")
     traces = []
@@ -135,15 +133,14 @@ def per_trace(build, reps, names, design_of, pool):
             return dict(error="%s: no design" % n)
         cfg = design
         if pool:
-            r = subprocess.run([dmm, "sim", "--json", "--dmm", design, rep],
+            r = subprocess.run([dmm, "sim", "--json", "--fit-pool", "--dmm", design, rep],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 return dict(error="dmm sim of %s: %s" % (n, r.stderr.strip()[-200:]))
-            d = json.loads(r.stdout)["dmms"][0]
-            m = max(DMM_PAGE, d["m"] - d["page_map_bytes"])   # as make evolve POOL=auto
+            m = json.loads(r.stdout)["dmms"][0]["pool_keeping_m"]   # as make evolve POOL=auto
             cfg = os.path.join(reps, "..", "%s.%s.pool.dmm" % (n, os.path.basename(design)))
             with open(design) as src, open(cfg, "w") as dst:
-                dst.write(src.read() + "pool          bytes=%d\n" % m)
+                dst.write(src.read() + ("pool          bytes=%d\n" % m if m else ""))
         env = dict(benchlib.clean_env(), LD_PRELOAD=os.path.join(build, "libdmm.so"),
                    DMM_CONFIG=cfg)
         r = replay_pinned([dmm, "replay", "--mdriver", "--json", rep], env=env,
@@ -291,10 +288,9 @@ def main():
          "replay on the CPU that ran a busy loop fastest at its start); perf index = "
          "40 x mean util + 60 x min(1, Kops / %d).  The last four rows are dmm's way, an "
          "allocator per program, run by libdmm.so with DMM_CONFIG: the default evolved design "
-         "(codegen/default.dmm) with a pool of its simulated peak footprint less its page-map "
-         "pages on each trace (`make evolve POOL=auto`: the same peak, every page held from the "
-         "start, so that the "
-         "repeated runs fault no pages), each trace's own design from a %d s `dmm evolve` "
+         "(codegen/default.dmm) with the largest pool that keeps its simulated peak footprint "
+         "on each trace (`make evolve POOL=auto`, `dmm sim --fit-pool`: the same peak, its "
+         "pages held from the start, so that the repeated runs fault fewer pages), each trace's own design from a %d s `dmm evolve` "
          "(eq. 1), without and with that pool, and with the pool whichever of that design and "
          "the one of least peak footprint on the front of a Pareto search over time and memory "
          "as long (`dmm evolve --objectives time,memory`) has the smaller simulated peak "

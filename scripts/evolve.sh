@@ -202,18 +202,23 @@ if [ -n "${POOL:-}" ]; then
     # no system call and no page fault (the .dmm line `pool bytes=N`)
     case $POOL in
     auto)
-        # the peak's chunks: M less the page map's pages, which the
-        # footprint counts beside the pool (page multiples, so is this)
-        bytes=$("$dmm" sim --json --dmm "$tmp/chosen.dmm" "$trace" |
-            python3 -c 'import json, sys; d = json.load(sys.stdin)["dmms"][0]
-print(max(4096, d["m"] - d["page_map_bytes"]))') ||
+        # the largest pool that leaves the simulated peak footprint where
+        # it is (dmm sim --fit-pool): the peak's chunks, M less the page
+        # map's pages, when no chunk of the peak lies above a hole; less
+        # for a design that gives chunks back below its top
+        bytes=$("$dmm" sim --json --fit-pool --dmm "$tmp/chosen.dmm" "$trace" |
+            python3 -c 'import json, sys; print(json.load(sys.stdin)["dmms"][0]["pool_keeping_m"])') ||
             die "dmm sim of chosen.dmm failed" ;;
     ''|*[!0-9]*) die "POOL=$POOL: auto, or a number of bytes" ;;
     *) bytes=$POOL ;;
     esac
     sed -i '/^pool[[:space:]]/d' "$tmp/chosen.dmm"
-    printf 'pool          bytes=%s\n' "$bytes" >>"$tmp/chosen.dmm"
-    step "chosen.dmm holds a pool of $bytes bytes (POOL=$POOL)"
+    if [ "$bytes" = 0 ]; then
+        step "chosen.dmm holds no pool: not a page of one keeps its peak footprint (POOL=auto)"
+    else
+        printf 'pool          bytes=%s\n' "$bytes" >>"$tmp/chosen.dmm"
+        step "chosen.dmm holds a pool of $bytes bytes (POOL=$POOL)"
+    fi
 fi
 
 step "dmm codegen chosen.dmm -> dmm_evolved.c"

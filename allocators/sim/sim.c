@@ -125,6 +125,31 @@ int dmm_sim_run(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
     return dmm_sim_run_bounded(s, d, name, check_every, NULL, r, err);
 }
 
+int dmm_sim_fit_pool(const dmm_opstream_t *s, const dmm_desc_t *d, size_t *bytes,
+                     dmm_err_t *err)
+{
+    dmm_desc_t e = *d;
+    e.pool = 0;
+    dmm_sim_result_t r;
+    if (dmm_sim_run(s, &e, "pool", 0, &r, err) != 0)
+        return -1;
+    size_t m = r.M;
+    /* lo pages keep M (0: no pool), more than hi do not */
+    size_t lo = 0, hi = r.M > r.map_bytes ? (r.M - r.map_bytes) / DMM_PAGE : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        e.pool = mid * DMM_PAGE;
+        if (dmm_sim_run(s, &e, "pool", 0, &r, err) != 0)
+            return -1;
+        if (r.M <= m)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *bytes = lo * DMM_PAGE;
+    return 0;
+}
+
 /* A block of the replay, by id: its address (NULL: not live), requested
  * and usable bytes.  One cache line holds all an operation needs. */
 typedef struct slot {

@@ -98,6 +98,7 @@ typedef struct dmm_sim_result {
     uint64_t   over_fail_at;   /* ... after which failures passed fail_limit; 0: never */
     int        interrupted;    /* stop or deadline ended the replay */
     int        complete;       /* every operation was replayed */
+    size_t     pool_fit;       /* dmm_sim_fit_pool's answer, when asked (else 0) */
 } dmm_sim_result_t;
 
 /* Replay s through d.  check_every > 0 runs every allocator's check() every
@@ -110,14 +111,33 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
                         uint64_t check_every, const dmm_sim_bound_t *b, dmm_sim_result_t *r,
                         dmm_err_t *err);
 
+/* The largest pool that d can hold on s at no cost in memory: the largest
+ * bytes (a page multiple) whose line `pool bytes=N` leaves d's peak
+ * footprint on s where it is without a pool (d's own pool line is left
+ * out), or 0 when not a page of pool does.  A pool counts whole from the
+ * start, chunks only beyond it, so its M is at least M without it, and
+ * equal while no chunk of the peak lies above a hole in the pool's range
+ * (at most M less the page-map bytes; less for a design that gives chunks
+ * back below its peak's top: a release policy, `retain bytes=0`).  A
+ * binary search over simulations (M with a pool never falls as the pool
+ * grows: a page more of it holds a page more and moves at most a page of
+ * chunk inside).  0, or -1 with err set. */
+int dmm_sim_fit_pool(const dmm_opstream_t *s, const dmm_desc_t *d, size_t *bytes,
+                     dmm_err_t *err);
+
+/* dmm_sim_print_*'s flags: the simulated operations per second, which vary
+ * by run; pool_fit (from dmm_sim_fit_pool). */
+#define DMM_SIM_PRINT_TIMED 1
+#define DMM_SIM_PRINT_POOL  2
+
 /* The results of n simulations (descs[i] gave res[i]) side by side
  * (sim_print.c): a table for people, or one JSON object for programs (the
  * trace; per DMM its name, title, every row of the table, the allocators
  * with their fields and the requests each served, the cost histogram).
- * timed adds the simulated operations per second, which vary by run. */
+ * flags: DMM_SIM_PRINT_* rows added to the rest. */
 void dmm_sim_print_table(FILE *f, const dmm_sim_result_t *res, int n, const dmm_desc_t *descs,
-                         int timed);
+                         int flags);
 void dmm_sim_print_json(FILE *f, const dmm_sim_result_t *res, int n, const dmm_desc_t *descs,
-                        const char *trace, int timed);
+                        const char *trace, int flags);
 
 #endif

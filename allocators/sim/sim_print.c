@@ -44,6 +44,8 @@ static const col_t rows[] = {
 };
 /* Only with --time: the rest of the output is the same on every run. */
 static const col_t speed_row = { "simulated ops/s", 3, U64(seconds) };
+/* Only with a fitted pool (dmm sim --fit-pool). */
+static const col_t pool_row = { "pool keeping M (bytes)", 1, U64(pool_fit) };
 
 static void cell(const dmm_sim_result_t *r, const col_t *c, char *buf, size_t n)
 {
@@ -87,26 +89,22 @@ static void json_key(const char *label, char *out, size_t n)
 }
 
 void dmm_sim_print_table(FILE *f, const dmm_sim_result_t *res, int n, const dmm_desc_t *descs,
-                         int timed)
+                         int flags)
 {
     fprintf(f, "%-30s", "");
     for (int i = 0; i < n; i++)
         fprintf(f, " %16.16s", res[i].name);
     fprintf(f, "\n");
-    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
-        fprintf(f, "%-30s", rows[k].label);
+    size_t nrows = sizeof rows / sizeof rows[0];
+    for (size_t k = 0; k < nrows + 2; k++) {
+        const col_t *c = k < nrows ? &rows[k] : k == nrows ? &speed_row : &pool_row;
+        if ((c == &speed_row && !(flags & DMM_SIM_PRINT_TIMED)) ||
+            (c == &pool_row && !(flags & DMM_SIM_PRINT_POOL)))
+            continue;
+        fprintf(f, "%-30s", c->label);
         for (int i = 0; i < n; i++) {
             char b[64];
-            cell(&res[i], &rows[k], b, sizeof b);
-            fprintf(f, " %16s", b);
-        }
-        fprintf(f, "\n");
-    }
-    if (timed) {
-        fprintf(f, "%-30s", speed_row.label);
-        for (int i = 0; i < n; i++) {
-            char b[64];
-            cell(&res[i], &speed_row, b, sizeof b);
+            cell(&res[i], c, b, sizeof b);
             fprintf(f, " %16s", b);
         }
         fprintf(f, "\n");
@@ -194,7 +192,7 @@ static void json_cell(dmm_json_t *j, const char *key, const dmm_sim_result_t *r,
 }
 
 void dmm_sim_print_json(FILE *f, const dmm_sim_result_t *res, int n, const dmm_desc_t *descs,
-                        const char *trace, int timed)
+                        const char *trace, int flags)
 {
     dmm_json_t j;
     dmm_json_begin(&j, f, 1);
@@ -220,8 +218,10 @@ void dmm_sim_print_json(FILE *f, const dmm_sim_result_t *res, int n, const dmm_d
         }
         /* the calls the chain served, as T counts them (cost_model's "calls") */
         dmm_json_u64(&j, "calls", res[i].cost.ops);
-        if (timed)
+        if (flags & DMM_SIM_PRINT_TIMED)
             json_cell(&j, "simulated_ops_per_s", &res[i], &speed_row);
+        if (flags & DMM_SIM_PRINT_POOL)
+            json_cell(&j, "pool_keeping_m", &res[i], &pool_row);
         dmm_json_arr(&j, "allocators");
         for (int a = 0; a < res[i].n; a++)
             json_alloc(&j, &descs[i].a[a], res[i].served[a]);

@@ -2,7 +2,7 @@
  * (allocators/sim/).
  *
  *   dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time]
- *           [--no-cache] TRACE */
+ *           [--fit-pool] [--no-cache] TRACE */
 #include "codegen/cli/cli.h"
 #include "codegen/cli/util.h"
 
@@ -18,7 +18,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: dmm sim [--dmm FILE|PRESET]... [--all] [--json] [--check N] [--time]\n"
-            "               [--no-cache] TRACE\n"
+            "               [--fit-pool] [--no-cache] TRACE\n"
             "  Replay TRACE (any format dmm reads) through each DMM, simulated, and print\n"
             "  T (counted cost), M (peak footprint) and what lies behind them.\n"
             "  --dmm X     a .dmm file or a preset: kng, lea, fib, s10, exa, tlsf\n"
@@ -27,6 +27,9 @@ static void usage(FILE *f)
             "  --json      one JSON object instead of the table\n"
             "  --check N   run every allocator's check() every N operations\n"
             "  --time      also print simulated operations per second (varies by run)\n"
+            "  --fit-pool  also print the largest pool each DMM holds at no cost: its M\n"
+            "              with the line `pool bytes=N` equals its M without a pool\n"
+            "              (what `make evolve POOL=auto` adds; 0: not a page)\n"
             "  --no-cache  parse TRACE even when TRACE.ops holds its operations, and\n"
             "              write no TRACE.ops (by default it is kept beside the trace)\n"
             "  Exit status: 0 done, 1 usage error, 2 bad input, 3 a --check found a\n"
@@ -36,7 +39,7 @@ static void usage(FILE *f)
 int dmm_sim_main(int argc, char **argv)
 {
     const char *names[DMM_DESC_MAX];
-    int nnames = 0, all = 0, json = 0, timed = 0, no_cache = 0;
+    int nnames = 0, all = 0, json = 0, flags = 0, no_cache = 0;
     uint64_t check = 0;
     const char *trace = NULL;
     for (int i = 1; i < argc; i++) {
@@ -51,7 +54,9 @@ int dmm_sim_main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else if (!strcmp(argv[i], "--time")) {
-            timed = 1;
+            flags |= DMM_SIM_PRINT_TIMED;
+        } else if (!strcmp(argv[i], "--fit-pool")) {
+            flags |= DMM_SIM_PRINT_POOL;
         } else if (!strcmp(argv[i], "--no-cache")) {
             no_cache = 1;
         } else if (!strcmp(argv[i], "--check") && i + 1 < argc) {
@@ -129,12 +134,18 @@ int dmm_sim_main(int argc, char **argv)
             fprintf(stderr, "dmm sim: %s\n", err.msg);
             rc = 3;
         }
+        if ((flags & DMM_SIM_PRINT_POOL) &&
+            dmm_sim_fit_pool(&s, &descs[i], &res[i].pool_fit, &err) != 0) {
+            fprintf(stderr, "dmm sim: %s: %s\n", list[i], err.msg);
+            rc = 2;
+            break;
+        }
     }
     if (rc != 2) {
         if (json)
-            dmm_sim_print_json(stdout, res, n, descs, trace, timed);
+            dmm_sim_print_json(stdout, res, n, descs, trace, flags);
         else
-            dmm_sim_print_table(stdout, res, n, descs, timed);
+            dmm_sim_print_table(stdout, res, n, descs, flags);
     }
     dmm_opstream_free(&s);
     free(descs);

@@ -729,10 +729,14 @@ Test(replay, mdriver_utilisation_is_the_footprint_the_simulator_predicts)
     result_free(&g);
 }
 
-/* dmm sim --json of design (a .dmm file) on rep: its M and page-map bytes. */
-static void sim_m(const char *design, const char *rep, double *m, double *map)
+/* dmm sim --json --fit-pool of design (a .dmm file) on rep: its M,
+ * page-map bytes and the pool that keeps M (fit may be NULL). */
+static void sim_m_fit(const char *design, const char *rep, double *m, double *map, double *fit)
 {
-    char *argv[] = { (char *)DMM, "sim", "--json", "--dmm", (char *)design, (char *)rep, NULL };
+    char *argv[] = { (char *)DMM, "sim", "--json", "--fit-pool", "--dmm", (char *)design,
+                     (char *)rep, NULL };
+    if (!fit)
+        memmove(&argv[3], &argv[4], 4 * sizeof argv[0]);
     char out[300];
     snprintf(out, sizeof out, "%s/sim.json", tmpdir);
     int st = run(argv, plain_env, tmpdir, NULL, out, NULL);
@@ -740,7 +744,27 @@ static void sim_m(const char *design, const char *rep, double *m, double *map)
     char *sim = slurp(out, NULL);
     *m = jnum(sim, NULL, "m");
     *map = jnum(sim, NULL, "page_map_bytes");
+    if (fit)
+        *fit = jnum(sim, NULL, "pool_keeping_m");
+    else
+        cr_expect(!jhas(sim, "pool_keeping_m"), "only with --fit-pool: %s", sim);
     free(sim);
+}
+
+static void sim_m(const char *design, const char *rep, double *m, double *map)
+{
+    sim_m_fit(design, rep, m, map, NULL);
+}
+
+/* M of design with the line `pool bytes=pool` added. */
+static double sim_m_pooled(const char *design_text, const char *rep, double pool)
+{
+    char body[512], path[300];
+    snprintf(body, sizeof body, "%spool bytes=%.0f\n", design_text, pool);
+    put("pooled.dmm", body, path, sizeof path);
+    double m, map;
+    sim_m(path, rep, &m, &map);
+    return m;
 }
 
 /* make evolve POOL=auto: the footprint counts the page map's pages beside
@@ -758,9 +782,10 @@ Test(replay, a_pool_of_m_less_the_page_map_keeps_the_peak_at_m)
     put("grow.rep", text, rep, sizeof rep);
     const char *design = "lea range=(0,inf] split=yes coalesce=yes list=dll fit=best order=fifo\n";
     put("d.dmm", design, d, sizeof d);
-    double m, map, m1, map1;
-    sim_m(d, rep, &m, &map);
+    double m, map, m1, map1, fit;
+    sim_m_fit(d, rep, &m, &map, &fit);
     cr_assert_gt(map, 0, "the page map's first page is part of M");
+    cr_expect_eq(fit, m - map, "no hole below the peak: --fit-pool gives M - map, not %g", fit);
     char pooled[300], body[512];
     snprintf(body, sizeof body, "%spool bytes=%.0f\n", design, m - map);
     put("p.dmm", body, pooled, sizeof pooled);
@@ -807,11 +832,18 @@ Test(replay, a_retain_budget_of_0_lowers_m_in_the_simulator_and_the_library)
     put("kept.dmm", lea, kept, sizeof kept);
     snprintf(body, sizeof body, "%sretain bytes=0\n", lea);
     put("none.dmm", body, none, sizeof none);
-    double m[2], map;
+    double m[2], map, fit;
     sim_m(kept, rep, &m[0], &map);
-    sim_m(none, rep, &m[1], &map);
+    sim_m_fit(none, rep, &m[1], &map, &fit);
     cr_expect_geq(m[0] - m[1], 300000 + 200000, "M %g with the default budget, %g with none",
                   m[0], m[1]);
+    /* the chunks given back leave holes below the peak's top: a pool of M
+     * less the map would hold them; --fit-pool's keeps M, a page more not */
+    cr_expect(fit > 0 && fit < m[1] - map, "fit %g, M %g, map %g", fit, m[1], map);
+    cr_expect_eq((long long)fit % 4096, 0);
+    cr_expect_eq(sim_m_pooled(body, rep, fit), m[1], "a pool of %g keeps M", fit);
+    cr_expect_gt(sim_m_pooled(body, rep, fit + 4096), m[1], "a page more raises it");
+    cr_expect_gt(sim_m_pooled(body, rep, m[1] - map), m[1], "M - map raises it");
     if (SANITIZED)
         return;   /* a sanitized dmm cannot run under another allocator */
     const char *cfgs[] = { kept, none };
