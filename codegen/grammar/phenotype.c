@@ -167,6 +167,63 @@ static int retain_of(const char **p, dmm_desc_t *d, size_t at, dmm_err_t *err)
     return 0;
 }
 
+/* The options before the first allocator, in the grammar's order (block
+ * cache, release policy, growth, retain budget), read from *p into d;
+ * *skip: the terminals they took.  0, or -1 with err set. */
+static int options_of(const char **p, dmm_desc_t *d, size_t *skip, dmm_err_t *err)
+{
+    const char *q = *p;
+    word_t w;
+    *skip = 0;
+    if (next_word(&q, &w) && word_eq(w, "BlockCache")) {
+        if (cache_of(&q, d, err) != 0)
+            return -1;
+        *skip = 3;
+        *p = q;
+    }
+    q = *p;
+    if (next_word(&q, &w) && word_eq(w, "Release")) {
+        if (release_of(&q, d, *skip, err) != 0)
+            return -1;
+        *skip += 3;
+        *p = q;
+    }
+    q = *p;
+    if (next_word(&q, &w) && word_eq(w, "GrowByPages")) {
+        d->grow = DMM_GROW_PAGES;
+        *skip += 1;
+        *p = q;
+    }
+    q = *p;
+    if (next_word(&q, &w) && word_eq(w, "Retain")) {
+        if (retain_of(&q, d, *skip, err) != 0)
+            return -1;
+        *skip += 2;
+        *p = q;
+    }
+    return 0;
+}
+
+/* " after the block cache's 3 and ..." for the options d holds, into buf
+ * ("" for none). */
+static void options_said(const dmm_desc_t *d, char *buf, size_t cap)
+{
+    const char *part[4];
+    int np = 0;
+    if (d->cache_max)
+        part[np++] = "the block cache's 3";
+    if (d->release.on)
+        part[np++] = "the release policy's 3";
+    if (d->grow)
+        part[np++] = "the growth's 1";
+    if (d->retain_set)
+        part[np++] = "the retain budget's 2";
+    buf[0] = 0;
+    size_t at = 0;
+    for (int i = 0; i < np && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? " and " : " after ", part[i]);
+}
+
 int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
 {
     static const char *const lists[] = { "SLL", "DLL", "BTREE" };
@@ -195,53 +252,14 @@ int dmm_phenotype_to_desc(const char *phenotype, dmm_desc_t *d, dmm_err_t *err)
                     "coalescing, size, data structure, mechanism, policy)");
         return -1;
     }
-    const char *p = phenotype, *q = p;
-    size_t skip = 0;   /* terminals before the first allocator */
-    if (next_word(&q, &w) && word_eq(w, "BlockCache")) {
-        if (cache_of(&q, d, err) != 0)
-            return -1;
-        skip = 3;
-        p = q;
-    }
-    q = p;
-    if (next_word(&q, &w) && word_eq(w, "Release")) {
-        if (release_of(&q, d, skip, err) != 0)
-            return -1;
-        skip += 3;
-        p = q;
-    }
-    q = p;
-    if (next_word(&q, &w) && word_eq(w, "GrowByPages")) {
-        d->grow = DMM_GROW_PAGES;
-        skip += 1;
-        p = q;
-    }
-    q = p;
-    if (next_word(&q, &w) && word_eq(w, "Retain")) {
-        if (retain_of(&q, d, skip, err) != 0)
-            return -1;
-        skip += 2;
-        p = q;
-    }
+    const char *p = phenotype;
+    size_t skip;   /* terminals before the first allocator */
+    if (options_of(&p, d, &skip, err) != 0)
+        return -1;
     nw -= skip;
     if (nw == 0 || nw % 7 != 0) {
-        char after[128] = "";
-        if (skip) {
-            const char *part[4];
-            int np = 0;
-            if (d->cache_max)
-                part[np++] = "the block cache's 3";
-            if (d->release.on)
-                part[np++] = "the release policy's 3";
-            if (d->grow)
-                part[np++] = "the growth's 1";
-            if (d->retain_set)
-                part[np++] = "the retain budget's 2";
-            size_t at = (size_t)snprintf(after, sizeof after, " after");
-            for (int i = 0; i < np && at < sizeof after; i++)
-                at += (size_t)snprintf(after + at, sizeof after - at, "%s%s",
-                                       i ? " and " : " ", part[i]);
-        }
+        char after[128];
+        options_said(d, after, sizeof after);
         dmm_err_set(err,
                 "phenotype: %zu terminals%s; an allocator is 7 (class, splitting, "
                 "coalescing, size, data structure, mechanism, policy)", nw, after);
