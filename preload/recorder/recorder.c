@@ -931,11 +931,17 @@ static void append(tstate_t *s, const dmm_trc_rec_t *r)
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
 }
 
-/* The bytes after a record (reserve() made room for them). */
-static void append_raw(tstate_t *s, const void *data, size_t len)
+/* A record and the len bytes that follow it (a STACKDEF's frames, a
+ * MODULE's path), in one block and published at once: a flush from another
+ * thread (exit's, of a thread still recording) takes the buffer up to pos,
+ * which never falls between the two (len < cap - DMM_TRC2_MAX_REC). */
+static void append_with(tstate_t *s, const dmm_trc_rec_t *r, const void *data, uint32_t len)
 {
-    memcpy(s->buf + s->pos, data, len);
-    __atomic_store_n(&s->pos, s->pos + (uint32_t)len, __ATOMIC_RELEASE);
+    reserve(s, len);
+    uint32_t pos = s->pos;
+    pos += (uint32_t)dmm_trc2_encode(s->buf + pos, &s->st, r);
+    memcpy(s->buf + pos, data, len);
+    __atomic_store_n(&s->pos, pos + len, __ATOMIC_RELEASE);
 }
 
 /* ---- call stacks ------------------------------------------------------ */
@@ -991,9 +997,7 @@ static int emit_module(struct dl_phdr_info *info, size_t size, void *data)
         r.ptr_out = r.ptr_in + ph->p_memsz;
         r.arg = ph->p_offset;
         r.size = plen;
-        reserve(s, (uint32_t)plen);
-        append(s, &r);
-        append_raw(s, path, plen);
+        append_with(s, &r, path, (uint32_t)plen);
     }
     return 0;
 }
@@ -1049,12 +1053,10 @@ static uint32_t stack_id(tstate_t *s)
                 r.stack = id;
                 r.size = (uint64_t)n;
                 r.seq = dmm_tw_seq();
-                reserve(s, (uint32_t)n * 8);
-                append(s, &r);
                 uint64_t fr[MAX_DEPTH];
                 for (int k = 0; k < n; k++)
                     fr[k] = (uint64_t)(uintptr_t)f[k];
-                append_raw(s, fr, (size_t)n * 8);
+                append_with(s, &r, fr, (uint32_t)n * 8);
                 __atomic_store_n(&sl->id, id, __ATOMIC_RELEASE);
                 return id;
             }
