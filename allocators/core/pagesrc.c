@@ -120,13 +120,15 @@ int dmm_pagesrc_init(dmm_pagesrc_t *ps, int mode)
     }
     ps->mode = mode;
     ps->arena_size = DEF_ARENA;
-    ps->retain_max = DMM_RETAIN_BYTES;
+    dmm_pagesrc_retain(ps, DMM_RETAIN_BYTES);
     return 0;
 }
 
 void dmm_pagesrc_retain(dmm_pagesrc_t *ps, size_t bytes)
 {
+    size_t slots = bytes / (128u << 10);
     ps->retain_max = bytes;
+    ps->retain_slots = slots < 8 ? 8 : slots > DMM_RETAIN_SLOTS ? DMM_RETAIN_SLOTS : slots;
 }
 
 void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
@@ -300,6 +302,46 @@ static void free_range(dmm_pagesrc_t *ps, uintptr_t start, size_t len)
      * footprint has dropped all the same) */
 }
 
+static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len);
+static void drop_oldest(dmm_pagesrc_t *ps);
+
+/* A retained chunk for len bytes, or 0 (caller locks): one of that length,
+ * newest first; else, when fresh pages would take the footprint past its
+ * peak, the shortest longer one, its head handed out (pages and all, no
+ * fault) and its tail dropped.  Retained chunks never raise the peak: when
+ * none serves, the oldest are dropped while fresh pages would. */
+static uintptr_t from_retained(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner)
+{
+    size_t best = SIZE_MAX;
+    for (size_t i = ps->nretained; i-- > 0;) {
+        dmm_range_t r = ps->retained[i];
+        if (r.len < len || r.start % align)
+            continue;
+        if (best == SIZE_MAX || r.len < ps->retained[best].len)
+            best = i;
+        if (r.len == len)
+            break;
+    }
+    int over = ps->footprint + len > ps->peak;
+    if (best != SIZE_MAX && (ps->retained[best].len == len || over)) {
+        dmm_range_t r = ps->retained[best];
+        memmove(&ps->retained[best], &ps->retained[best + 1],
+                (ps->nretained - best - 1) * sizeof ps->retained[0]);
+        ps->nretained--;
+        ps->retained_bytes -= r.len;
+        dmm_arena_t *a = arena_of(ps, r.start);
+        memset(a->map + (r.start - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
+        ps->chunk_bytes += len;
+        sim_handout(ps, r.start, len);
+        if (r.len > len)
+            drop(ps, r.start + len, r.len - len);
+        return r.start;
+    }
+    while (ps->nretained && ps->footprint + len > ps->peak)
+        drop_oldest(ps);
+    return 0;
+}
+
 void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner)
 {
     if (len == 0 || len > SIZE_MAX - DMM_ARENA_ALIGN) {
@@ -315,21 +357,10 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
     len = round_up(len, DMM_PAGE);
     dmm_spin_lock(&ps->lock);
     ps->calls++;
-    /* a retained chunk of this length, newest first */
-    for (size_t i = ps->nretained; i-- > 0;) {
-        dmm_range_t r = ps->retained[i];
-        if (r.len != len || r.start % align)
-            continue;
-        memmove(&ps->retained[i], &ps->retained[i + 1],
-                (ps->nretained - i - 1) * sizeof ps->retained[0]);
-        ps->nretained--;
-        ps->retained_bytes -= len;
-        dmm_arena_t *a = arena_of(ps, r.start);
-        memset(a->map + (r.start - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
-        ps->chunk_bytes += len;
-        sim_handout(ps, r.start, len);
+    uintptr_t kept = from_retained(ps, len, align, owner);
+    if (kept) {
         dmm_spin_unlock(&ps->lock);
-        return (void *)r.start;
+        return (void *)kept;
     }
     /* first fit by address among the ranges given back */
     for (size_t i = 0; i < ps->nfree; i++) {
@@ -417,6 +448,16 @@ static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
     free_range(ps, s, len);
 }
 
+/* Drop the oldest retained chunk.  Caller locks; one is retained. */
+static void drop_oldest(dmm_pagesrc_t *ps)
+{
+    dmm_range_t old = ps->retained[0];
+    memmove(&ps->retained[0], &ps->retained[1], (ps->nretained - 1) * sizeof ps->retained[0]);
+    ps->nretained--;
+    ps->retained_bytes -= old.len;
+    drop(ps, old.start, old.len);
+}
+
 void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
 {
     uintptr_t s = (uintptr_t)p;
@@ -429,15 +470,9 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
         ps->chunk_bytes -= len;
         if (len >= DMM_RETAIN_MIN && len <= ps->retain_max) {
             /* keep it; make room by dropping the oldest */
-            while (ps->nretained == DMM_RETAIN_SLOTS ||
-                   ps->retained_bytes + len > ps->retain_max) {
-                dmm_range_t old = ps->retained[0];
-                memmove(&ps->retained[0], &ps->retained[1],
-                        (ps->nretained - 1) * sizeof ps->retained[0]);
-                ps->nretained--;
-                ps->retained_bytes -= old.len;
-                drop(ps, old.start, old.len);
-            }
+            while (ps->nretained == ps->retain_slots ||
+                   ps->retained_bytes + len > ps->retain_max)
+                drop_oldest(ps);
             ps->retained[ps->nretained++] = (dmm_range_t){ s, len };
             ps->retained_bytes += len;
         } else {

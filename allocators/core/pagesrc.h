@@ -44,14 +44,18 @@
 #define DMM_MAX_FREE_RANGES 4096
 /* Chunks of at least DMM_RETAIN_MIN given back are kept, pages and all, up
  * to a budget (DMM_RETAIN_BYTES unless dmm_pagesrc_retain() set another;
- * the .dmm line `retain bytes=N`) in DMM_RETAIN_SLOTS, for the next request
- * of the same length: a program that frees and allocates large blocks in
- * turn then pays neither a system call nor page faults.  Retained chunks
- * are still held from the OS and counted in the footprint: a budget of 0
- * gives every chunk back at once. */
+ * the .dmm line `retain bytes=N`) in at most max(8, N / 128 KiB) slots
+ * (DMM_RETAIN_SLOTS at most), for the next request of the same length: a
+ * program that frees and allocates large blocks in turn then pays neither
+ * a system call nor page faults.  Retained chunks are still held from the
+ * OS and counted in the footprint, but they never raise its peak: a request
+ * that no retained chunk of its length serves, and that fresh pages would
+ * take past the peak, gets the head of the shortest longer one (its tail
+ * dropped), else the oldest are dropped until the fresh pages fit under the
+ * peak.  A budget of 0 gives every chunk back at once. */
 #define DMM_RETAIN_MIN      (64u << 10)
 #define DMM_RETAIN_BYTES    (1u << 20)
-#define DMM_RETAIN_SLOTS    8
+#define DMM_RETAIN_SLOTS    1024
 
 /* Owner ids in the page map.  1..DMM_OWNER_MAX_ALLOC are the allocators of
  * a chain, in order. */
@@ -90,6 +94,7 @@ typedef struct dmm_pagesrc {
     dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
     size_t      nretained, retained_bytes;
     size_t      retain_max;   /* the budget of retained bytes */
+    size_t      retain_slots; /* and of retained chunks */
     dmm_range_t retained[DMM_RETAIN_SLOTS]; /* given back, kept; oldest first */
     size_t      footprint;    /* bytes held: chunks out, retained ones, page-map pages */
     size_t      chunk_bytes;  /* bytes of the chunks handed out and not given back */

@@ -155,7 +155,7 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
                   "# more kept, pages and all, for the next request of their length, instead\n"
                   "# of 1 MiB; 0 gives each back to the OS at once.\n"
                   "<Retain> ::= Retain <RetainBytes>\n"
-                  "<RetainBytes> ::= 0 | 262144 | 4194304\n");
+                  "<RetainBytes> ::= 0 | 262144 | 4194304 | 67108864\n");
 }
 
 char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,

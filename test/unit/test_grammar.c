@@ -455,15 +455,20 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect(!d.cache_max && !d.release.on && d.grow == DMM_GROW_PAGES);
     cr_expect(!d.retain_set && dmm_desc_retain(&d) == DMM_RETAIN_BYTES, "no retain budget");
     /* codon 8: <Retain> <Allocators>; <Retain> (one alternative), 0 bytes
-     * (0 mod 3): the earlier alternatives kept their numbers */
-    const uint32_t kgen[] = { 8, 0, 0, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
+     * (0 mod 4): the earlier alternatives kept their numbers */
+    uint32_t kgen[] = { 8, 0, 0, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
     cr_expect_eq(dmm_ge_map(g, kgen, 19, 0, out, sizeof out), 19);
     cr_expect_eq(strncmp(out, "Retain 0 Kingsley ", 18), 0, "%s", out);
     cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
     cr_expect(!d.cache_max && !d.release.on && d.grow == DMM_GROW_64K);
     cr_expect(d.retain_set && d.retain == 0 && dmm_desc_retain(&d) == 0);
     cr_expect_eq(d.n, 2);
-    /* codon 15: all four, the budget 4194304 (2 mod 3) */
+    kgen[2] = 3;   /* 64 MiB (3 mod 4) */
+    cr_expect_eq(dmm_ge_map(g, kgen, 19, 0, out, sizeof out), 19);
+    cr_expect_eq(strncmp(out, "Retain 67108864 Kingsley ", 25), 0, "%s", out);
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect(d.retain_set && d.retain == 67108864);
+    /* codon 15: all four, the budget 4194304 (2 mod 4) */
     const uint32_t agen[] = { 15, 0, 2, 1, 0, 1, 2, 0, 0, 2, 1, 5, 0, 1, 1, 2, 1, 1,
                               0, 6, 1, 0, 0, 0, 2, 0 };
     cr_expect_eq(dmm_ge_map(g, agen, 26, 0, out, sizeof out), 26);

@@ -214,6 +214,54 @@ Test(pagesrc, the_retain_budget_bounds_what_is_kept)
     }
 }
 
+/* Retained chunks never raise the peak footprint: a request they do not
+ * serve and that fresh pages would take past the peak gets the head of a
+ * longer one (pages and all, its tail dropped), or drops them first; under
+ * the peak they stay.  The same numbers in both modes. */
+Test(pagesrc, retained_chunks_never_raise_the_peak)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        dmm_pagesrc_t *ps = new_ps(mode);
+        dmm_pagesrc_retain(ps, 64u << 20);
+        size_t k = 256 << 10;
+        char *a = dmm_pagesrc_get(ps, k, 0, 1), *b = dmm_pagesrc_get(ps, k, 0, 1);
+        size_t map = dmm_pagesrc_map_bytes(ps);
+        cr_assert_eq(ps->peak, map + 2 * k);
+        dmm_pagesrc_put(ps, a, k);
+        cr_expect_eq(ps->retained_bytes, k, "mode %d: kept", mode);
+        /* 2k more: fresh pages past the peak; a is too short to serve, so
+         * it goes back first */
+        char *c = dmm_pagesrc_get(ps, 2 * k, 0, 1);
+        cr_assert_not_null(c);
+        cr_expect_eq(ps->nretained, 0, "mode %d: dropped before fresh pages", mode);
+        size_t peak = dmm_pagesrc_map_bytes(ps) + 3 * k;
+        cr_expect_eq(ps->peak, peak, "mode %d: peak %zu, b and c %zu", mode, ps->peak, peak);
+        /* c kept, then k asked for: at the peak already, so c's head serves
+         * it and its tail goes back */
+        if (mode == DMM_PS_REAL)
+            memset(c, 0x5a, 2 * k);
+        dmm_pagesrc_put(ps, c, 2 * k);
+        cr_expect_eq(ps->footprint, peak, "mode %d: c still held", mode);
+        char *d = dmm_pagesrc_get(ps, k, 0, 2);
+        cr_expect_eq(d, c, "mode %d: the head of the kept chunk", mode);
+        if (mode == DMM_PS_REAL)
+            cr_expect_eq(d[k - 1], 0x5a, "pages and all");
+        cr_expect_eq(dmm_pagesrc_owner(ps, d), 2);
+        cr_expect_eq(dmm_pagesrc_owner(ps, d + k), DMM_OWNER_NONE);
+        cr_expect_eq(ps->footprint, peak - k, "mode %d: the tail given back", mode);
+        cr_expect_eq(ps->nretained, 0);
+        /* under the peak, a kept chunk of another length stays kept */
+        dmm_pagesrc_put(ps, d, k);
+        char *e = dmm_pagesrc_get(ps, 64 << 10, 0, 1);
+        cr_expect_neq(e, d, "mode %d: fresh pages under the peak", mode);
+        cr_expect_eq(ps->retained_bytes, k, "mode %d: d still kept", mode);
+        cr_expect_eq(ps->peak, peak, "mode %d: the peak unchanged", mode);
+        cr_expect_eq(dmm_pagesrc_get(ps, k, 0, 1), d, "mode %d: d taken back", mode);
+        (void)b;
+        del_ps(ps);
+    }
+}
+
 /* A simulated page source's arena outlives it: the next one takes it back
  * (no fresh mapping, no page fault), with an empty page map, and places
  * chunks at the same offsets as on a fresh arena. */
