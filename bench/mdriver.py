@@ -16,8 +16,9 @@ libdmm_evolved.so as built (DIR/libdmm_evolved.so).  Each runs
 the library's footprint for dmm's libraries, from RSS for the others, as
 the replay says); then dmm's way, a design per trace under libdmm.so: the
 default evolved design with a pool of its simulated peak, and each trace's
-own design from `dmm evolve --time S` (--evolve-time, 15), without and with
-that pool, and with the pool whichever of that design and the one of least
+own design from `dmm evolve --time S` (--evolve-time, 15) on the trace run
+twice over one heap (as the timed runs reuse it), without and with that
+pool, and with the pool whichever of that design and the one of least
 peak footprint on the front of a Pareto search over time and memory as long
 has the smaller simulated peak footprint.  Writes DIR/bench/mdriver.md
 (per allocator: valid, mean utilisation, Kops, perf index; per trace:
@@ -159,21 +160,45 @@ def per_trace(build, reps, names, design_of, pool):
                 perf=dict(util=u, thru=th, index=u + th))
 
 
+def twice(src, dst):
+    """The .rep trace src run twice over one heap, as mdriver's repeated runs
+    do: its operations, a free of every block still live, its operations
+    again (the same ids: each was freed).  Written to dst."""
+    with open(src) as f:
+        head = [next(f) for _ in range(4)]
+        ops = [ln for ln in f if ln.strip()]
+    live = set()
+    for ln in ops:
+        w = ln.split()
+        if w[0] == "a":
+            live.add(w[1])
+        elif w[0] == "f":
+            live.discard(w[1])
+    frees = ["f %s\n" % i for i in sorted(live, key=int)]
+    head[2] = "%d\n" % (2 * len(ops) + len(frees))
+    with open(dst, "w") as f:
+        f.writelines(head + ops + frees + ops)
+
+
 def evolve_each(build, reps, names, seconds, memory_first=False):
-    """Each trace's own design: `dmm evolve --time seconds` on it, its best.dmm
-    (eq. 1); memory_first: a Pareto search over time and memory
-    (`--objectives time,memory`), its front's design of the least peak
-    footprint (mdriver's perf index asks for utilisation once throughput is
-    met).  A function from trace name to the design (None when the search
-    failed)."""
+    """Each trace's own design: `dmm evolve --time seconds` on it run twice
+    over one heap (twice(): the simulator then counts what mdriver's timed
+    runs see, chunks kept or faulted in again), its best.dmm (eq. 1);
+    memory_first: a Pareto search over time and memory (`--objectives
+    time,memory`), its front's design of the least peak footprint
+    (mdriver's perf index asks for utilisation once throughput is met).  A
+    function from trace name to the design (None when the search failed)."""
     out = {}
     for n in names:
         d = os.path.join(reps, "..", "evolved-memory" if memory_first else "evolved", n)
         os.makedirs(os.path.dirname(d), exist_ok=True)
+        two = os.path.join(reps, "..", "twice", n)
+        os.makedirs(os.path.dirname(two), exist_ok=True)
+        twice(os.path.join(reps, n), two)
         argv = [os.path.join(build, "dmm"), "evolve", "-q", "--time", str(seconds), "--out", d]
         if memory_first:
             argv += ["--objectives", "time,memory"]
-        r = subprocess.run(argv + [os.path.join(reps, n)], capture_output=True, text=True)
+        r = subprocess.run(argv + [two], capture_output=True, text=True)
         best = os.path.join(d, "best.dmm")
         if memory_first and r.returncode == 0:
             best = least_memory(d)
@@ -291,7 +316,8 @@ def main():
          "(codegen/default.dmm) with the largest pool that keeps its simulated peak footprint "
          "on each trace (`make evolve POOL=auto`, `dmm sim --fit-pool`: the same peak, its "
          "pages held from the start, so that the repeated runs fault fewer pages), each trace's own design from a %d s `dmm evolve` "
-         "(eq. 1), without and with that pool, and with the pool whichever of that design and "
+         "(eq. 1) on the trace run twice over one heap (its operations, a free of every block "
+         "still live, its operations again: what the timed runs see), without and with that pool, and with the pool whichever of that design and "
          "the one of least peak footprint on the front of a Pareto search over time and memory "
          "as long (`dmm evolve --objectives time,memory`) has the smaller simulated peak "
          "footprint (mdriver's index asks for utilisation once the throughput target is met)." % (len(names), ", ".join(names), TARGET_KOPS, a.evolve_time),
