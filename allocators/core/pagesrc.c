@@ -67,7 +67,7 @@ static int spare_take(size_t size, dmm_arena_t *out)
     }
     dmm_spin_unlock(&g_spare_lock);
     if (found) {
-        memset(out->map, DMM_OWNER_NONE, (out->used + DMM_PAGE - 1) / DMM_PAGE);
+        memset(out->map_mem, DMM_OWNER_NONE, (out->used + DMM_PAGE - 1) / DMM_PAGE);
         out->used = 0;
         out->map_pages = 0;
     }
@@ -81,7 +81,8 @@ static int spare_put(const dmm_arena_t *a)
     int kept = 0;
     dmm_spin_lock(&g_spare_lock);
     if (g_nspare < SPARES) {
-        g_spare[g_nspare++] = *a;
+        g_spare[g_nspare] = *a;
+        g_spare[g_nspare++].map = a->map_mem;   /* not its page source's map0 */
         kept = 1;
     }
     dmm_spin_unlock(&g_spare_lock);
@@ -138,7 +139,7 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
         if (ps->mode == DMM_PS_SIM && spare_put(a) == 0)
             continue;
         munmap(a->raw, a->raw_len);
-        munmap(a->map, round_up(a->size / DMM_PAGE, DMM_PAGE));
+        munmap(a->map_mem, round_up(a->size / DMM_PAGE, DMM_PAGE));
     }
     ps->narenas = 0;
     ps->newest = &g_no_arena;
@@ -182,6 +183,16 @@ int dmm_pagesrc_pool(dmm_pagesrc_t *ps, size_t bytes)
     return rc;
 }
 
+/* A new arena's map: the first arena's starts in map0 (see pagesrc.h). */
+static void map_start(dmm_pagesrc_t *ps, dmm_arena_t *a)
+{
+    a->map = a->map_mem;
+    if (a == &ps->arenas[0]) {
+        memset(ps->map0, DMM_OWNER_NONE, sizeof ps->map0);
+        a->map = ps->map0;
+    }
+}
+
 /* Reserve a new arena of at least len bytes, DMM_ARENA_ALIGN-aligned.
  * Large reservations may fail under a small RLIMIT_AS: halve and retry. */
 static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
@@ -195,6 +206,7 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
     if (ps->mode == DMM_PS_SIM) {
         dmm_arena_t *a = &ps->arenas[ps->narenas];
         if (spare_take(want, a)) {
+            map_start(ps, a);
             __atomic_store_n(&ps->narenas, ps->narenas + 1, __ATOMIC_RELEASE);
             __atomic_store_n(&ps->newest, a, __ATOMIC_RELEASE);
             return a;
@@ -216,7 +228,8 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
                 a->raw_len = raw_len;
                 a->base = round_up((uintptr_t)raw, DMM_ARENA_ALIGN);
                 a->size = want;
-                a->map = map;
+                a->map = a->map_mem = map;
+                map_start(ps, a);
                 /* owner() reads arenas without the lock: publish it whole */
                 __atomic_store_n(&ps->narenas, ps->narenas + 1, __ATOMIC_RELEASE);
                 __atomic_store_n(&ps->newest, a, __ATOMIC_RELEASE);
@@ -253,11 +266,25 @@ static int take(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t p, size_t len, unsi
     return 0;
 }
 
+/* Before the bump offset passes used: a map that covers it (map0 moved
+ * to the map's own mapping past DMM_MAP_INLINE pages). */
+static void map_cover(dmm_arena_t *a, size_t used)
+{
+    if (a->map == a->map_mem || (used + DMM_PAGE - 1) / DMM_PAGE <= DMM_MAP_INLINE)
+        return;
+    memcpy(a->map_mem, a->map, DMM_MAP_INLINE);
+    /* owner() reads map without the lock: the old one stays right for every
+     * page below used (a live block's page keeps its owner) */
+    __atomic_store_n(&a->map, a->map_mem, __ATOMIC_RELEASE);
+}
+
 /* The bump pointer moved: count the page-map pages that now cover it. */
 static void grow_used(dmm_pagesrc_t *ps, dmm_arena_t *a, size_t used)
 {
     /* owner() reads used without the lock: the page map below it is set */
     __atomic_store_n(&a->used, used, __ATOMIC_RELEASE);
+    if (a->map != a->map_mem)
+        return;   /* map0: no page of its own */
     size_t pages = round_up(used / DMM_PAGE, DMM_PAGE) / DMM_PAGE;
     if (pages > a->map_pages) {
         account(ps, (ptrdiff_t)((pages - a->map_pages) * DMM_PAGE));
@@ -406,6 +433,7 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         if (ps->mode == DMM_PS_REAL && opens &&
             mprotect((void *)open_from, s + len - open_from, PROT_READ | PROT_WRITE) != 0)
             break;
+        map_cover(a, s + len - a->base);
         if (take(ps, a, s, len, owner) != 0)
             break;
         if (ps->cost && opens)
@@ -514,7 +542,7 @@ unsigned dmm_pagesrc_owner_older(const dmm_pagesrc_t *ps, const void *p)
     for (int i = __atomic_load_n(&ps->narenas, __ATOMIC_ACQUIRE) - 1; i >= 0; i--) {
         const dmm_arena_t *a = &ps->arenas[i];
         if (u >= a->base && u - a->base < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE))
-            return a->map[(u - a->base) / DMM_PAGE];
+            return __atomic_load_n(&a->map, __ATOMIC_RELAXED)[(u - a->base) / DMM_PAGE];
     }
     return DMM_OWNER_NONE;
 }

@@ -17,7 +17,8 @@
  * Because both modes run the same code on the same offsets, the footprint a
  * simulation predicts is the footprint the library holds, by construction.
  * The footprint counts the chunks held plus the page-map pages that cover
- * the used part of each arena (one byte per 4 KiB page).
+ * the used part of each arena (one byte per 4 KiB page; none while the
+ * first arena's map is the page source's map0, below).
  *
  * A pool (dmm_pagesrc_pool, the .dmm line `pool bytes=N`): the first N
  * bytes of the first arena are held from the start, opened and their pages
@@ -42,6 +43,7 @@
 #define DMM_ARENA_ALIGN   (64u << 20)
 #define DMM_MAX_ARENAS    64
 #define DMM_MAX_FREE_RANGES 4096
+#define DMM_MAP_INLINE    512     /* pages: 2 MiB of the first arena */
 /* Chunks of at least DMM_RETAIN_MIN given back are kept, pages and all, up
  * to a budget (DMM_RETAIN_BYTES unless dmm_pagesrc_retain() set another;
  * the .dmm line `retain bytes=N`) in at most max(8, N / 128 KiB) slots
@@ -72,7 +74,9 @@ typedef struct dmm_arena {
     uintptr_t base;           /* DMM_ARENA_ALIGN-aligned */
     size_t    size;           /* reserved bytes */
     size_t    used;           /* bump offset */
-    uint8_t  *map;            /* one owner byte per page of the arena */
+    uint8_t  *map;            /* one owner byte per page of the arena: map_mem,
+                                 or the page source's map0 (see there) */
+    uint8_t  *map_mem;        /* the map's own mapping */
     size_t    map_pages;      /* map pages counted in the footprint */
     void     *raw;            /* what mmap returned, for munmap */
     size_t    raw_len;
@@ -90,6 +94,11 @@ typedef struct dmm_pagesrc {
     dmm_arena_t arenas[DMM_MAX_ARENAS];
     dmm_arena_t *newest;      /* arenas[narenas - 1], published after it;
                                  before any, an empty arena (never NULL) */
+    /* The first arena's page map while its bump offset covers at most
+     * DMM_MAP_INLINE pages: here, beside the fields every call reads, so a
+     * small heap holds no page for its map (and the footprint counts none);
+     * past that the map moves to its own mapping, counted as before. */
+    uint8_t     map0[DMM_MAP_INLINE];
     size_t      nfree;
     dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
     size_t      nretained, retained_bytes;
@@ -157,7 +166,7 @@ static inline unsigned dmm_pagesrc_owner(const dmm_pagesrc_t *ps, const void *p)
     const dmm_arena_t *a = __atomic_load_n(&ps->newest, __ATOMIC_ACQUIRE);
     uintptr_t off = (uintptr_t)p - a->base;
     if (__builtin_expect(off < __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 1))
-        return a->map[off / DMM_PAGE];
+        return __atomic_load_n(&a->map, __ATOMIC_RELAXED)[off / DMM_PAGE];
     return dmm_pagesrc_owner_older(ps, p);
 }
 

@@ -210,7 +210,7 @@ inline void dmm_backend_free_any(void *p)
         free_elsewhere(p);
         return;
     }
-    unsigned i = a->map[off / DMM_PAGE] - 1u;
+    unsigned i = __atomic_load_n(&a->map, __ATOMIC_RELAXED)[off / DMM_PAGE] - 1u;
     if (__builtin_expect(i >= (unsigned)dmm_evolved_count(), 0)) {
         free_elsewhere(p);
         return;

@@ -787,11 +787,13 @@ static double sim_m_pooled(const char *design_text, const char *rep, double pool
  * libdmm.so alike; a pool of M itself holds a page-map page more. */
 Test(replay, a_pool_of_m_less_the_page_map_keeps_the_peak_at_m)
 {
-    char rep[300], d[300], text[16384];
-    size_t n = (size_t)sprintf(text, "0\n200\n400\n1\n");
-    for (int i = 0; i < 200; i++)
+    /* 3 MB: past the 2 MiB whose map is the page source's map0 */
+    static char text[1 << 16];
+    char rep[300], d[300];
+    size_t n = (size_t)sprintf(text, "0\n2000\n4000\n1\n");
+    for (int i = 0; i < 2000; i++)
         n += (size_t)sprintf(text + n, "a %d %d\n", i, 64 + (i * 37) % 3000);
-    for (int i = 0; i < 200; i++)
+    for (int i = 0; i < 2000; i++)
         n += (size_t)sprintf(text + n, "f %d\n", i);
     put("grow.rep", text, rep, sizeof rep);
     const char *design = "lea range=(0,inf] split=yes coalesce=yes list=dll fit=best order=fifo\n";

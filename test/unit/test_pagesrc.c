@@ -52,19 +52,32 @@ Test(pagesrc, footprint_counts_chunks_and_map_pages)
     dmm_pagesrc_t *ps = new_ps(DMM_PS_SIM);
     void *a = dmm_pagesrc_get(ps, 1, 0, 1);
     cr_assert_not_null(a);
-    /* one page of chunk, one page of page map */
-    cr_expect_eq(ps->footprint, 2 * 4096);
+    /* one page of chunk; the map of a small heap is the page source's map0 */
+    cr_expect_eq(ps->footprint, 4096);
+    cr_expect_eq(dmm_pagesrc_map_bytes(ps), 0);
     void *b = dmm_pagesrc_get(ps, 3 * 4096, 0, 1);
-    cr_expect_eq(ps->footprint, 5 * 4096);
-    dmm_pagesrc_put(ps, a, 1);
     cr_expect_eq(ps->footprint, 4 * 4096);
-    cr_expect_eq(ps->peak, 5 * 4096);
+    dmm_pagesrc_put(ps, a, 1);
+    cr_expect_eq(ps->footprint, 3 * 4096);
+    cr_expect_eq(ps->peak, 4 * 4096);
     cr_expect_eq(dmm_pagesrc_owner(ps, a), DMM_OWNER_NONE);
     /* the freed page is reused first (first fit by address) */
     void *c = dmm_pagesrc_get(ps, 4096, 0, 2);
     cr_expect_eq(c, a);
+    /* past DMM_MAP_INLINE pages the map gets pages of its own, counted
+     * from then on, and keeps every owner */
+    size_t big = (size_t)DMM_MAP_INLINE * 4096;
+    char *d = dmm_pagesrc_get(ps, big, 0, 3);
+    cr_assert_not_null(d);
+    cr_expect_eq(dmm_pagesrc_map_bytes(ps), 4096);
+    cr_expect_eq(ps->footprint, 4 * 4096 + big + 4096);
+    cr_expect_eq(dmm_pagesrc_owner(ps, c), 2);
+    cr_expect_eq(dmm_pagesrc_owner(ps, b), 1);
+    cr_expect_eq(dmm_pagesrc_owner(ps, d + big - 1), 3);
     dmm_pagesrc_put(ps, b, 3 * 4096);
     dmm_pagesrc_put(ps, c, 4096);
+    dmm_pagesrc_retain(ps, 0);
+    dmm_pagesrc_put(ps, d, big);
     cr_expect_eq(ps->footprint, 4096, "only the page map is left");
     cr_expect_eq(ps->nfree, 1, "the freed ranges merged");
     del_ps(ps);
@@ -280,7 +293,7 @@ Test(pagesrc, simulated_arenas_are_kept_for_the_next_simulation)
     cr_expect_eq(ps->arenas[0].base, base, "the kept arena came back");
     cr_expect_eq(c, a, "at the same offset as on a fresh arena");
     cr_expect_eq(dmm_pagesrc_owner(ps, c), 9);
-    cr_expect_eq(ps->footprint, 2 * 4096, "one chunk page and one map page");
+    cr_expect_eq(ps->footprint, 4096, "one chunk page (the map is map0)");
     /* an aligned chunk leaves a gap over the old chunks: nobody owns it */
     char *e = dmm_pagesrc_get(ps, 4096, 65536, 10);
     cr_assert_eq((uintptr_t)e - base, 65536);
@@ -357,20 +370,21 @@ Test(pagesrc, a_pool_is_held_from_the_start_and_its_chunks_cost_nothing)
         if (mode == DMM_PS_REAL)
             cr_expect_lt(r1.ru_minflt - r0.ru_minflt, 24, "%ld faults writing 64 pages of the pool",
                          r1.ru_minflt - r0.ru_minflt);
-        fp[mode][1] = ps->footprint;   /* + the page map's first page */
+        fp[mode][1] = ps->footprint;   /* the map is still map0 */
         cr_expect_eq(cost.syscalls, 0, "no mprotect inside the pool");
-        cr_expect_eq(cost.pages, 1, "only the page map's page is fresh");
+        cr_expect_eq(cost.pages, 0, "no fresh page");
         dmm_pagesrc_put(ps, a, 256 << 10);
         fp[mode][2] = ps->footprint;
         cr_expect_eq(fp[mode][2], fp[mode][1], "the pool keeps its pages");
-        /* 2 MiB: a megabyte inside the pool's rest, the rest beyond it */
+        /* 2 MiB: a megabyte inside the pool's rest, the rest beyond it;
+         * past 2 MiB of arena the map gets its own page */
         char *b = dmm_pagesrc_get(ps, 2 << 20, 0, 3);
         cr_assert_not_null(b);
         fp[mode][3] = ps->footprint;
         pages[mode] = cost.pages;
         sys[mode] = cost.syscalls;
         dmm_pagesrc_put(ps, b, 2 << 20);
-        cr_expect_eq(ps->footprint, fp[mode][2], "back to the pool and its map");
+        cr_expect_eq(ps->footprint, fp[mode][2] + 4096, "back to the pool and its map");
         del_ps(ps);
     }
     cr_expect_gt(fp[0][3], fp[0][2]);
