@@ -8,6 +8,7 @@
 #include "allocators/core/pagesrc.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -113,7 +114,7 @@ static dmm_arena_t g_no_arena;
 
 int dmm_pagesrc_init(dmm_pagesrc_t *ps, int mode)
 {
-    memset(ps, 0, sizeof *ps);
+    memset(ps, 0, offsetof(dmm_pagesrc_t, arenas));
     ps->newest = &g_no_arena;
     if (mode != DMM_PS_REAL && mode != DMM_PS_SIM) {
         errno = EINVAL;

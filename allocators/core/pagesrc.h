@@ -91,20 +91,12 @@ typedef struct dmm_pagesrc {
     int         mode;
     int         lock;
     int         narenas;
-    dmm_arena_t arenas[DMM_MAX_ARENAS];
     dmm_arena_t *newest;      /* arenas[narenas - 1], published after it;
                                  before any, an empty arena (never NULL) */
-    /* The first arena's page map while its bump offset covers at most
-     * DMM_MAP_INLINE pages: here, beside the fields every call reads, so a
-     * small heap holds no page for its map (and the footprint counts none);
-     * past that the map moves to its own mapping, counted as before. */
-    uint8_t     map0[DMM_MAP_INLINE];
     size_t      nfree;
-    dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
     size_t      nretained, retained_bytes;
     size_t      retain_max;   /* the budget of retained bytes */
     size_t      retain_slots; /* and of retained chunks */
-    dmm_range_t retained[DMM_RETAIN_SLOTS]; /* given back, kept; oldest first */
     size_t      footprint;    /* bytes held: chunks out, retained ones, page-map pages */
     size_t      chunk_bytes;  /* bytes of the chunks handed out and not given back */
     size_t      peak;         /* highest footprint */
@@ -113,6 +105,16 @@ typedef struct dmm_pagesrc {
     size_t      arena_size;   /* reservation size for new arenas */
     uintptr_t   pool_lo, pool_hi; /* the pool's addresses; equal: none */
     dmm_cost_t *cost;         /* where fresh pages are counted, or NULL */
+    /* The first arena's page map while its bump offset covers at most
+     * DMM_MAP_INLINE pages: here, beside the fields every call reads, so a
+     * small heap holds no page for its map (and the footprint counts none);
+     * past that the map moves to its own mapping, counted as before. */
+    uint8_t     map0[DMM_MAP_INLINE];
+    /* The tables, last: init leaves them as they are (each is read only
+     * below its count), so their pages are touched only as they fill. */
+    dmm_arena_t arenas[DMM_MAX_ARENAS];
+    dmm_range_t free[DMM_MAX_FREE_RANGES];  /* given back, sorted by address */
+    dmm_range_t retained[DMM_RETAIN_SLOTS]; /* given back, kept; oldest first */
 } dmm_pagesrc_t;
 
 /* 0, or -1 with errno set.  The struct may live anywhere (it is large:
