@@ -102,8 +102,13 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
-    if (dmm_shim_chain)
+    if (dmm_shim_chain) {
         dmm_chain_unlock_all(dmm_shim_chain);
+        /* fork left the pool's pages write-protected here too (shared with
+         * the child until one of them writes): each would fault on its next
+         * write, inside some malloc; take them back now */
+        dmm_pagesrc_pool_populate(&dmm_shim_chain->ps);
+    }
     if (g_check)
         dmm_check_unlock_fork();
     dmm_offload_parent();

@@ -30,6 +30,12 @@
  *                          makes N x malloc(555) + free, then execs
  *                          "stress execmt K-1 N", the last one "stress after N"
  *   stress after N         N x malloc(777) + free
+ *   stress poolfork K      a block of K KiB written, then fork: the parent
+ *                          writes it again while the child still shares its
+ *                          pages, then the child does; prints the minor
+ *                          page faults each took ("poolfork pages=P
+ *                          parent=F child=G": under an allocator whose pool
+ *                          is populated on both sides of fork, few)
  *   stress signal HOW N    main makes N allocation operations while signals
  *                          arrive: HOW is alarm-alloc, alarm-quiet (SIGALRM
  *                          every 50 us from setitimer) or kill-alloc,
@@ -60,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -714,6 +721,61 @@ static int mode_signal(const char *how, long n)
     return bad ? 1 : 0;
 }
 
+/* ---- poolfork: the pages of a block after fork ------------------------- */
+
+static long minflt(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+static int mode_poolfork(long kib)
+{
+    size_t n = (size_t)kib << 10, page = (size_t)sysconf(_SC_PAGESIZE);
+    blk_t b = { malloc(n), n, 9 };
+    if (!b.p) {
+        fail("malloc for poolfork", n, 0);
+        return 1;
+    }
+    fill(&b, 0, n);
+    int go[2], back[2];
+    if (pipe(go) != 0 || pipe(back) != 0) {
+        fail("pipe", 0, (unsigned long)errno);
+        return 1;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fail("fork", 0, (unsigned long)errno);
+        return 1;
+    }
+    if (pid == 0) {
+        char c;
+        if (read(go[0], &c, 1) != 1)
+            _exit(1);
+        long f0 = minflt();
+        for (size_t i = 0; i < n; i += page)
+            ((volatile char *)b.p)[i] ^= 0;
+        long f = minflt() - f0;
+        check(&b, 0, n, "a block inherited across fork was changed");
+        _exit(write(back[1], &f, sizeof f) == sizeof f && !bad ? 0 : 1);
+    }
+    long f0 = minflt();
+    for (size_t i = 0; i < n; i += page)
+        ((volatile char *)b.p)[i] ^= 0;
+    long fp = minflt() - f0, fc = -1;
+    if (write(go[1], "g", 1) != 1 || read(back[0], &fc, sizeof fc) != sizeof fc)
+        fail("the child did not report", 0, 0);
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail("the child failed", 0, (unsigned long)st);
+    check(&b, 0, n, "a block was changed across fork");
+    free(b.p);
+    printf("poolfork pages=%zu parent=%ld child=%ld bad=%d\n", n / page, fp, fc, bad);
+    return bad ? 1 : 0;
+}
+
 /* ---- oom: the address space runs out ------------------------------------- */
 
 #define MIB (1u << 20)
@@ -899,6 +961,8 @@ int main(int argc, char **argv)
         rc = mode_execmt(argv[0], atoi(argv[2]), atoi(argv[3]));
     } else if (!strcmp(mode, "after") && argc == 3) {
         rc = mode_after(atoi(argv[2]));
+    } else if (!strcmp(mode, "poolfork") && argc == 3) {
+        rc = mode_poolfork(atol(argv[2]));
     } else if (!strcmp(mode, "signal") && argc == 4) {
         rc = mode_signal(argv[2], atol(argv[3]));
     } else if (!strcmp(mode, "oom") && argc == 3 &&
@@ -909,6 +973,6 @@ int main(int argc, char **argv)
     }
     return rc;
 usage:
-    fprintf(stderr, "usage: stress mix|held|forkmt|execmt|after|signal|oom ARGS (see stress.c)\n");
+    fprintf(stderr, "usage: stress mix|held|forkmt|execmt|after|poolfork|signal|oom ARGS (see stress.c)\n");
     return 2;
 }

@@ -341,6 +341,31 @@ Test(pagesrc, move_carries_the_bytes_and_stops_after_its_limit)
     }
 }
 
+/* A pool past the 2 MiB that map0 spans has its page map in pages of its
+ * own from the start, counted with it, so that no later call is the first
+ * to touch them; chunks inside the pool add nothing.  Both modes alike. */
+Test(pagesrc, a_large_pool_holds_its_page_map_from_the_start)
+{
+    size_t fp[2][2];
+    for (int mode = 0; mode < 2; mode++) {
+        dmm_pagesrc_t *ps = new_ps(mode);
+        cr_assert_eq(dmm_pagesrc_pool(ps, 4 << 20), 0);
+        const dmm_arena_t *a = &ps->arenas[0];
+        cr_expect_eq(a->map, a->map_mem, "mode %d: the map in its own pages", mode);
+        fp[mode][0] = ps->footprint;
+        cr_expect_eq(fp[mode][0], (4 << 20) + 4096, "mode %d: the pool and one map page", mode);
+        char *c = dmm_pagesrc_get(ps, 3 << 20, 0, 5);
+        cr_assert_not_null(c);
+        cr_expect_eq(dmm_pagesrc_owner(ps, c + (3 << 20) - 1), 5);
+        fp[mode][1] = ps->footprint;
+        cr_expect_eq(fp[mode][1], fp[mode][0], "mode %d: a chunk inside the pool", mode);
+        dmm_pagesrc_put(ps, c, 3 << 20);
+        del_ps(ps);
+    }
+    cr_expect_eq(fp[0][0], fp[1][0]);
+    cr_expect_eq(fp[0][1], fp[1][1]);
+}
+
 /* A pool: held whole from the start; a chunk inside it adds nothing to the
  * footprint, counts no fresh page and no system call, and costs no page
  * fault when written (REAL); given back, it keeps its pages; beyond the
