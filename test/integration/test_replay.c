@@ -298,6 +298,33 @@ Test(replay, json_plain)
     json_run(plain_env, "plainly");
 }
 
+/* --runs N: N runs from the same start, each operation timed by its
+ * fastest; everything else as one run's.  A count out of range is refused. */
+Test(replay, runs_time_each_operation_by_its_fastest_run)
+{
+    char rep[300];
+    put("small.rep", rep_text, rep, sizeof rep);
+    result_t r = replay_run(plain_env, "--json", "--check", "--runs", "4", rep, NULL);
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    check_json(r.out, 7, 5000, "--runs 4");
+    cr_expect_eq(jnum(r.out, NULL, "runs"), 4);
+    result_free(&r);
+    r = replay_run(plain_env, "--runs", "3", rep, NULL);
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    cr_expect_not_null(strstr(r.out, "3 from the same start"), "%s", r.out);
+    result_free(&r);
+    r = replay_run(plain_env, "--json", rep, NULL);
+    cr_expect_eq(jnum(r.out, NULL, "runs"), 1);
+    result_free(&r);
+    static const char *const bad[] = { "0", "1001", "-2", "x" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = replay_run(plain_env, "--runs", bad[i], rep, NULL);
+        cr_expect_eq(r.status, 1, "--runs %s: status %d", bad[i], r.status);
+        cr_expect_not_null(strstr(r.err, "--runs needs a count"), "%s", r.err);
+        result_free(&r);
+    }
+}
+
 Test(replay, json_under_libdmm_kng)
 {
     if (SANITIZED)
@@ -544,6 +571,12 @@ Test(replay, check_catches_an_overlapping_allocator)
     cr_expect(json_ok(r.out), "%s", r.out);
     cr_expect(jhas(r.out, "\"check\":\"corrupt\""), "%s", r.out);
     cr_expect(jhas(r.out, "\"valid\":false"), "%s", r.out);
+    result_free(&r);
+
+    /* --runs: the first run, in a child, finds it and says so */
+    r = replay_run(env, "--check", "--runs", "2", rep, NULL);
+    cr_expect_eq(r.status, 3, "status %d; %s", r.status, r.err);
+    cr_expect_not_null(strstr(r.err, "run 1 of 2 found a corruption"), "%s", r.err);
     result_free(&r);
 
     r = replay_run(env, "--json", rep, NULL);

@@ -54,6 +54,7 @@ static void json_run(dmm_json_t *j, const dmm_replay_t *r)
                  r->ops_done ? ns_of(r, (double)r->sum_cycles) / (double)r->ops_done : 0.0);
     dmm_json_num(j, "tsc_ghz", "%.4f", r->ghz);
     dmm_json_u64(j, "timer_overhead_cycles", r->timer_overhead);
+    dmm_json_u64(j, "runs", r->o->runs ? r->o->runs : 1);
 }
 
 /* Per kind (alloc, realloc, free, then all): the summary, then the
@@ -206,6 +207,9 @@ static void text_run(FILE *f, const dmm_replay_t *r)
                " (TSC %.3f GHz; timer overhead %" PRIu64 " cycles, included)\n",
             wall, op_s, r->ops_done ? (double)r->sum_cycles / (double)r->ops_done : 0.0,
             r->ops_done ? op_s * 1e9 / (double)r->ops_done : 0.0, r->ghz, r->timer_overhead);
+    if (r->o->runs > 1)
+        fprintf(f, "runs        %u from the same start: each operation's time is its fastest run's"
+                   " (the wall time the last run's)\n", r->o->runs);
 }
 
 static void text_latency(FILE *f, const dmm_replay_t *r)

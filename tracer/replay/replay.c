@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The driver's tables in one mapping, every page touched now so that
@@ -262,6 +263,79 @@ void dmm_replay_run(dmm_replay_t *r)
         if (r->nsamp_done < r->nsamp)
             take_sample(r, r->ops_done - 1);
     }
+}
+
+/* One run in a child of its own, its cycles folded into best[]: 0, 3 (it
+ * found a corruption) or 1. */
+static int child_run(dmm_replay_t *r, uint64_t *best, unsigned k, unsigned n)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "dmm replay: run %u of %u: fork: %s\n", k, n, strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        dmm_replay_run(r);
+        if (r->corrupt)
+            _exit(3);
+        for (size_t i = 0; i < r->ops_done; i++)
+            if (r->lat[i] < best[i])
+                best[i] = r->lat[i];
+        _exit(0);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "dmm replay: run %u of %u: waitpid: %s\n", k, n, strerror(errno));
+            return 1;
+        }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 3) {
+        fprintf(stderr, "dmm replay: run %u of %u found a corruption; the last run is reported\n",
+                k, n);
+        return 3;
+    }
+    if (WIFEXITED(st))
+        fprintf(stderr, "dmm replay: run %u of %u ended with status %d\n", k, n, WEXITSTATUS(st));
+    else
+        fprintf(stderr, "dmm replay: run %u of %u killed by signal %d\n", k, n, WTERMSIG(st));
+    return 1;
+}
+
+int dmm_replay_run_fastest(dmm_replay_t *r)
+{
+    unsigned n = r->o->runs ? r->o->runs : 1;
+    uint64_t *best = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (n > 1 && r->nops) {
+        size_t page = (size_t)dmm_mem_page_size();
+        len = (r->nops * sizeof *best + page - 1) & ~(page - 1);
+        best = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (best == MAP_FAILED) {
+            fprintf(stderr, "dmm replay: cannot map %zu bytes for --runs: %s\n", len,
+                    strerror(errno));
+            return 1;
+        }
+        memset(best, 0xff, len);   /* every page touched before any run */
+        for (unsigned k = 1; k < n && rc == 0; k++)
+            rc = child_run(r, best, k, n);
+        if (rc == 1) {
+            munmap(best, len);
+            return 1;
+        }
+    }
+    dmm_replay_run(r);
+    if (best) {
+        for (size_t i = 0; i < r->ops_done; i++)
+            if (best[i] < r->lat[i])
+                r->lat[i] = best[i];
+        munmap(best, len);
+    }
+    return rc;
 }
 
 void dmm_replay_close(dmm_replay_t *r)

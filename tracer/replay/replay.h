@@ -29,6 +29,7 @@ typedef struct dmm_replay_opts {
     int         check;     /* check the payloads before frees and after reallocs */
     uint64_t    samples;   /* RSS samples over the run */
     int         no_cache;  /* parse the trace even when TRACE.ops is valid; write none */
+    unsigned    runs;      /* runs from the same start; each op's fastest is kept (0: 1) */
 } dmm_replay_opts_t;
 
 typedef struct dmm_replay_sample {
@@ -87,6 +88,18 @@ int dmm_replay_open(dmm_replay_t *r, const dmm_replay_opts_t *o);
 
 /* The timed replay; it stops at the first corruption (r->corrupt). */
 void dmm_replay_run(dmm_replay_t *r);
+
+/* --runs N: the replay N times from the same start, the first N - 1 in
+ * children forked now (the tables set up, the heap as it is), the last in
+ * this process (whose blocks, memory figures and wall time are the ones
+ * reported); each operation's cycles become its fastest of the N runs: what
+ * the call costs when nothing else (an interrupt, another process, the
+ * hypervisor) ran while it did, whereas what the allocator itself does in
+ * the call (a system call, a page fault, a long walk) recurs in every run.
+ * Returns 0; 3 when a child's run found a corruption (no more runs are
+ * made; this process's run is made and reported all the same); 1 after a
+ * run that could not be made or did not end (said on stderr). */
+int dmm_replay_run_fastest(dmm_replay_t *r);
 
 /* Free the blocks the trace never freed (not after a corruption: the
  * allocator's state is not to be trusted then) and unmap everything. */
