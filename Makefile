@@ -202,6 +202,7 @@ bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/tune_glibc.py --build $(O)
 	@python3 bench/offload.py --build $(O)
 	@python3 bench/mdriver.py --build $(O)
+	@python3 bench/latency.py --build $(O)
 	@$(O)/dmm report $(O)/bench
 
 demo: all
