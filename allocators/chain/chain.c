@@ -19,6 +19,19 @@ typedef struct large_hdr {
 } large_hdr_t;
 _Static_assert(sizeof(large_hdr_t) == 16, "the fallback header is 16 bytes");
 
+/* The chain's own pages (dmm_chain_populate). */
+static void populate_self(dmm_chain_t *c, int alone)
+{
+    if (c->mode != DMM_PS_REAL || !c->desc.pool)
+        return;
+    (void)madvise(c, sizeof *c, 23 /* MADV_POPULATE_WRITE */);
+    if (alone)
+        for (size_t off = 0; off < sizeof *c; off += DMM_PAGE) {
+            volatile char *q = (volatile char *)c + off;
+            *q = *q;
+        }
+}
+
 dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err)
 {
     void *m = mmap(NULL, sizeof(dmm_chain_t), PROT_READ | PROT_WRITE,
@@ -69,7 +82,23 @@ dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err)
         }
         c->n = i + 1;
     }
+    populate_self(c, 1);
     return c;
+}
+
+void dmm_chain_populate(dmm_chain_t *c, int alone)
+{
+    populate_self(c, alone);
+    dmm_pagesrc_pool_populate(&c->ps);
+    if (c->mode != DMM_PS_REAL || !c->desc.pool)
+        return;
+    /* the calling thread's block cache: its own, so written whatever runs */
+    uintptr_t lo = (uintptr_t)&dmm_chain_thread_cache & ~(uintptr_t)(DMM_PAGE - 1);
+    for (uintptr_t q = lo; q < (uintptr_t)(&dmm_chain_thread_cache + 1); q += DMM_PAGE) {
+        volatile char *b = (volatile char *)(q < (uintptr_t)&dmm_chain_thread_cache
+                                             ? (uintptr_t)&dmm_chain_thread_cache : q);
+        *b = *b;
+    }
 }
 
 void dmm_chain_delete(dmm_chain_t *c)

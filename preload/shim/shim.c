@@ -107,7 +107,7 @@ static void atfork_parent(void)
         /* fork left the pool's pages write-protected here too (shared with
          * the child until one of them writes): each would fault on its next
          * write, inside some malloc; take them back now */
-        dmm_pagesrc_pool_populate(&dmm_shim_chain->ps);
+        dmm_chain_populate(dmm_shim_chain, 0);
     }
     if (g_check)
         dmm_check_unlock_fork();
@@ -121,7 +121,7 @@ static void atfork_child(void)
         /* the pool's pages are the parent's now, copied on the first write:
          * the child takes its own at once, so that its calls fault no more
          * than the parent's */
-        dmm_pagesrc_pool_populate(&dmm_shim_chain->ps);
+        dmm_chain_populate(dmm_shim_chain, 1);
     }
     if (g_check)
         dmm_check_unlock_fork();

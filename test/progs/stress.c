@@ -33,9 +33,11 @@
  *   stress poolfork K      a block of K KiB written, then fork: the parent
  *                          writes it again while the child still shares its
  *                          pages, then the child does; prints the minor
- *                          page faults each took ("poolfork pages=P
- *                          parent=F child=G": under an allocator whose pool
- *                          is populated on both sides of fork, few)
+ *                          page faults each took, and those of a malloc and
+ *                          a free in the parent before ("poolfork pages=P
+ *                          parent=F child=G calls=C": under an allocator
+ *                          whose pool and state are populated on both sides
+ *                          of fork, few)
  *   stress signal HOW N    main makes N allocation operations while signals
  *                          arrive: HOW is alarm-alloc, alarm-quiet (SIGALRM
  *                          every 50 us from setitimer) or kill-alloc,
@@ -761,7 +763,12 @@ static int mode_poolfork(long kib)
         check(&b, 0, n, "a block inherited across fork was changed");
         _exit(write(back[1], &f, sizeof f) == sizeof f && !bad ? 0 : 1);
     }
+    /* a malloc and a free first: the allocator's own state after fork */
     long f0 = minflt();
+    void *volatile q = malloc(100);
+    free(q);
+    long fcalls = minflt() - f0;
+    f0 = minflt();
     for (size_t i = 0; i < n; i += page)
         ((volatile char *)b.p)[i] ^= 0;
     long fp = minflt() - f0, fc = -1;
@@ -772,7 +779,8 @@ static int mode_poolfork(long kib)
         fail("the child failed", 0, (unsigned long)st);
     check(&b, 0, n, "a block was changed across fork");
     free(b.p);
-    printf("poolfork pages=%zu parent=%ld child=%ld bad=%d\n", n / page, fp, fc, bad);
+    printf("poolfork pages=%zu parent=%ld child=%ld calls=%ld bad=%d\n", n / page, fp, fc, fcalls,
+           bad);
     return bad ? 1 : 0;
 }
 
