@@ -44,7 +44,8 @@ EXTRA = [("fastpath.md", "Fast paths: instructions per malloc + free pair"),
          ("evolve_speed.md", "How long the search takes: dmm evolve on real programs' traces"),
          ("tune_glibc.md", "Tuning glibc's malloc instead: dmm tune-glibc"),
          ("offload.md", "Frees offloaded to a helper thread: DMM_OFFLOAD"),
-         ("mdriver.md", "mdriver's score for every allocator: dmm replay --mdriver")]
+         ("mdriver.md", "mdriver's score for every allocator: dmm replay --mdriver"),
+         ("latency.md", "The costliest single call: dmm replay --runs")]
 
 
 def die(msg):
