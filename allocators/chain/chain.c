@@ -92,13 +92,12 @@ void dmm_chain_populate(dmm_chain_t *c, int alone)
     dmm_pagesrc_pool_populate(&c->ps);
     if (c->mode != DMM_PS_REAL || !c->desc.pool)
         return;
-    /* the calling thread's block cache: its own, so written whatever runs */
-    uintptr_t lo = (uintptr_t)&dmm_chain_thread_cache & ~(uintptr_t)(DMM_PAGE - 1);
-    for (uintptr_t q = lo; q < (uintptr_t)(&dmm_chain_thread_cache + 1); q += DMM_PAGE) {
-        volatile char *b = (volatile char *)(q < (uintptr_t)&dmm_chain_thread_cache
-                                             ? (uintptr_t)&dmm_chain_thread_cache : q);
-        *b = *b;
-    }
+    /* the calling thread's block cache, a byte on each of its pages: the
+     * thread's own, so written whatever else runs */
+    char *end = (char *)(&dmm_chain_thread_cache + 1);
+    for (char *q = (char *)&dmm_chain_thread_cache; q < end;
+         q = (char *)(((uintptr_t)q | (DMM_PAGE - 1)) + 1))
+        *(volatile char *)q = *(volatile char *)q;
 }
 
 void dmm_chain_delete(dmm_chain_t *c)
