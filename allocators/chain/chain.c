@@ -19,17 +19,16 @@ typedef struct large_hdr {
 } large_hdr_t;
 _Static_assert(sizeof(large_hdr_t) == 16, "the fallback header is 16 bytes");
 
-/* The chain's own pages (dmm_chain_populate). */
-static void populate_self(dmm_chain_t *c, int alone)
+/* The chain's own pages (dmm_chain_populate): no other thread uses it. */
+static void populate_self(dmm_chain_t *c)
 {
     if (c->mode != DMM_PS_REAL || !c->desc.pool)
         return;
     (void)madvise(c, sizeof *c, 23 /* MADV_POPULATE_WRITE */);
-    if (alone)
-        for (size_t off = 0; off < sizeof *c; off += DMM_PAGE) {
-            volatile char *q = (volatile char *)c + off;
-            *q = *q;
-        }
+    for (size_t off = 0; off < sizeof *c; off += DMM_PAGE) {
+        volatile char *q = (volatile char *)c + off;
+        *q = *q;
+    }
 }
 
 dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err)
@@ -82,18 +81,17 @@ dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err)
         }
         c->n = i + 1;
     }
-    populate_self(c, 1);
+    populate_self(c);
     return c;
 }
 
-void dmm_chain_populate(dmm_chain_t *c, int alone)
+void dmm_chain_populate(dmm_chain_t *c)
 {
-    populate_self(c, alone);
+    populate_self(c);
     dmm_pagesrc_pool_populate(&c->ps);
     if (c->mode != DMM_PS_REAL || !c->desc.pool)
         return;
-    /* the calling thread's block cache, a byte on each of its pages: the
-     * thread's own, so written whatever else runs */
+    /* the calling thread's block cache, a byte on each of its pages */
     char *end = (char *)(&dmm_chain_thread_cache + 1);
     for (char *q = (char *)&dmm_chain_thread_cache; q < end;
          q = (char *)(((uintptr_t)q | (DMM_PAGE - 1)) + 1))

@@ -97,11 +97,10 @@ void   dmm_chain_unlock_all(dmm_chain_t *c);
 /* A pooled chain (REAL) keeps every page it uses populated: the pool (see
  * dmm_pagesrc_pool_populate) and the chain's own, its allocators' states
  * and the page source's tables, which its calls would otherwise touch first
- * one by one.  dmm_chain_new does it; call it again after fork on both
- * sides (the pages are shared and write-protected until written).  alone:
- * no other thread can use the chain (its start, a forked child), so its
- * own pages are also written from user space (see pagesrc.c on why); else
- * the kernel alone populates them.  Nothing without a pool. */
-void   dmm_chain_populate(dmm_chain_t *c, int alone);
+ * one by one, and the calling thread's block cache; each page also written
+ * once from user space (see pagesrc.c on why).  dmm_chain_new does it; a
+ * forked child calls it again (its pages are its parent's until written).
+ * Only while no other thread can use the chain.  Nothing without a pool. */
+void   dmm_chain_populate(dmm_chain_t *c);
 
 #endif

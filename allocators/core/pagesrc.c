@@ -162,8 +162,8 @@ void dmm_pagesrc_pool_populate(dmm_pagesrc_t *ps)
      * project's VM), the first access from user space to each page traps
      * even when the kernel populated it (measured there, `dmm replay
      * --runs 5` of a perl trace on a pooled TLSF: malloc's p99 4.5 us
-     * without these writes, 108 ns with them).  Atomic adds of 0: other
-     * threads may be writing to blocks in these pages (fork's parent). */
+     * without these writes, 108 ns with them).  Atomic adds of 0, that a
+     * block being written meanwhile would not mind. */
     (void)madvise(p, bytes, 23 /* MADV_POPULATE_WRITE */);
     for (size_t off = 0; off < bytes; off += DMM_PAGE)
         __atomic_fetch_add((volatile char *)p + off, 0, __ATOMIC_RELAXED);

@@ -128,10 +128,9 @@ int  dmm_pagesrc_pool(dmm_pagesrc_t *ps, size_t bytes);
  * now on; 0 keeps none.  Before the first put (the chunks retained so far
  * are not looked at again). */
 void dmm_pagesrc_retain(dmm_pagesrc_t *ps, size_t bytes);
-/* Populate the pool's pages (REAL): at its start, and after fork on both
- * sides (the pages are shared and write-protected until written); every
- * page written once from user space too (see pagesrc.c); nothing without
- * a pool. */
+/* Populate the pool's pages (REAL): at its start, and in a forked child
+ * (its pages are its parent's until written); every page written once from
+ * user space too (see pagesrc.c); nothing without a pool. */
 void dmm_pagesrc_pool_populate(dmm_pagesrc_t *ps);
 
 /* A chunk of len bytes (rounded up to DMM_PAGE) aligned to align (a power

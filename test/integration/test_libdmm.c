@@ -77,12 +77,14 @@ Test(libdmm, a_bad_config_says_so_and_runs_on_glibc)
     remove_tmpdir();
 }
 
-/* A pool's pages, and the chain's own, stay populated across fork on both
- * sides: fork leaves them shared and write-protected in parent and child
- * alike, so each side takes its own at once (atfork) rather than fault
- * them in inside later mallocs.  A plain run (glibc: the block is mmap'd) shows the faults the
- * test would otherwise see. */
-Test(libdmm, a_pool_stays_populated_on_both_sides_of_fork)
+/* A forked child populates its copy of a pool, and of the chain's own
+ * pages, at once: fork leaves them shared with the parent and
+ * write-protected, so its calls would fault each in.  (The parent's pages
+ * fault once each on their first write after fork, as with any allocator:
+ * populating them too would copy the pool at every fork.)  A plain run
+ * (glibc: the block is mmap'd) shows the faults the test would otherwise
+ * see. */
+Test(libdmm, a_forked_child_populates_its_pool_and_chain_at_once)
 {
     make_tmpdir();
     char cfg[300], out[300], envcfg[320];
@@ -103,16 +105,13 @@ Test(libdmm, a_pool_stays_populated_on_both_sides_of_fork)
         cr_assert_eq(sscanf(o, "poolfork pages=%ld parent=%ld child=%ld calls=%ld", &pages,
                             &parent, &child, &calls), 4, "%s", o);
         cr_expect_eq(pages, 1024);
-        if (pooled) {
-            /* a sanitizer's or the kernel's own few aside */
-            cr_expect_lt(parent, 64, "parent: %ld faults on 1024 pooled pages", parent);
+        /* (the child's malloc and free, calls, fault on its stack's and
+         * the libraries' pages whatever the allocator: not asserted) */
+        if (pooled)   /* a sanitizer's or the kernel's own few aside */
             cr_expect_lt(child, 64, "child: %ld faults on 1024 pooled pages", child);
-            /* the chain's state and the thread's cache populated too (a
-             * page of stack may fault all the same) */
-            cr_expect_leq(calls, 1, "parent: %ld faults in a malloc and a free after fork", calls);
-        } else {
-            cr_expect_geq(parent, 512, "plain: %ld faults: the test would not see them", parent);
-        }
+        else
+            cr_expect_geq(child, 512, "plain: %ld faults: the test would not see them", child);
+        cr_expect(parent >= 0 && calls >= 0, "%s", o);
         free(o);
     }
     remove_tmpdir();
