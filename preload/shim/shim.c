@@ -283,6 +283,21 @@ EXPORT int dmm_footprint(size_t *now, size_t *peak, int reset_peak)
     return 0;
 }
 
+/* A pooled chain's pages, the pool's and its own, taken back into this
+ * process at once (dmm_chain_populate): what a forked child does by itself
+ * and a parent does not (it would copy the pool at every fork), so that a
+ * parent about to make calls whose latency matters calls it, while no other
+ * thread allocates.  `dmm replay` finds it with dlsym and calls it before
+ * its timed run.  0, or -1 when no pooled chain serves. */
+EXPORT int dmm_populate(void)
+{
+    dmm_chain_t *c = dmm_shim_chain;
+    if (!c || !c->desc.pool || __atomic_load_n(&dmm_shim_state, __ATOMIC_ACQUIRE) != DMM_SHIM_ON)
+        return -1;
+    dmm_chain_populate(c);
+    return 0;
+}
+
 __attribute__((constructor)) static void start(void)
 {
     chain();

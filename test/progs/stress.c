@@ -31,13 +31,13 @@
  *                          "stress execmt K-1 N", the last one "stress after N"
  *   stress after N         N x malloc(777) + free
  *   stress poolfork K      a block of K KiB written, then fork: the parent
- *                          writes it again while the child still shares its
- *                          pages, then the child makes a malloc and a free
- *                          and writes the block; prints the minor page
- *                          faults of each ("poolfork pages=P parent=F
- *                          child=G calls=C": under an allocator whose pool
- *                          and state a forked child populates at once, G
- *                          and C are few)
+ *                          calls dmm_populate() when the allocator has it
+ *                          and writes the block again while the child still
+ *                          shares its pages, then the child makes a malloc
+ *                          and a free and writes the block; prints the
+ *                          minor page faults of each ("poolfork pages=P
+ *                          parent=F child=G calls=C": under a pooled dmm
+ *                          library, F and G are few)
  *   stress signal HOW N    main makes N allocation operations while signals
  *                          arrive: HOW is alarm-alloc, alarm-quiet (SIGALRM
  *                          every 50 us from setitimer) or kill-alloc,
@@ -60,6 +60,7 @@
  * Each mode prints one line (mix with "tids": more) that does not depend on
  * scheduling, so that a test can compare it with a plain run; exit status 0
  * when every check passed, 1 otherwise (the first failures on stderr). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -768,6 +769,11 @@ static int mode_poolfork(long kib)
         check(&b, 0, n, "a block inherited across fork was changed");
         _exit(write(back[1], f, sizeof f) == sizeof f && !bad ? 0 : 1);
     }
+    /* the parent's pages are write-protected too: dmm's libraries take a
+     * pool's back when asked (dmm_populate), others have nothing to ask */
+    int (*populate)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "dmm_populate");
+    if (populate)
+        populate();
     long f0 = minflt();
     for (size_t i = 0; i < n; i += page)
         ((volatile char *)b.p)[i] ^= 0;

@@ -7,6 +7,7 @@
 #include "tracer/replay/mem.h"
 #include "tracer/replay/payload.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -328,6 +329,12 @@ int dmm_replay_run_fastest(dmm_replay_t *r)
             return 1;
         }
     }
+    /* fork write-protected this process's pages (the loader's, the runs'):
+     * a pooled dmm library takes its own back at once, as a latency-minded
+     * program would (libdmm(7) dmm_populate); other allocators have none */
+    int (*populate)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "dmm_populate");
+    if (populate)
+        populate();
     dmm_replay_run(r);
     if (best) {
         for (size_t i = 0; i < r->ops_done; i++)
