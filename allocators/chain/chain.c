@@ -47,6 +47,8 @@ dmm_chain_t *dmm_chain_new(const dmm_desc_t *d, int mode, dmm_err_t *err)
     }
     c->ps.cost = &c->cost;
     dmm_pagesrc_retain(&c->ps, dmm_desc_retain(d));
+    if (d->huge)
+        (void)dmm_pagesrc_huge(&c->ps);   /* a fresh page source: cannot fail */
     if (d->pool && dmm_pagesrc_pool(&c->ps, d->pool) != 0) {
         dmm_err_set(err, "pool of %zu bytes: %s", d->pool, strerror(errno));
         dmm_pagesrc_fini(&c->ps);

@@ -125,6 +125,7 @@ typedef struct where {
     int         line;
     dmm_err_t  *err;
     int         grows;   /* grow lines so far */
+    int         pages;   /* pages lines so far */
 } where_t;
 
 #define CUT(n) ((int)((n) > 40 ? 40 : (n)))   /* how much of a bad word a message shows */
@@ -353,6 +354,36 @@ static int parse_grow(where_t *w, const char *text, size_t i, size_t ce, dmm_des
     return 0;
 }
 
+/* One key=value of the pages line. */
+static int pages_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                       void *arg)
+{
+    static const char *const yn[] = { "no", "yes" };
+    int *k = arg;
+    if (!word_is(key, kl, "huge"))
+        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the pages line (huge)",
+                    w->name, w->line, CUT(kl), key);
+    if ((*k = pick(v, vl, yn, 2)) < 0)
+        return fail(w->err, "%s: line %d: field 'huge': expected yes or no, got '%.*s'",
+                    w->name, w->line, CUT(vl), v);
+    return 0;
+}
+
+/* The pages line: its huge= field from text[i] to ce. */
+static int parse_pages(where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
+{
+    if (w->pages++)
+        return fail(w->err, "%s: line %d: a second pages line: a chain has one page source",
+                    w->name, w->line);
+    int k = -1;
+    if (parse_fields(w, text, i, ce, pages_field, &k) != 0)
+        return -1;
+    if (k < 0)
+        return fail(w->err, "%s: line %d: field 'huge': missing", w->name, w->line);
+    d->huge = (uint8_t)k;
+    return 0;
+}
+
 /* The largest pool= (1 TiB). */
 #define POOL_MAX ((size_t)1 << 40)
 
@@ -448,6 +479,8 @@ static int parse_alloc(where_t *w, const char *text, size_t i, size_t ce, dmm_de
         return parse_pool(w, text, i, ce, d);
     if (word_is(cls, cl, "grow"))
         return parse_grow(w, text, i, ce, d);
+    if (word_is(cls, cl, "pages"))
+        return parse_pages(w, text, i, ce, d);
     if (word_is(cls, cl, "retain"))
         return parse_retain(w, text, i, ce, d);
     if (d->n == DMM_DESC_MAX)
@@ -464,7 +497,7 @@ static int parse_alloc(where_t *w, const char *text, size_t i, size_t ce, dmm_de
         return fail(w->err, "%s: line %d: field 'class': unknown allocator class "
                     "'%.*s' (buddy-binary, buddy-fib, segregated, sss, exact, kingsley, lea, "
                     "tlsf; "
-                    "or a cache, release, grow, pool or retain line)",
+                    "or a cache, release, grow, pages, pool or retain line)",
                     w->name, w->line, CUT(cl), cls);
     struct alloc_arg x = { a, 0 };
     if (parse_fields(w, text, i, ce, alloc_field, &x) != 0)
@@ -591,6 +624,12 @@ size_t dmm_desc_print_grow(const dmm_desc_t *d, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n;
 }
 
+size_t dmm_desc_print_pages(const dmm_desc_t *d, char *buf, size_t cap)
+{
+    int n = d->huge ? snprintf(buf, cap, "%-13s huge=yes", "pages") : snprintf(buf, cap, "%s", "");
+    return n < 0 ? 0 : (size_t)n;
+}
+
 size_t dmm_desc_print_pool(const dmm_desc_t *d, char *buf, size_t cap)
 {
     int n = d->pool ? snprintf(buf, cap, "%-13s bytes=%zu", "pool", d->pool)
@@ -612,18 +651,20 @@ size_t dmm_desc_print(const dmm_desc_t *d, char *buf, size_t cap)
     int n = snprintf(line, sizeof line, "# %s\n", d->title[0] ? d->title : "dmm 1");
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;
-    for (int i = -6; i < d->n; i++) {
-        if ((i == -5 && !d->cache_max) || (i == -4 && !d->release.on) ||
-            (i == -3 && d->grow != DMM_GROW_PAGES) || (i == -2 && !d->pool) ||
-            (i == -1 && !d->retain_set))
+    for (int i = -7; i < d->n; i++) {
+        if ((i == -6 && !d->cache_max) || (i == -5 && !d->release.on) ||
+            (i == -4 && d->grow != DMM_GROW_PAGES) || (i == -3 && !d->huge) ||
+            (i == -2 && !d->pool) || (i == -1 && !d->retain_set))
             continue;
-        if (i >= -5) {
-            if (i == -5)
+        if (i >= -6) {
+            if (i == -6)
                 dmm_desc_print_cache(d, line, sizeof line - 2);
-            else if (i == -4)
+            else if (i == -5)
                 dmm_desc_print_release(d, line, sizeof line - 2);
-            else if (i == -3)
+            else if (i == -4)
                 dmm_desc_print_grow(d, line, sizeof line - 2);
+            else if (i == -3)
+                dmm_desc_print_pages(d, line, sizeof line - 2);
             else if (i == -2)
                 dmm_desc_print_pool(d, line, sizeof line - 2);
             else if (i == -1)

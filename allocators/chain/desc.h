@@ -31,6 +31,11 @@
  * memory in whole pages while they hold little (DMM_GROW_PAGES,
  * core/alloc.h) instead of 64 KiB granules (by=64k, the same as no line).
  * At most one line
+ *   pages         huge=yes
+ * (printed after that) holds the chain's memory in 2 MiB extents of
+ * transparent huge pages (dmm_pagesrc_huge, core/pagesrc.h): a page fault
+ * per 2 MiB instead of per 4 KiB, the footprint counted in whole extents
+ * (huge=no, the same as no line).  At most one line
  *   pool          bytes=33554432
  * (printed after those) holds that many bytes from the start, their pages
  * populated, and never gives them back (core/pagesrc.h): the calls that
@@ -72,6 +77,7 @@ typedef struct dmm_desc {
     uint32_t         cache_count;   /* its count= */
     dmm_release_t    release;       /* the release line; .on == 0: none */
     uint8_t          grow;          /* the grow line's by=, DMM_GROW_*; 64k: none */
+    uint8_t          huge;          /* the pages line's huge=yes */
     size_t           pool;          /* the pool line's bytes=; 0: none */
     uint8_t          retain_set;    /* a retain line, whose bytes= is retain */
     size_t           retain;        /* read through dmm_desc_retain() */
@@ -122,6 +128,8 @@ size_t dmm_desc_print_cache(const dmm_desc_t *d, char *buf, size_t cap);
 size_t dmm_desc_print_release(const dmm_desc_t *d, char *buf, size_t cap);
 /* The grow line, canonical ("" when d has none: by=64k). */
 size_t dmm_desc_print_grow(const dmm_desc_t *d, char *buf, size_t cap);
+/* The pages line, canonical ("" when d has none). */
+size_t dmm_desc_print_pages(const dmm_desc_t *d, char *buf, size_t cap);
 /* The pool line, canonical ("" when d has none). */
 size_t dmm_desc_print_pool(const dmm_desc_t *d, char *buf, size_t cap);
 /* The retain line, canonical ("" when d has none). */

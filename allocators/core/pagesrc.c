@@ -70,6 +70,7 @@ static int spare_take(size_t size, dmm_arena_t *out)
     if (found) {
         memset(out->map_mem, DMM_OWNER_NONE, (out->used + DMM_PAGE - 1) / DMM_PAGE);
         out->used = 0;
+        out->opened = 0;
         out->map_pages = 0;
     }
     return found;
@@ -108,6 +109,12 @@ static size_t beyond_pool(const dmm_pagesrc_t *ps, uintptr_t s, size_t len)
     return len - in;
 }
 
+/* The length of an arena's extent counts (huge pages). */
+static size_t ext_len(const dmm_arena_t *a)
+{
+    return round_up(a->size / DMM_EXTENT * sizeof a->ext[0], DMM_PAGE);
+}
+
 /* What ps->newest points to before the first arena: nothing is below its
  * used (0), so dmm_pagesrc_owner() needs no NULL test. */
 static dmm_arena_t g_no_arena;
@@ -126,6 +133,16 @@ int dmm_pagesrc_init(dmm_pagesrc_t *ps, int mode)
     return 0;
 }
 
+int dmm_pagesrc_huge(dmm_pagesrc_t *ps)
+{
+    if (ps->narenas || ps->pool_hi) {
+        errno = EINVAL;
+        return -1;
+    }
+    ps->huge = 1;
+    return 0;
+}
+
 void dmm_pagesrc_retain(dmm_pagesrc_t *ps, size_t bytes)
 {
     size_t slots = bytes / (128u << 10);
@@ -137,6 +154,10 @@ void dmm_pagesrc_fini(dmm_pagesrc_t *ps)
 {
     for (int i = 0; i < ps->narenas; i++) {
         dmm_arena_t *a = &ps->arenas[i];
+        if (a->ext)
+            munmap(a->ext, ext_len(a));
+        a->ext = NULL;
+        a->ext_pages = 0;
         if (ps->mode == DMM_PS_SIM && spare_put(a) == 0)
             continue;
         munmap(a->raw, a->raw_len);
@@ -181,7 +202,7 @@ int dmm_pagesrc_pool(dmm_pagesrc_t *ps, size_t bytes)
         errno = EINVAL;
         return -1;
     }
-    bytes = round_up(bytes, DMM_PAGE);
+    bytes = round_up(bytes, ps->huge ? DMM_EXTENT : DMM_PAGE);
     dmm_spin_lock(&ps->lock);
     dmm_arena_t *a = new_arena(ps, bytes);
     int rc = a ? 0 : -1;
@@ -190,6 +211,7 @@ int dmm_pagesrc_pool(dmm_pagesrc_t *ps, size_t bytes)
     if (rc == 0) {
         ps->pool_lo = a->base;
         ps->pool_hi = a->base + bytes;
+        a->opened = bytes;
         account(ps, (ptrdiff_t)bytes);
         /* A pool past map0's span has its page map in pages of its own from
          * the start, held (counted) and populated with it: the map's first
@@ -220,6 +242,24 @@ static void map_start(dmm_pagesrc_t *ps, dmm_arena_t *a)
     }
 }
 
+/* A new arena under huge pages: its extent counts, and (REAL) the kernel
+ * told to back it with huge pages where it can (a kernel without them
+ * refuses, and the arena is held in extents all the same).  0, or -1. */
+static int huge_start(dmm_pagesrc_t *ps, dmm_arena_t *a)
+{
+    if (!ps->huge)
+        return 0;
+    void *e = mmap(NULL, ext_len(a), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (e == MAP_FAILED)
+        return -1;
+    a->ext = e;
+    a->ext_pages = 0;
+    if (ps->mode == DMM_PS_REAL)
+        (void)madvise((void *)a->base, a->size, MADV_HUGEPAGE);
+    return 0;
+}
+
 /* Reserve a new arena of at least len bytes, DMM_ARENA_ALIGN-aligned.
  * Large reservations may fail under a small RLIMIT_AS: halve and retry. */
 static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
@@ -234,6 +274,11 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
         dmm_arena_t *a = &ps->arenas[ps->narenas];
         if (spare_take(want, a)) {
             map_start(ps, a);
+            if (huge_start(ps, a) != 0) {
+                munmap(a->raw, a->raw_len);
+                munmap(a->map_mem, round_up(a->size / DMM_PAGE, DMM_PAGE));
+                return NULL;
+            }
             __atomic_store_n(&ps->narenas, ps->narenas + 1, __ATOMIC_RELEASE);
             __atomic_store_n(&ps->newest, a, __ATOMIC_RELEASE);
             return a;
@@ -257,6 +302,11 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
                 a->size = want;
                 a->map = a->map_mem = map;
                 map_start(ps, a);
+                if (huge_start(ps, a) != 0) {
+                    munmap(raw, raw_len);
+                    munmap(map, map_len);
+                    return NULL;
+                }
                 /* owner() reads arenas without the lock: publish it whole */
                 __atomic_store_n(&ps->narenas, ps->narenas + 1, __ATOMIC_RELEASE);
                 __atomic_store_n(&ps->newest, a, __ATOMIC_RELEASE);
@@ -284,13 +334,48 @@ static dmm_arena_t *arena_of(const dmm_pagesrc_t *ps, uintptr_t p)
 /* Mark pages [p, p+len) for owner.  Ranges given back stay readable and
  * writable (their pages dropped), so taking one again costs no system call;
  * only fresh arena space is opened (real mode) by the bump path. */
-static int take(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t p, size_t len, unsigned owner)
+static void take(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t p, size_t len, unsigned owner)
 {
     memset(a->map + (p - a->base) / DMM_PAGE, (int)owner, len / DMM_PAGE);
     sim_handout(ps, p, len);
-    account(ps, (ptrdiff_t)beyond_pool(ps, p, len));
+    size_t fresh = beyond_pool(ps, p, len);
     ps->chunk_bytes += len;
-    return 0;
+    if (!ps->huge) {
+        account(ps, (ptrdiff_t)fresh);
+        if (ps->cost)
+            DMM_COST(ps->cost, pages, fresh / DMM_PAGE);
+        return;
+    }
+    /* huge pages: each extent of the part beyond the pool (which ends on
+     * an extent) is held from its first page taken, and faults in once */
+    for (uintptr_t q = p + len - fresh; q < p + len;) {
+        size_t e = (q - a->base) / DMM_EXTENT;
+        uintptr_t end = a->base + (e + 1) * DMM_EXTENT;
+        size_t n = ((end < p + len ? end : p + len) - q) / DMM_PAGE;
+        if (a->ext[e] == 0) {
+            account(ps, (ptrdiff_t)DMM_EXTENT);
+            if (ps->cost)
+                DMM_COST(ps->cost, pages, DMM_HUGE_FAULT_PAGES);
+        }
+        a->ext[e] = (uint16_t)(a->ext[e] + n);
+        q = end;
+    }
+}
+
+/* Huge pages: the extent counts cover the arena's open part (their pages
+ * counted as the page map's are). */
+static void ext_cover(dmm_pagesrc_t *ps, dmm_arena_t *a)
+{
+    if (!ps->huge)
+        return;
+    size_t exts = (a->opened + DMM_EXTENT - 1) / DMM_EXTENT;
+    size_t pages = round_up(exts * sizeof a->ext[0], DMM_PAGE) / DMM_PAGE;
+    if (pages > a->ext_pages) {
+        account(ps, (ptrdiff_t)((pages - a->ext_pages) * DMM_PAGE));
+        if (ps->cost)
+            DMM_COST(ps->cost, pages, pages - a->ext_pages);
+        a->ext_pages = pages;
+    }
 }
 
 /* Before the bump offset passes used: a map that covers it (map0 moved
@@ -425,8 +510,7 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         dmm_arena_t *a = arena_of(ps, r->start);
         uintptr_t rstart = r->start;
         size_t rlen = r->len;
-        if (take(ps, a, s, len, owner) != 0)
-            break;
+        take(ps, a, s, len, owner);
         /* cut [s, s+len) out of the range */
         memmove(&ps->free[i], &ps->free[i + 1], (ps->nfree - i - 1) * sizeof ps->free[0]);
         ps->nfree--;
@@ -434,8 +518,6 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
             free_range(ps, rstart, s - rstart);
         if (rstart + rlen > s + len)
             free_range(ps, s + len, rstart + rlen - (s + len));
-        if (ps->cost)
-            DMM_COST(ps->cost, pages, beyond_pool(ps, s, len) / DMM_PAGE);
         dmm_spin_unlock(&ps->lock);
         return (void *)s;
     }
@@ -454,28 +536,74 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
             continue;
         uintptr_t old = a->base + a->used;
         /* open the fresh space, alignment gap included: the gap joins the
-         * free ranges and must be usable like them (the pool is open) */
-        uintptr_t open_from = old > ps->pool_hi || s + len <= ps->pool_lo ? old : ps->pool_hi;
+         * free ranges and must be usable like them (the pool is open);
+         * with huge pages, up to the end of its extent (a huge page lies
+         * in one mapping) */
+        uintptr_t open_from = a->base + a->opened;
+        uintptr_t open_to = ps->huge ? round_up(s + len, DMM_EXTENT) : s + len;
+        if (open_to > a->base + a->size)
+            open_to = a->base + a->size;
         int opens = s + len > open_from;
         if (ps->mode == DMM_PS_REAL && opens &&
-            mprotect((void *)open_from, s + len - open_from, PROT_READ | PROT_WRITE) != 0)
+            mprotect((void *)open_from, open_to - open_from, PROT_READ | PROT_WRITE) != 0)
             break;
+        if (opens) {
+            a->opened = open_to - a->base;
+            ext_cover(ps, a);
+        }
         map_cover(a, s + len - a->base);
-        if (take(ps, a, s, len, owner) != 0)
-            break;
+        take(ps, a, s, len, owner);
         if (ps->cost && opens)
             DMM_COST(ps->cost, syscalls, 1);   /* the mprotect, in both modes */
         grow_used(ps, a, s + len - a->base);
         if (s > old)
             free_range(ps, old, s - old);
-        if (ps->cost)
-            DMM_COST(ps->cost, pages, beyond_pool(ps, s, len) / DMM_PAGE);
         dmm_spin_unlock(&ps->lock);
         return (void *)s;
     }
     dmm_spin_unlock(&ps->lock);
     errno = ENOMEM;
     return NULL;
+}
+
+/* madvise(DONTNEED) [s, s+len), errno kept (free keeps errno, POSIX 2024,
+ * and the allocators' frees leave it to this, their one system call), and
+ * counted in both modes. */
+static void dontneed(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
+{
+    if (ps->mode == DMM_PS_REAL) {
+        int e = errno;
+        madvise((void *)s, len, MADV_DONTNEED);
+        errno = e;
+    }
+    if (ps->cost)
+        DMM_COST(ps->cost, syscalls, 1);
+}
+
+/* Huge pages: [s, s+len) (beyond the pool) no longer held; each extent
+ * whose last held page it was goes back whole, a run of them in one call. */
+static void drop_extents(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
+{
+    dmm_arena_t *a = len ? arena_of(ps, s) : NULL;
+    uintptr_t run = 0, run_end = 0;
+    for (uintptr_t q = s; a && q < s + len;) {
+        size_t e = (q - a->base) / DMM_EXTENT;
+        uintptr_t start = a->base + e * DMM_EXTENT, end = start + DMM_EXTENT;
+        size_t n = ((end < s + len ? end : s + len) - q) / DMM_PAGE;
+        a->ext[e] = (uint16_t)(a->ext[e] - n);
+        if (a->ext[e] == 0) {
+            account(ps, -(ptrdiff_t)DMM_EXTENT);
+            if (run_end != start) {
+                if (run_end)
+                    dontneed(ps, run, run_end - run);
+                run = start;
+            }
+            run_end = end;
+        }
+        q = end;
+    }
+    if (run_end)
+        dontneed(ps, run, run_end - run);
 }
 
 /* Drop the pages of [s, s+len) and make the range free.  Caller locks. */
@@ -488,18 +616,12 @@ static void drop(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
      * pages stay (the pool ends where arenas start, so the part beyond it
      * is the range's end). */
     size_t out = beyond_pool(ps, s, len);
-    if (out) {
-        if (ps->mode == DMM_PS_REAL) {
-            /* free keeps errno (POSIX 2024), and the allocators' frees
-             * leave it to this, their one system call */
-            int e = errno;
-            madvise((void *)(s + len - out), out, MADV_DONTNEED);
-            errno = e;
-        }
-        if (ps->cost)
-            DMM_COST(ps->cost, syscalls, 1);
+    if (ps->huge) {
+        drop_extents(ps, s + len - out, out);
+    } else if (out) {
+        dontneed(ps, s + len - out, out);
+        account(ps, -(ptrdiff_t)out);
     }
-    account(ps, -(ptrdiff_t)out);
     free_range(ps, s, len);
 }
 
@@ -540,6 +662,11 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
 int dmm_pagesrc_move(dmm_pagesrc_t *ps, void *from, void *to, size_t len)
 {
     len = round_up(len, DMM_PAGE);
+    if (ps->huge) {
+        /* a move would split huge pages and leave 4 KiB ones behind */
+        errno = ENOTSUP;
+        return -1;
+    }
     /* each move splits the arena's mapping (the moved pages keep their
      * origin's offset and merge with nothing): a bounded number of them
      * keeps the process far from the kernel's limit on mappings */

@@ -145,6 +145,9 @@ static void put_header(FILE *f, const dmm_desc_t *d, const dmm_emit_info_t *in)
     if (d->grow == DMM_GROW_PAGES)
         fputs(" *   Growth by pages: while an allocator that reads it holds less than\n"
               " *   256 KiB, it takes whole pages, at least a quarter of what it holds.\n", f);
+    if (d->huge)
+        fputs(" *   Memory held in 2 MiB extents of transparent huge pages: one page fault\n"
+              " *   per extent, each extent held whole while any chunk lies in it.\n", f);
     if (d->pool)
         fprintf(f, " *   A pool of %zu bytes held from the start, its pages populated: the\n"
                    " *   calls that take chunks inside it make no system call and no page fault.\n",
@@ -196,6 +199,8 @@ static void put_desc(FILE *f, const dmm_desc_t *d)
     }
     if (d->grow == DMM_GROW_PAGES)
         fputs("    .grow = DMM_GROW_PAGES,\n", f);
+    if (d->huge)
+        fputs("    .huge = 1,\n", f);
     if (d->pool)
         fprintf(f, "    .pool = %zu,\n", d->pool);
     if (d->retain_set)

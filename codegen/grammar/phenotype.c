@@ -3,8 +3,8 @@
  * allocator, in the paper's order, after "BlockCache MAX COUNT" when the
  * grammar gave the chain a block cache, "Release KEEP DELAY" when it gave
  * it a release policy, "GrowByPages" when it gave it growth by pages and
- * "Retain BYTES" when it gave the page source a retain budget (in that
- * order). */
+ * "Retain BYTES" when it gave the page source a retain budget and
+ * "HugePages" when it gave it huge pages (in that order). */
 #include "codegen/grammar/grammar.h"
 
 #include <ctype.h>
@@ -168,7 +168,7 @@ static int retain_of(const char **p, dmm_desc_t *d, size_t at, dmm_err_t *err)
 }
 
 /* The options before the first allocator, in the grammar's order (block
- * cache, release policy, growth, retain budget), read from *p into d;
+ * cache, release policy, growth, retain budget, huge pages), read from *p into d;
  * *skip: the terminals they took.  0, or -1 with err set. */
 static int options_of(const char **p, dmm_desc_t *d, size_t *skip, dmm_err_t *err)
 {
@@ -201,6 +201,12 @@ static int options_of(const char **p, dmm_desc_t *d, size_t *skip, dmm_err_t *er
         *skip += 2;
         *p = q;
     }
+    q = *p;
+    if (next_word(&q, &w) && word_eq(w, "HugePages")) {
+        d->huge = 1;
+        *skip += 1;
+        *p = q;
+    }
     return 0;
 }
 
@@ -208,7 +214,7 @@ static int options_of(const char **p, dmm_desc_t *d, size_t *skip, dmm_err_t *er
  * ("" for none). */
 static void options_said(const dmm_desc_t *d, char *buf, size_t cap)
 {
-    const char *part[4];
+    const char *part[5];
     int np = 0;
     if (d->cache_max)
         part[np++] = "the block cache's 3";
@@ -218,6 +224,8 @@ static void options_said(const dmm_desc_t *d, char *buf, size_t cap)
         part[np++] = "the growth's 1";
     if (d->retain_set)
         part[np++] = "the retain budget's 2";
+    if (d->huge)
+        part[np++] = "the huge pages' 1";
     buf[0] = 0;
     size_t at = 0;
     for (int i = 0; i < np && at < cap; i++)

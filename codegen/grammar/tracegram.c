@@ -80,18 +80,18 @@ char *dmm_grammar_for_trace(const dmm_trace_t *t, int paper, const char *trace_n
 
 /* The rules, after the header comment: the paper's Figure 3 with the
  * trace's sizes, and (not --paper) the block cache, the release policy,
- * growth by pages and the page source's retained bytes. */
+ * growth by pages, the page source's retained bytes and huge pages. */
 static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
 {
     /* not --paper: every choice of the options, alternative k holding
      * option j when bit j of k is set (so that adding an option kept the
      * earlier alternatives' numbers) */
     static const char *const opts[] = { "<BlockCache> ", "<Release> ", "<Growth> ",
-                                        "<Retain> " };
+                                        "<Retain> ", "<HugePages> " };
     sb_printf(bp, "<DynamicMemoryManager> ::= <Allocators>\n");
-    for (unsigned k = 1; !paper && k < 1u << 4; k++) {
+    for (unsigned k = 1; !paper && k < 1u << 5; k++) {
         sb_printf(bp, "                         | ");
-        for (unsigned j = 0; j < 4; j++)
+        for (unsigned j = 0; j < 5; j++)
             if (k & 1u << j)
                 sb_printf(bp, "%s", opts[j]);
         sb_printf(bp, "<Allocators>\n");
@@ -155,7 +155,12 @@ static void put_rules(sbuf_t *bp, const uint64_t *sz, size_t nsz, int paper)
                   "# more kept, pages and all, for the next request of their length, instead\n"
                   "# of 1 MiB; 0 gives each back to the OS at once.\n"
                   "<Retain> ::= Retain <RetainBytes>\n"
-                  "<RetainBytes> ::= 0 | 262144 | 4194304 | 67108864\n");
+                  "<RetainBytes> ::= 0 | 262144 | 4194304 | 67108864\n"
+                  "\n"
+                  "# Not the paper's: memory held in 2 MiB extents of transparent huge pages\n"
+                  "# (the .dmm line `pages huge=yes`): one page fault per extent instead of\n"
+                  "# 512, each extent held whole while any chunk lies in it.\n"
+                  "<HugePages> ::= HugePages\n");
 }
 
 char *dmm_grammar_for_ops(const dmm_opstream_t *os, int paper, const char *trace_name,
@@ -243,7 +248,8 @@ char *dmm_grammar_for_streams(const dmm_opstream_t *const *streams, int nstreams
               "\n",
               tn, nsz, (unsigned long long)sz[0], (unsigned long long)sz[nsz - 1],
               paper ? "the paper's five" : "the paper's five, Kingsley, Lea and TLSF",
-              paper ? "" : "; a block cache, a release policy, growth by pages, a retain budget");
+              paper ? "" : "; a block cache, a release policy, growth by pages, a retain budget, "
+                              "huge pages");
     put_rules(&b, sz, nsz, paper);
     free(sz);
     if (b.oom) {

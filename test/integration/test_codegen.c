@@ -142,6 +142,7 @@ Test(codegen, gaps_every_class_and_options)
                    "release keep=65536 delay=1000\n"
                    "grow by=pages\n"
                    "retain bytes=0\n"
+                   "pages huge=yes\n"
                    "buddy-binary range=(16,64] list=btree fit=exact order=fifo\n"
                    "buddy-fib range=(64,128] split=yes coalesce=yes\n"
                    "exact range=(128,256]\n"
@@ -177,6 +178,9 @@ Test(codegen, gaps_every_class_and_options)
     cr_expect_not_null(strstr(src, " *   Growth by pages: "), "%s", src);
     cr_expect_not_null(strstr(src, "    .retain_set = 1, .retain = 0,\n"), "%s", src);
     cr_expect_not_null(strstr(src, " *   The page source keeps up to 0 bytes of large chunks "),
+                       "%s", src);
+    cr_expect_not_null(strstr(src, "    .huge = 1,\n"), "%s", src);
+    cr_expect_not_null(strstr(src, " *   Memory held in 2 MiB extents of transparent huge pages"),
                        "%s", src);
     char *end = strstr(src, "*/");
     cr_expect(end && !strncmp(end, "*/\n#ifndef DMM_EVOLVED_C", 24),
@@ -513,11 +517,13 @@ Test(build, a_design_becomes_a_library_that_runs_it, .timeout = 120)
              "cmp plain.txt checked.txt",
              tmpdir, tmpdir, tmpdir);
     cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
-    /* the same program with sss's list FIFO: free appends at its tail; and
-     * on both, a workout that checks every byte of every block it keeps
-     * (realloc too) in a process that never starts a thread */
+    /* the same program with sss's list FIFO (free appends at its tail) and
+     * memory in huge pages; and on both, a workout that checks every byte
+     * of every block it keeps (realloc too) in a process that never starts
+     * a thread */
     snprintf(path, sizeof path, "%s/f.dmm", tmpdir);
-    write_text(path, "sss range=(0,256] list=sll order=fifo\nlea range=(256,inf]\n");
+    write_text(path, "sss range=(0,256] list=sll order=fifo\nlea range=(256,inf]\n"
+                     "pages huge=yes\n");
     snprintf(cmd, sizeof cmd,
              "cd %s && %s build -o fifo.so f.dmm && "
              "PYTHONMALLOC=malloc LD_PRELOAD=%s/fifo.so python3 t.py >fifo.txt && "

@@ -913,6 +913,54 @@ Test(replay, kept_chunks_save_calls_and_never_raise_m_in_the_simulator_and_the_l
     }
 }
 
+/* Huge pages: the simulated M is whole 2 MiB extents (and the extent
+ * counts' page, with the page map's), a fresh extent faults once instead
+ * of 512 times, and libdmm.so's heap under the same design is that M. */
+Test(replay, huge_pages_hold_whole_extents_in_the_simulator_and_the_library)
+{
+    static char text[1 << 20];
+    int n = 0, id = 0, ops = 0;
+    for (; id < 20000; id++, ops++)
+        n += sprintf(text + n, "a %d %d\n", id, 16 + id % 300);
+    for (int i = 0; i < 20000; i += 2, ops++)
+        n += sprintf(text + n, "f %d\n", i);
+    for (int r = 0; r < 5; r++, id++, ops += 2)
+        n += sprintf(text + n, "a %d 3000000\nf %d\n", id, id);
+    char head[64], rep[300], huge[300], plain[300];
+    int h = sprintf(head, "0\n%d\n%d\n1\n", id, ops);
+    memmove(text + h, text, (size_t)n + 1);
+    memcpy(text, head, (size_t)h);
+    put("huge.rep", text, rep, sizeof rep);
+    const char *lea = "lea range=(0,inf] split=yes coalesce=yes list=dll fit=best order=fifo\n";
+    char body[256];
+    put("plain.dmm", lea, plain, sizeof plain);
+    snprintf(body, sizeof body, "pages huge=yes\n%s", lea);
+    put("huge.dmm", body, huge, sizeof huge);
+    double m[2], map[2];
+    sim_m(plain, rep, &m[0], &map[0]);
+    sim_m(huge, rep, &m[1], &map[1]);
+    cr_expect_eq((long long)(m[1] - map[1]) % (2 << 20), 0, "M %g, map %g: whole extents", m[1],
+                 map[1]);
+    cr_expect_geq(m[1], m[0]);
+    cr_expect_lt(m[1], m[0] + 2 * (2 << 20), "M %g against %g: at most an extent more a part",
+                 m[1], m[0]);
+    double pages[2] = { sim_num(plain, rep, "fresh_pages"), sim_num(huge, rep, "fresh_pages") };
+    cr_expect_lt(pages[1] * 10, pages[0], "fresh pages %g with huge pages, %g without", pages[1],
+                 pages[0]);
+    if (SANITIZED)
+        return;   /* a sanitized dmm cannot run under another allocator */
+    const char *cfgs[] = { plain, huge };
+    for (int i = 0; i < 2; i++) {
+        char cfg[400];
+        snprintf(cfg, sizeof cfg, "DMM_CONFIG=%s", cfgs[i]);
+        const char *env[] = { "LD_PRELOAD=" LIBDMM, cfg, NULL };
+        result_t r = replay_run(env, "--mdriver", "--json", rep, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_expect_eq(jnum(r.out, NULL, "heap"), m[i], "%s: libdmm.so's heap = M", cfgs[i]);
+        result_free(&r);
+    }
+}
+
 /* A directory: its .rep files, in name order, one row each. */
 Test(replay, mdriver_reads_a_directory_of_traces)
 {

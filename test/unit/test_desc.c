@@ -298,6 +298,41 @@ Test(desc, bad_grow_lines_name_the_line_and_field)
     bad("grow by=pages\n", "no allocator", NULL);
 }
 
+Test(desc, a_pages_line_round_trips_between_grow_and_pool)
+{
+    const char *in = "pool bytes=4194304\nlea range=(0,inf]\npages huge=yes  # 2 MiB extents\n"
+                     "grow by=pages\n";
+    const char *want = "# dmm 1\n"
+                       "grow          by=pages\n"
+                       "pages         huge=yes\n"
+                       "pool          bytes=4194304\n"
+                       "lea           range=(0,inf]          split=no  coalesce=no  list=sll   "
+                       "fit=first order=lifo\n";
+    dmm_desc_t d, e;
+    round_trip(in, want, &d, &e);
+    cr_expect_eq(d.huge, 1);
+    cr_expect_eq(e.huge, 1);
+    dmm_desc_effective(&e);
+    cr_expect_eq(e.huge, 1, "read by the page source, whatever the classes");
+    /* huge=no is the same as no line, printed as none */
+    dmm_err_t err = { { 0 } };
+    char out[1024];
+    const char *same = "pages huge=no\nsss range=(0,64]\n";
+    cr_assert_eq(dmm_desc_parse("t", same, strlen(same), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.huge, 0);
+    dmm_desc_print(&d, out, sizeof out);
+    cr_expect_null(strstr(out, "pages"), "%s", out);
+}
+
+Test(desc, bad_pages_lines_name_the_line_and_field)
+{
+    bad("lea range=(0,5]\npages huge=2m\n", "line 2", "field 'huge': expected yes or no, got '2m'");
+    bad("pages\nlea range=(0,5]\n", "line 1", "field 'huge': missing");
+    bad("pages size=2m\nlea range=(0,5]\n", "field 'size'", "unknown field of the pages line");
+    bad("pages huge=yes\npages huge=no\nlea range=(0,5]\n", "line 2", "second pages line");
+    bad("pages huge=yes\n", "no allocator", NULL);
+}
+
 Test(desc, a_retain_line_round_trips_last_of_the_chains_lines)
 {
     const char *in = "lea range=(0,inf]\nretain bytes=0  # every chunk back at once\n"

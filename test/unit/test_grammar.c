@@ -478,6 +478,15 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
     cr_expect(d.cache_max == 256 && d.release.on && d.grow == DMM_GROW_PAGES);
     cr_expect(d.retain_set && d.retain == 4194304);
+    cr_expect_eq(d.huge, 0);
+    /* codon 16 (16 mod 32): <HugePages> <Allocators>; <HugePages> (one
+     * alternative) is HugePages: the earlier alternatives kept their numbers */
+    const uint32_t hgen[] = { 16, 0, 1, 5, 0, 1, 1, 2, 1, 1, 0, 6, 1, 0, 0, 0, 2, 0 };
+    cr_expect_eq(dmm_ge_map(g, hgen, 18, 0, out, sizeof out), 18);
+    cr_expect_eq(strncmp(out, "HugePages Kingsley ", 19), 0, "%s", out);
+    cr_expect_eq(dmm_phenotype_to_desc(out, &d, &err), 0, "%s", err.msg);
+    cr_expect(d.huge && !d.cache_max && !d.release.on && !d.retain_set);
+    cr_expect_eq(d.n, 2);
     dmm_grammar_free(g);
     free(text);
 
@@ -490,6 +499,7 @@ Test(trace_grammar, sizes_of_a_small_trace)
     cr_expect_null(strstr(text, "Release"), "%s", text);
     cr_expect_null(strstr(text, "Grow"), "%s", text);
     cr_expect_null(strstr(text, "Retain"), "%s", text);
+    cr_expect_null(strstr(text, "HugePages"), "%s", text);
     g = parse_ok(text);
     cr_expect_eq(dmm_ge_map(g, gen, 17, 0, out, sizeof out), 17);
     cr_expect_str_eq(out,
@@ -601,6 +611,9 @@ Test(phenotype, errors)
                        "retain budget's 2");
     expect_pheno_error("Retain 0 GrowByPages Lea true true 8 SLL BEST LIFO",
                        "8 terminals after the retain budget's 2");
+    expect_pheno_error("HugePages", "0 terminals after the huge pages' 1");
+    expect_pheno_error("Retain 0 HugePages Lea true",
+                       "2 terminals after the retain budget's 2 and the huge pages' 1");
     char big[40 * 64] = "";
     for (int i = 1; i <= DMM_DESC_MAX + 1; i++) {
         char one[64];

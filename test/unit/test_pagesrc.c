@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -414,6 +415,127 @@ Test(pagesrc, a_pool_is_held_from_the_start_and_its_chunks_cost_nothing)
     }
     cr_expect_gt(fp[0][3], fp[0][2]);
     for (int k = 0; k < 4; k++)
+        cr_expect_eq(fp[0][k], fp[1][k], "footprint %d: real %zu, simulated %zu", k, fp[0][k],
+                     fp[1][k]);
+    cr_expect_eq(pages[0], pages[1]);
+    cr_expect_eq(sys[0], sys[1]);
+}
+
+/* Whether the kernel backs [p, p+len) with a transparent huge page: the
+ * AnonHugePages of the mapping that holds p (/proc/self/smaps), in KiB. */
+static long anon_huge_kib(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    int in = 0;
+    long kib = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
+            break;
+    }
+    fclose(f);
+    return kib;
+}
+
+/* Huge pages: memory is held in whole 2 MiB extents, from the first chunk
+ * page in one to the last given back, then the extent goes back at once
+ * (one system call for a run of them); a fresh extent counts as
+ * DMM_HUGE_FAULT_PAGES fresh pages; the extent counts' page is counted as
+ * the page map's; a pool is rounded up to whole extents; moves are
+ * refused.  The same numbers in both modes; in REAL mode an extent written
+ * is one huge page where the kernel has them. */
+Test(pagesrc, huge_pages_hold_whole_extents)
+{
+    const size_t X = DMM_EXTENT;
+    size_t fp[2][5];
+    uint64_t pages[2], sys[2];
+    for (int mode = 0; mode < 2; mode++) {
+        dmm_pagesrc_t *ps = new_ps(mode);
+        dmm_cost_t cost;
+        memset(&cost, 0, sizeof cost);
+        ps->cost = &cost;
+        cr_assert_eq(dmm_pagesrc_huge(ps), 0);
+        char *a = dmm_pagesrc_get(ps, 4096, 0, 3);
+        cr_assert_not_null(a);
+        fp[mode][0] = ps->footprint;
+        cr_expect_eq(fp[mode][0], X + 4096, "mode %d: one extent and its count's page", mode);
+        cr_expect_eq(dmm_pagesrc_map_bytes(ps), 4096);
+        cr_expect_eq(cost.pages, DMM_HUGE_FAULT_PAGES + 1);
+        cr_expect_neq(dmm_pagesrc_huge(ps), 0, "after the first get: refused");
+        /* more chunks in the same extent: nothing more held, no fault */
+        char *b = dmm_pagesrc_get(ps, 100 * 4096, 0, 3);
+        cr_assert_not_null(b);
+        cr_expect_eq(ps->footprint, fp[mode][0]);
+        cr_expect_eq(cost.pages, DMM_HUGE_FAULT_PAGES + 1);
+        /* a chunk across the extent's end (pages 101 to 613) holds a second;
+         * the page map passes 2 MiB and takes a page of its own */
+        char *c = dmm_pagesrc_get(ps, X + 4096, 0, 4);
+        cr_assert_not_null(c);
+        fp[mode][1] = ps->footprint;
+        cr_expect_eq(fp[mode][1], 2 * X + 2 * 4096, "mode %d: %zu", mode, fp[mode][1]);
+        cr_expect_eq(dmm_pagesrc_map_bytes(ps), 2 * 4096);
+        if (mode == DMM_PS_REAL) {
+            memset(a, 1, 4096);
+            long kib = anon_huge_kib(a);
+            FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+            char mode_line[128] = "";
+            if (f) {
+                if (!fgets(mode_line, sizeof mode_line, f))
+                    mode_line[0] = 0;
+                fclose(f);
+            }
+            if (strstr(mode_line, "[madvise]") || strstr(mode_line, "[always]"))
+                cr_expect_geq(kib, 2048, "the first extent written is a huge page (%ld KiB)", kib);
+        }
+        uint64_t sys0 = cost.syscalls;
+        /* the first extent's pages go back only with its last one */
+        dmm_pagesrc_retain(ps, 0);
+        dmm_pagesrc_put(ps, a, 4096);
+        cr_expect_eq(ps->footprint, fp[mode][1]);
+        cr_expect_eq(cost.syscalls, sys0, "no madvise while the extent holds a chunk");
+        /* c's pages in the first extent are (100 + 1) pages in: putting b
+         * leaves c's head there */
+        dmm_pagesrc_put(ps, b, 100 * 4096);
+        fp[mode][2] = ps->footprint;
+        cr_expect_eq(fp[mode][2], fp[mode][1], "c still lies in the first extent");
+        /* c given back: both extents go, in one call */
+        dmm_pagesrc_put(ps, c, X + 4096);
+        fp[mode][3] = ps->footprint;
+        cr_expect_eq(fp[mode][3], 2 * 4096, "mode %d: the map's and the counts' pages alone: %zu",
+                     mode, fp[mode][3]);
+        cr_expect_eq(cost.syscalls, sys0 + 1, "one madvise for the run of extents");
+        cr_expect_neq(dmm_pagesrc_move(ps, c, c, 4096), 0, "moves refused");
+        cr_expect_eq(errno, ENOTSUP);
+        /* taken again: a fresh extent */
+        char *d = dmm_pagesrc_get(ps, 4096, 0, 3);
+        cr_assert_not_null(d);
+        fp[mode][4] = ps->footprint;
+        cr_expect_eq(fp[mode][4], X + 2 * 4096);
+        pages[mode] = cost.pages;
+        sys[mode] = cost.syscalls;
+        del_ps(ps);
+        /* a pool: whole extents */
+        ps = new_ps(mode);
+        cr_assert_eq(dmm_pagesrc_huge(ps), 0);
+        cr_assert_eq(dmm_pagesrc_pool(ps, X + 1), 0);
+        cr_expect_eq(ps->pool_hi - ps->pool_lo, 2 * X);
+        size_t held = ps->footprint;
+        cr_expect_eq(held, 2 * X + 4096, "the pool and its page map's page: %zu", held);
+        char *e = dmm_pagesrc_get(ps, X, 0, 3);
+        cr_assert_not_null(e);
+        cr_expect_eq(ps->footprint, held, "inside the pool: nothing more");
+        char *f = dmm_pagesrc_get(ps, X + 4096, 0, 3);
+        cr_assert_not_null(f);
+        cr_expect_eq(ps->footprint, held + X + 4096,
+                     "its last page beyond it: an extent, and the counts' page");
+        del_ps(ps);
+    }
+    for (int k = 0; k < 5; k++)
         cr_expect_eq(fp[0][k], fp[1][k], "footprint %d: real %zu, simulated %zu", k, fp[0][k],
                      fp[1][k]);
     cr_expect_eq(pages[0], pages[1]);
