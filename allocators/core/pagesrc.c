@@ -242,11 +242,19 @@ static void map_start(dmm_pagesrc_t *ps, dmm_arena_t *a)
     }
 }
 
-/* A new arena under huge pages: its extent counts, and (REAL) the kernel
- * told to back it with huge pages where it can (a kernel without them
- * refuses, and the arena is held in extents all the same).  0, or -1. */
-static int huge_start(dmm_pagesrc_t *ps, dmm_arena_t *a)
+/* A new arena's huge pages.  With them: its extent counts, and (REAL)
+ * the kernel told to back it with huge pages where it can (a kernel
+ * without them refuses, and the arena is held in extents all the same).
+ * Without: (REAL) told not to, so that a kernel that gives every large
+ * mapping huge pages (transparent_hugepage=always) does not hold 2 MiB for
+ * a chunk of 4 KiB, nor fill the holes of a heap: the footprint stays what
+ * the process holds.  0, or -1. */
+static int thp_start(dmm_pagesrc_t *ps, dmm_arena_t *a)
 {
+    int err = errno;   /* the malloc that got here keeps it */
+    if (ps->mode == DMM_PS_REAL)
+        (void)madvise((void *)a->base, a->size, ps->huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    errno = err;
     if (!ps->huge)
         return 0;
     void *e = mmap(NULL, ext_len(a), PROT_READ | PROT_WRITE,
@@ -255,8 +263,6 @@ static int huge_start(dmm_pagesrc_t *ps, dmm_arena_t *a)
         return -1;
     a->ext = e;
     a->ext_pages = 0;
-    if (ps->mode == DMM_PS_REAL)
-        (void)madvise((void *)a->base, a->size, MADV_HUGEPAGE);
     return 0;
 }
 
@@ -274,7 +280,7 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
         dmm_arena_t *a = &ps->arenas[ps->narenas];
         if (spare_take(want, a)) {
             map_start(ps, a);
-            if (huge_start(ps, a) != 0) {
+            if (thp_start(ps, a) != 0) {
                 munmap(a->raw, a->raw_len);
                 munmap(a->map_mem, round_up(a->size / DMM_PAGE, DMM_PAGE));
                 return NULL;
@@ -302,7 +308,7 @@ static dmm_arena_t *new_arena(dmm_pagesrc_t *ps, size_t len)
                 a->size = want;
                 a->map = a->map_mem = map;
                 map_start(ps, a);
-                if (huge_start(ps, a) != 0) {
+                if (thp_start(ps, a) != 0) {
                     munmap(raw, raw_len);
                     munmap(map, map_len);
                     return NULL;

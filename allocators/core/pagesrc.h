@@ -38,6 +38,10 @@
  * and an extent faults in once (one 2 MiB fault, counted as
  * DMM_HUGE_FAULT_PAGES fresh pages, instead of 512).  The pool, if any, is
  * rounded up to whole extents.  Moves (dmm_pagesrc_move) are refused.
+ * Without huge pages the arenas are marked MADV_NOHUGEPAGE (REAL), so that
+ * a kernel that backs every large mapping with huge pages does not hold
+ * 2 MiB for a chunk of 4 KiB: the footprint is what the process holds
+ * either way.
  *
  * Thread-safe (a spinlock; page-source calls are rare).  Allocates nothing
  * through malloc. */
