@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (d2.cache_max != d.cache_max || d2.cache_count != d.cache_count ||
         d2.release.on != d.release.on || d2.release.keep != d.release.keep ||
-        d2.release.delay != d.release.delay)
+        d2.release.delay != d.release.delay || d2.huge != d.huge || d2.pool != d.pool ||
+        d2.grow != d.grow || d2.retain_set != d.retain_set || d2.retain != d.retain)
         abort();
     static char out2[65536];
     size_t n2 = dmm_desc_print(&d2, out2, sizeof out2);
