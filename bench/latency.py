@@ -8,13 +8,16 @@ against glibc and the peers (issue 15's goal, a benchmark, not a test).
 Traces: the bundled workload recorded under libdmmtrace.so (work_media -f
 300) and the recorded programs in BUILD/bench/traces/ (bench/record_traces.py,
 when there).  Allocators: glibc, jemalloc, mimalloc and tcmalloc (when
-installed), and under libdmm.so two designs per trace, each with a pool of
-its simulated peak footprint (as `make evolve POOL=BYTES`: every page held
-and populated from the start, so that no call makes a system call or
-touches a fresh page): the TLSF preset (O(1)
-malloc and free), and the design of the least costliest operation on the
-front of a Pareto search over time and the worst operation (`dmm evolve
---objectives time,worst`, --evolve-time seconds, population 20).
+installed), and under libdmm.so three designs per trace, each with a pool
+of its simulated peak footprint (as `make evolve POOL=BYTES`: every page
+held and populated from the start, so that no call makes a system call or
+touches a fresh page): the TLSF preset (O(1) malloc and free), the same in
+huge pages (`pages huge=yes`: a realloc's copy of a large block walks
+fewer page-table levels and misses the TLB less, which on this VM's shadow
+page tables is a quarter of the copy's time), and the design of the least
+costliest operation on the front of a Pareto search over time and the
+worst operation (`dmm evolve --objectives time,worst`, --evolve-time
+seconds, population 20).
 
 Each allocator replays each trace with `dmm replay --json --runs N` (N: 5):
 N runs from the same start, each operation timed by its fastest run, so
@@ -149,9 +152,11 @@ def main():
     libdmm = os.path.join(build, "libdmm.so")
     designs = {}
     for name, path in tr:
-        log("%s: designs (TLSF + pool; the front's least worst + pool, %d s search)"
-            % (name, a.evolve_time))
-        ds = [("TLSF + pool", with_pool(build, TLSF, path, os.path.join(work, name + ".tlsf.dmm")))]
+        log("%s: designs (TLSF + pool, and in huge pages; the front's least worst + pool, "
+            "%d s search)" % (name, a.evolve_time))
+        ds = [("TLSF + pool", with_pool(build, TLSF, path, os.path.join(work, name + ".tlsf.dmm"))),
+              ("TLSF + pool, huge pages", with_pool(build, "pages         huge=yes\n" + TLSF, path,
+                                                    os.path.join(work, name + ".tlsf-huge.dmm")))]
         text = least_worst(build, name, path, work, a.evolve_time)
         if text:
             ds.append(("least worst + pool",
