@@ -13,8 +13,8 @@ of its simulated peak footprint (as `make evolve POOL=BYTES`: every page
 held and populated from the start, so that no call makes a system call or
 touches a fresh page): the TLSF preset (O(1) malloc and free), the same in
 huge pages (`pages huge=yes`: a realloc's copy of a large block walks
-fewer page-table levels and misses the TLB less, which on this VM's shadow
-page tables is a quarter of the copy's time), and the design of the least
+fewer page-table levels and misses the TLB less: 10-25 % of the copy's
+time under this VM's shadow page tables), and the design of the least
 costliest operation on the front of a Pareto search over time and the
 worst operation (`dmm evolve --objectives time,worst`, --evolve-time
 seconds, population 20).
