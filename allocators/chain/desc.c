@@ -324,62 +324,65 @@ static int parse_release(const where_t *w, const char *text, size_t i, size_t ce
     return 0;
 }
 
-/* One key=value of the grow line: by=64k or by=pages. */
-static int grow_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
-                      void *arg)
+/* A line of one field whose value is one of two words: grow by=64k|pages,
+ * pages huge=no|yes.  k: the word's index once read, -1 before. */
+typedef struct choice_line {
+    const char        *line, *key;
+    const char        *one;      /* what a chain has one of */
+    const char        *expect;   /* the words, as an error names them */
+    const char *const *words;
+    int                k;
+} choice_line_t;
+
+static int choice_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
+                        void *arg)
 {
-    static const char *const by[] = { "64k", "pages" };
-    int *k = arg;
-    if (!word_is(key, kl, "by"))
-        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the grow line (by)",
-                    w->name, w->line, CUT(kl), key);
-    if ((*k = pick(v, vl, by, 2)) < 0)
-        return fail(w->err, "%s: line %d: field 'by': expected 64k or pages, got '%.*s'",
-                    w->name, w->line, CUT(vl), v);
+    choice_line_t *c = arg;
+    if (!word_is(key, kl, c->key))
+        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the %s line (%s)",
+                    w->name, w->line, CUT(kl), key, c->line, c->key);
+    if ((c->k = pick(v, vl, c->words, 2)) < 0)
+        return fail(w->err, "%s: line %d: field '%s': expected %s, got '%.*s'", w->name,
+                    w->line, c->key, c->expect, CUT(vl), v);
     return 0;
+}
+
+/* Such a line from text[i] to ce; *seen counts the lines of its kind so
+ * far.  The word's index, or -1 with the error set. */
+static int parse_choice(where_t *w, const char *text, size_t i, size_t ce, int *seen,
+                        choice_line_t *c)
+{
+    if ((*seen)++)
+        return fail(w->err, "%s: line %d: a second %s line: a chain has one %s", w->name,
+                    w->line, c->line, c->one);
+    c->k = -1;
+    if (parse_fields(w, text, i, ce, choice_field, c) != 0)
+        return -1;
+    if (c->k < 0)
+        return fail(w->err, "%s: line %d: field '%s': missing", w->name, w->line, c->key);
+    return c->k;
 }
 
 /* The grow line: its by= field from text[i] to ce. */
 static int parse_grow(where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
 {
-    if (w->grows++)
-        return fail(w->err, "%s: line %d: a second grow line: a chain has one growth rule",
-                    w->name, w->line);
-    int k = -1;
-    if (parse_fields(w, text, i, ce, grow_field, &k) != 0)
-        return -1;
+    static const char *const by[] = { "64k", "pages" };
+    choice_line_t c = { "grow", "by", "growth rule", "64k or pages", by, -1 };
+    int k = parse_choice(w, text, i, ce, &w->grows, &c);
     if (k < 0)
-        return fail(w->err, "%s: line %d: field 'by': missing", w->name, w->line);
+        return -1;
     d->grow = (uint8_t)k;
-    return 0;
-}
-
-/* One key=value of the pages line. */
-static int pages_field(const where_t *w, const char *key, size_t kl, const char *v, size_t vl,
-                       void *arg)
-{
-    static const char *const yn[] = { "no", "yes" };
-    int *k = arg;
-    if (!word_is(key, kl, "huge"))
-        return fail(w->err, "%s: line %d: field '%.*s': unknown field of the pages line (huge)",
-                    w->name, w->line, CUT(kl), key);
-    if ((*k = pick(v, vl, yn, 2)) < 0)
-        return fail(w->err, "%s: line %d: field 'huge': expected yes or no, got '%.*s'",
-                    w->name, w->line, CUT(vl), v);
     return 0;
 }
 
 /* The pages line: its huge= field from text[i] to ce. */
 static int parse_pages(where_t *w, const char *text, size_t i, size_t ce, dmm_desc_t *d)
 {
-    if (w->pages++)
-        return fail(w->err, "%s: line %d: a second pages line: a chain has one page source",
-                    w->name, w->line);
-    int k = -1;
-    if (parse_fields(w, text, i, ce, pages_field, &k) != 0)
-        return -1;
+    static const char *const yn[] = { "no", "yes" };
+    choice_line_t c = { "pages", "huge", "page source", "yes or no", yn, -1 };
+    int k = parse_choice(w, text, i, ce, &w->pages, &c);
     if (k < 0)
-        return fail(w->err, "%s: line %d: field 'huge': missing", w->name, w->line);
+        return -1;
     d->huge = (uint8_t)k;
     return 0;
 }
