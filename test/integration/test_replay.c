@@ -862,6 +862,22 @@ Test(replay, a_pool_of_m_less_the_page_map_keeps_the_peak_at_m)
  * grows its small ones: the kept chunks serve the next rounds without a
  * system call, and go back before they would raise the peak, so the
  * default budget peaks no higher than none. */
+/* libdmm.so's mdriver heap replaying rep under each of n designs is the
+ * simulated M of that design, m[i]. */
+static void expect_libdmm_heap_is_m(const char *rep, const char *const *designs, const double *m,
+                                    int n)
+{
+    for (int i = 0; i < n; i++) {
+        char cfg[400];
+        snprintf(cfg, sizeof cfg, "DMM_CONFIG=%s", designs[i]);
+        const char *env[] = { "LD_PRELOAD=" LIBDMM, cfg, NULL };
+        result_t r = replay_run(env, "--mdriver", "--json", rep, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_expect_eq(jnum(r.out, NULL, "heap"), m[i], "%s: libdmm.so's heap = M", designs[i]);
+        result_free(&r);
+    }
+}
+
 Test(replay, kept_chunks_save_calls_and_never_raise_m_in_the_simulator_and_the_library)
 {
     static char text[1 << 16];
@@ -902,15 +918,7 @@ Test(replay, kept_chunks_save_calls_and_never_raise_m_in_the_simulator_and_the_l
     if (SANITIZED)
         return;   /* a sanitized dmm cannot run under another allocator */
     const char *cfgs[] = { kept, none };
-    for (int i = 0; i < 2; i++) {
-        char cfg[400];
-        snprintf(cfg, sizeof cfg, "DMM_CONFIG=%s", cfgs[i]);
-        const char *env[] = { "LD_PRELOAD=" LIBDMM, cfg, NULL };
-        result_t r = replay_run(env, "--mdriver", "--json", rep, NULL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        cr_expect_eq(jnum(r.out, NULL, "heap"), m[i], "%s: libdmm.so's heap = M", cfgs[i]);
-        result_free(&r);
-    }
+    expect_libdmm_heap_is_m(rep, cfgs, m, 2);
 }
 
 /* Huge pages: the simulated M is whole 2 MiB extents (and the extent
@@ -950,15 +958,7 @@ Test(replay, huge_pages_hold_whole_extents_in_the_simulator_and_the_library)
     if (SANITIZED)
         return;   /* a sanitized dmm cannot run under another allocator */
     const char *cfgs[] = { plain, huge };
-    for (int i = 0; i < 2; i++) {
-        char cfg[400];
-        snprintf(cfg, sizeof cfg, "DMM_CONFIG=%s", cfgs[i]);
-        const char *env[] = { "LD_PRELOAD=" LIBDMM, cfg, NULL };
-        result_t r = replay_run(env, "--mdriver", "--json", rep, NULL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        cr_expect_eq(jnum(r.out, NULL, "heap"), m[i], "%s: libdmm.so's heap = M", cfgs[i]);
-        result_free(&r);
-    }
+    expect_libdmm_heap_is_m(rep, cfgs, m, 2);
 }
 
 /* A directory: its .rep files, in name order, one row each. */

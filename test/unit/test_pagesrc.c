@@ -20,6 +20,15 @@ static dmm_pagesrc_t *new_ps(int mode)
     return ps;
 }
 
+/* A page source of mode whose costs are counted in *cost (zeroed). */
+static dmm_pagesrc_t *new_counted_ps(int mode, dmm_cost_t *cost)
+{
+    dmm_pagesrc_t *ps = new_ps(mode);
+    memset(cost, 0, sizeof *cost);
+    ps->cost = cost;
+    return ps;
+}
+
 static void del_ps(dmm_pagesrc_t *ps)
 {
     dmm_pagesrc_fini(ps);
@@ -376,10 +385,8 @@ Test(pagesrc, a_pool_is_held_from_the_start_and_its_chunks_cost_nothing)
     size_t fp[2][4];
     uint64_t pages[2], sys[2];
     for (int mode = 0; mode < 2; mode++) {
-        dmm_pagesrc_t *ps = new_ps(mode);
         dmm_cost_t cost;
-        memset(&cost, 0, sizeof cost);
-        ps->cost = &cost;
+        dmm_pagesrc_t *ps = new_counted_ps(mode, &cost);
         cr_assert_eq(dmm_pagesrc_pool(ps, (1 << 20) + 1), 0);
         cr_expect_neq(dmm_pagesrc_pool(ps, 4096), 0, "one pool");
         fp[mode][0] = ps->footprint;
@@ -455,10 +462,8 @@ Test(pagesrc, huge_pages_hold_whole_extents)
     size_t fp[2][5];
     uint64_t pages[2], sys[2];
     for (int mode = 0; mode < 2; mode++) {
-        dmm_pagesrc_t *ps = new_ps(mode);
         dmm_cost_t cost;
-        memset(&cost, 0, sizeof cost);
-        ps->cost = &cost;
+        dmm_pagesrc_t *ps = new_counted_ps(mode, &cost);
         cr_assert_eq(dmm_pagesrc_huge(ps), 0);
         char *a = dmm_pagesrc_get(ps, 4096, 0, 3);
         cr_assert_not_null(a);
