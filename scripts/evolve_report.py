@@ -126,7 +126,8 @@ def measured_section(d, w):
     w("")
     w("The search's %d best distinct designs and the five presets, each compiled and the trace "
       "replayed under it for real (`dmm replay`, %d interleaved rounds, medians), against glibc: "
-      "F_meas = ½·time/time_glibc + ½·heap/heap_glibc (heap: the replay's peak RSS above its "
+      "F_meas = ½·time/time_glibc + ½·heap/heap_glibc (time: the replay's window, its calls and "
+      "payload writes with the page faults they take; heap: the replay's peak RSS above its "
       "baseline). Built: **%s**." % (sum(1 for c in m["candidates"] if c["name"].startswith("top-")),
                                      m["reps"], m["chosen"]))
     w("")
