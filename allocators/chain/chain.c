@@ -141,6 +141,19 @@ static inline void unlock(const dmm_chain_t *c, int *l)
 
 /* ---- the fallback path ---------------------------------------------- */
 
+/* The block at chunk + off, its header written. */
+static void *large_place(dmm_chain_t *c, char *chunk, size_t len, size_t off)
+{
+    char *p = chunk + off;
+    large_hdr_t *h = (large_hdr_t *)(p - 16);
+    h->chunk = (uintptr_t)chunk;
+    h->len_pages = (uint32_t)(len / DMM_PAGE);
+    h->magic32 = (uint32_t)LARGE_MAGIC;
+    DMM_COST(&c->cost, hdr_writes, 1);
+    __atomic_fetch_add(&c->large_served, 1, __ATOMIC_RELAXED);
+    return p;
+}
+
 static void *large_alloc(dmm_chain_t *c, size_t n, size_t align)
 {
     size_t off = align > 16 ? align : 16;
@@ -153,14 +166,25 @@ static void *large_alloc(dmm_chain_t *c, size_t n, size_t align)
     DMM_COST(&c->cost, pagesrc_calls, 1);
     if (!chunk)
         return NULL;
-    char *p = chunk + off;
-    large_hdr_t *h = (large_hdr_t *)(p - 16);
-    h->chunk = (uintptr_t)chunk;
-    h->len_pages = (uint32_t)(len / DMM_PAGE);
-    h->magic32 = (uint32_t)LARGE_MAGIC;
-    DMM_COST(&c->cost, hdr_writes, 1);
-    __atomic_fetch_add(&c->large_served, 1, __ATOMIC_RELAXED);
-    return p;
+    return large_place(c, chunk, len, off);
+}
+
+void *dmm_chain_large_room(dmm_chain_t *c, size_t n)
+{
+    if (n > ((size_t)UINT32_MAX - 1) * DMM_PAGE / DMM_LARGE_ROOM_TIMES)
+        return NULL;
+    size_t len = dmm_align_up(n + 16, DMM_PAGE);
+    size_t room = len * (DMM_LARGE_ROOM_TIMES - 1);
+    if (room < DMM_LARGE_ROOM_MIN)
+        room = DMM_LARGE_ROOM_MIN;
+    int e = errno;
+    char *chunk = dmm_pagesrc_get_room(&c->ps, len, room, DMM_OWNER_LARGE);
+    DMM_COST(&c->cost, pagesrc_calls, 1);
+    if (!chunk) {
+        errno = e;
+        return NULL;
+    }
+    return large_place(c, chunk, len, 16);
 }
 
 static large_hdr_t *large_hdr(const void *p)
@@ -180,6 +204,24 @@ static void large_free(dmm_chain_t *c, void *p)
     DMM_COST(&c->cost, hdr_reads, 1);
     DMM_COST(&c->cost, pagesrc_calls, 1);
     dmm_pagesrc_put(&c->ps, (void *)h->chunk, (size_t)h->len_pages * DMM_PAGE);
+}
+
+/* Grow large block p to n bytes where it is (its room, or free pages after
+ * its chunk): 1, or 0 (nothing changed). */
+static int large_extend(dmm_chain_t *c, void *p, size_t n)
+{
+    large_hdr_t *h = large_hdr(p);
+    size_t off = (uintptr_t)p - h->chunk, oldlen = (size_t)h->len_pages * DMM_PAGE;
+    DMM_COST(&c->cost, hdr_reads, 1);
+    if (n > SIZE_MAX - off - DMM_PAGE || (n + off) / DMM_PAGE >= UINT32_MAX)
+        return 0;
+    size_t len = dmm_align_up(n + off, DMM_PAGE);
+    DMM_COST(&c->cost, pagesrc_calls, 1);
+    if (dmm_pagesrc_extend(&c->ps, (void *)h->chunk, oldlen, len) != 0)
+        return 0;
+    h->len_pages = (uint32_t)(len / DMM_PAGE);
+    DMM_COST(&c->cost, hdr_writes, 1);
+    return 1;
 }
 
 /* Grow large block p (a chunk of its own, 16-byte offset) to n bytes, still
@@ -437,10 +479,15 @@ void *dmm_chain_realloc(dmm_chain_t *c, void *p, size_t n)
     if (o == DMM_OWNER_LARGE) {
         old = large_usable(p);
         /* a large block keeps its chunk while it fits and still belongs on
-         * the fallback path */
-        if (n <= old && dmm_chain_which(c, n) < 0 && n > old / 2)
+         * the fallback path (where a block that realloc grows past
+         * DMM_LARGE_MOVE_MIN stays) */
+        int stays = dmm_chain_which(c, n) < 0 || n >= DMM_LARGE_MOVE_MIN;
+        if (n <= old && stays && n > old / 2)
             return p;
-        /* growing, and still large: its pages move, its bytes are not copied */
+        /* growing, and still large: where it is, else its pages move, its
+         * bytes are not copied */
+        if (n > old && stays && large_extend(c, p, n))
+            return p;
         if (n > old && old >= DMM_LARGE_MOVE_MIN && dmm_chain_which(c, n) < 0) {
             void *q = large_grow(c, p, n);
             if (q)
@@ -461,8 +508,8 @@ void *dmm_chain_realloc(dmm_chain_t *c, void *p, size_t n)
         errno = EINVAL;   /* not ours */
         return NULL;
     }
-    void *q = dmm_chain_malloc(c, n);
-    if (!q)
+    void *q = dmm_chain_grows_large(old, n) ? dmm_chain_large_room(c, n) : NULL;
+    if (!q && !(q = dmm_chain_malloc(c, n)))
         return NULL;
     size_t keep = old < n ? old : n;
     if (c->mode == DMM_PS_REAL)

@@ -19,6 +19,16 @@
  * (dmm_pagesrc_move: mremap) instead of copying its bytes, as glibc does
  * for its mmapped chunks (its mmap threshold is 128 KiB too). */
 #define DMM_LARGE_MOVE_MIN ((size_t)128 << 10)
+/* A block that realloc must move to make it larger, to at least
+ * DMM_LARGE_MOVE_MIN bytes, moves to the fallback path with room to grow
+ * (dmm_pagesrc_get_room): DMM_LARGE_ROOM_TIMES its length in all, at least
+ * DMM_LARGE_ROOM_MIN after it.  Growing again, it stays where it is
+ * (dmm_pagesrc_extend) and no realloc copies it while its room lasts: a
+ * vector grown step by step is copied once, at its move, not at every
+ * size-class boundary (a 500 KB copy is a realloc's costliest call).  The
+ * room is address space only: not held, not counted in the footprint. */
+#define DMM_LARGE_ROOM_TIMES 8
+#define DMM_LARGE_ROOM_MIN ((size_t)1 << 20)
 
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +68,17 @@ void dmm_chain_delete(dmm_chain_t *c);
 void  *dmm_chain_malloc(dmm_chain_t *c, size_t n);
 void  *dmm_chain_calloc(dmm_chain_t *c, size_t nmemb, size_t size);
 void  *dmm_chain_realloc(dmm_chain_t *c, void *p, size_t n);
+/* Where realloc moves a block of old usable bytes that must grow to n: on
+ * the fallback path with room (dmm_chain_large_room), or wherever malloc
+ * puts n bytes. */
+static inline int dmm_chain_grows_large(size_t old, size_t n)
+{
+    return n > old && n >= DMM_LARGE_MOVE_MIN;
+}
+/* A block of n bytes on the fallback path, with room to grow in place;
+ * NULL, errno unchanged, when no arena has the address space (the caller
+ * then takes a block as malloc would). */
+void  *dmm_chain_large_room(dmm_chain_t *c, size_t n);
 /* align a power of two (callers check POSIX's rules); NULL + ENOMEM. */
 void  *dmm_chain_memalign(dmm_chain_t *c, size_t align, size_t n);
 void   dmm_chain_free(dmm_chain_t *c, void *p);

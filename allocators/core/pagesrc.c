@@ -487,6 +487,8 @@ static uintptr_t from_retained(dmm_pagesrc_t *ps, size_t len, size_t align, unsi
     return 0;
 }
 
+static uintptr_t bump(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner, size_t room);
+
 void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner)
 {
     if (len == 0 || len > SIZE_MAX - DMM_ARENA_ALIGN) {
@@ -527,49 +529,144 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         dmm_spin_unlock(&ps->lock);
         return (void *)s;
     }
-    /* the bump pointer of the newest arena that has room */
+    uintptr_t s = bump(ps, len, align, owner, 0);
+    dmm_spin_unlock(&ps->lock);
+    if (!s)
+        errno = ENOMEM;
+    return (void *)s;
+}
+
+void *dmm_pagesrc_get_room(dmm_pagesrc_t *ps, size_t len, size_t room, unsigned owner)
+{
+    if (len == 0 || len > SIZE_MAX / 4 || room > SIZE_MAX / 4) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    len = round_up(len, DMM_PAGE);
+    room = round_up(room, DMM_PAGE);
+    dmm_spin_lock(&ps->lock);
+    ps->calls++;
+    uintptr_t s = bump(ps, len, DMM_PAGE, owner, room);
+    dmm_spin_unlock(&ps->lock);
+    if (!s)
+        errno = ENOMEM;
+    return (void *)s;
+}
+
+/* Open arena a's space up to end (REAL: mprotect; with huge pages, up to
+ * the end of its extent: a huge page lies in one mapping), counting the
+ * system call and the extent counts' pages.  0, or -1 (nothing opened). */
+static int open_upto(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t end)
+{
+    uintptr_t open_from = a->base + a->opened;
+    if (end <= open_from)
+        return 0;
+    uintptr_t open_to = ps->huge ? round_up(end, DMM_EXTENT) : end;
+    if (open_to > a->base + a->size)
+        open_to = a->base + a->size;
+    if (ps->mode == DMM_PS_REAL &&
+        mprotect((void *)open_from, open_to - open_from, PROT_READ | PROT_WRITE) != 0)
+        return -1;
+    a->opened = open_to - a->base;
+    ext_cover(ps, a);
+    if (ps->cost)
+        DMM_COST(ps->cost, syscalls, 1);   /* the mprotect, in both modes */
+    return 0;
+}
+
+/* A chunk of len bytes from the bump pointer of the first arena with room
+ * for it and room bytes after it (marked DMM_OWNER_ROOM), or 0.  Caller
+ * locks. */
+static uintptr_t bump(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner, size_t room)
+{
     for (int k = 0; k <= ps->narenas; k++) {
         dmm_arena_t *a;
         if (k < ps->narenas) {
             a = &ps->arenas[k];
         } else {
-            a = new_arena(ps, len + align);
+            a = new_arena(ps, len + room + align);
             if (!a)
                 break;
         }
         uintptr_t s = round_up(a->base + a->used, align);
-        if (s + len > a->base + a->size)
+        if (s + len + room > a->base + a->size)
             continue;
         uintptr_t old = a->base + a->used;
-        /* open the fresh space, alignment gap included: the gap joins the
-         * free ranges and must be usable like them (the pool is open);
-         * with huge pages, up to the end of its extent (a huge page lies
-         * in one mapping) */
-        uintptr_t open_from = a->base + a->opened;
-        uintptr_t open_to = ps->huge ? round_up(s + len, DMM_EXTENT) : s + len;
-        if (open_to > a->base + a->size)
-            open_to = a->base + a->size;
-        int opens = s + len > open_from;
-        if (ps->mode == DMM_PS_REAL && opens &&
-            mprotect((void *)open_from, open_to - open_from, PROT_READ | PROT_WRITE) != 0)
+        /* open the fresh space, alignment gap and room included: the gap
+         * joins the free ranges and must be usable like them (the pool is
+         * open), the room is the chunk's to grow into */
+        if (open_upto(ps, a, s + len + room) != 0)
             break;
-        if (opens) {
-            a->opened = open_to - a->base;
-            ext_cover(ps, a);
-        }
-        map_cover(a, s + len - a->base);
+        map_cover(a, s + len + room - a->base);
         take(ps, a, s, len, owner);
-        if (ps->cost && opens)
-            DMM_COST(ps->cost, syscalls, 1);   /* the mprotect, in both modes */
-        grow_used(ps, a, s + len - a->base);
+        if (room)
+            memset(a->map + (s + len - a->base) / DMM_PAGE, DMM_OWNER_ROOM, room / DMM_PAGE);
+        grow_used(ps, a, s + len + room - a->base);
         if (s > old)
             free_range(ps, old, s - old);
+        return s;
+    }
+    return 0;
+}
+
+/* The pages of arena a that follow end and are the room of the chunk that
+ * ends there: how many bytes of them. */
+static size_t room_after(const dmm_arena_t *a, uintptr_t end)
+{
+    size_t n = 0;
+    for (uintptr_t q = end; q < a->base + a->used && a->map[(q - a->base) / DMM_PAGE] == DMM_OWNER_ROOM;
+         q += DMM_PAGE)
+        n += DMM_PAGE;
+    return n;
+}
+
+int dmm_pagesrc_extend(dmm_pagesrc_t *ps, void *p, size_t oldlen, size_t newlen)
+{
+    oldlen = round_up(oldlen, DMM_PAGE);
+    newlen = round_up(newlen, DMM_PAGE);
+    if (newlen <= oldlen)
+        return newlen == oldlen ? 0 : -1;
+    uintptr_t e = (uintptr_t)p + oldlen;
+    size_t d = newlen - oldlen;
+    int rc = -1;
+    dmm_spin_lock(&ps->lock);
+    ps->calls++;
+    dmm_arena_t *a = arena_of(ps, (uintptr_t)p);
+    if (!a || e > a->base + a->used || newlen > a->size) {
         dmm_spin_unlock(&ps->lock);
-        return (void *)s;
+        return -1;
+    }
+    unsigned owner = a->map[((uintptr_t)p - a->base) / DMM_PAGE];
+    size_t room = room_after(a, e);
+    if (room >= d) {
+        /* into its room */
+        take(ps, a, e, d, owner);
+        rc = 0;
+    } else if (e + room == a->base + a->used) {
+        /* its room, if any, ends at the bump pointer: past it */
+        if (e + d <= a->base + a->size && open_upto(ps, a, e + d) == 0) {
+            map_cover(a, e + d - a->base);
+            take(ps, a, e, d, owner);
+            grow_used(ps, a, e + d - a->base);
+            rc = 0;
+        }
+    } else if (!room) {
+        /* into a range given back that starts where the chunk ends */
+        for (size_t i = 0; i < ps->nfree && ps->free[i].start <= e; i++) {
+            dmm_range_t r = ps->free[i];
+            if (r.start != e || r.len < d)
+                continue;
+            take(ps, a, e, d, owner);
+            memmove(&ps->free[i], &ps->free[i + 1], (ps->nfree - i - 1) * sizeof ps->free[0]);
+            ps->nfree--;
+            if (r.len > d)
+                free_range(ps, e + d, r.len - d);
+            rc = 0;
+            break;
+        }
     }
     dmm_spin_unlock(&ps->lock);
-    errno = ENOMEM;
-    return NULL;
+    return rc;
 }
 
 /* madvise(DONTNEED) [s, s+len), errno kept (free keeps errno, POSIX 2024,
@@ -660,6 +757,12 @@ void dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len)
             ps->retained_bytes += len;
         } else {
             drop(ps, s, len);
+        }
+        /* the chunk's room, never handed out: free again as it is */
+        size_t room = room_after(a, s + len);
+        if (room) {
+            memset(a->map + (s + len - a->base) / DMM_PAGE, DMM_OWNER_NONE, room / DMM_PAGE);
+            free_range(ps, s + len, room);
         }
     }
     dmm_spin_unlock(&ps->lock);

@@ -84,6 +84,7 @@
 enum {
     DMM_OWNER_NONE = 0,
     DMM_OWNER_MAX_ALLOC = 240,
+    DMM_OWNER_ROOM = 252,     /* a chunk's room to grow (dmm_pagesrc_get_room) */
     DMM_OWNER_META = 253,     /* allocator metadata, never a block */
     DMM_OWNER_LARGE = 254,    /* the chain's fallback path */
 };
@@ -164,7 +165,19 @@ void dmm_pagesrc_pool_populate(dmm_pagesrc_t *ps);
  * of two; 0 = DMM_PAGE), marked as owned by owner.  Its contents are
  * unspecified.  NULL with errno = ENOMEM when no memory is left. */
 void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner);
-/* Give back a chunk (or the whole of one) that get returned. */
+/* A chunk of len bytes (rounded up to DMM_PAGE) from fresh arena space,
+ * with room bytes after it kept for it to grow into (dmm_pagesrc_extend):
+ * the room is neither held nor counted in the footprint (REAL: opened,
+ * never touched, so not resident), and no other chunk is placed in it
+ * until the chunk is given back.  NULL with errno = ENOMEM. */
+void *dmm_pagesrc_get_room(dmm_pagesrc_t *ps, size_t len, size_t room, unsigned owner);
+/* Grow chunk [p, p + oldlen) to newlen bytes where it is (both rounded up
+ * to DMM_PAGE): into its room, or past the bump pointer when it ends there,
+ * or into a range given back that starts where it ends; the new pages are
+ * counted as a get's are.  0, or -1 (nothing changed: no such space). */
+int   dmm_pagesrc_extend(dmm_pagesrc_t *ps, void *p, size_t oldlen, size_t newlen);
+/* Give back a chunk (or the whole of one) that get returned, and its room
+ * if it has one. */
 void  dmm_pagesrc_put(dmm_pagesrc_t *ps, void *p, size_t len);
 /* Move the pages of [from, from + len) to [to, to + len), two chunks out
  * (page-aligned, disjoint): the contents go along without a copy (REAL:

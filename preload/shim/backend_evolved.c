@@ -265,8 +265,8 @@ void *dmm_backend_realloc(dmm_chain_t *c, void *p, size_t n)
         if (done)
             return p;
     }
-    void *q = dmm_backend_malloc_fast(n);
-    if (!q && !(q = dmm_backend_malloc_miss(c, n)))
+    void *q = p && dmm_chain_grows_large(old, n) ? dmm_chain_large_room(c, n) : NULL;
+    if (!q && !(q = dmm_backend_malloc_fast(n)) && !(q = dmm_backend_malloc_miss(c, n)))
         return NULL;
     if (p) {
         memcpy(q, p, old < n ? old : n);

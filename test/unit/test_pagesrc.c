@@ -351,6 +351,65 @@ Test(pagesrc, move_carries_the_bytes_and_stops_after_its_limit)
     }
 }
 
+/* A chunk with room grows into it where it is, the room neither held nor
+ * given to another chunk; given back, chunk and room are free again.  A
+ * chunk grows too past the bump pointer and into a range given back that
+ * starts at its end.  Both modes alike, bytes kept in the real one. */
+Test(pagesrc, a_chunk_grows_in_place_into_its_room)
+{
+    const size_t P = DMM_PAGE;
+    for (int mode = 0; mode < 2; mode++) {
+        dmm_cost_t cost;
+        dmm_pagesrc_t *ps = new_counted_ps(mode, &cost);
+        unsigned char *a = dmm_pagesrc_get_room(ps, 3 * P, 8 * P, DMM_OWNER_LARGE);
+        cr_assert_not_null(a);
+        cr_expect_eq(ps->footprint, 3 * P, "mode %d: the room is not held", mode);
+        cr_expect_eq(cost.pages, 3);
+        cr_expect_eq(dmm_pagesrc_owner(ps, a + 3 * P), DMM_OWNER_ROOM);
+        cr_expect_eq(dmm_pagesrc_owner(ps, a + 11 * P - 1), DMM_OWNER_ROOM);
+        unsigned char *b = dmm_pagesrc_get(ps, 4 * P, 0, 7);
+        cr_expect_geq(b, a + 11 * P, "mode %d: another chunk is not put in the room", mode);
+        if (mode == DMM_PS_REAL)
+            memset(a, 0x5a, 3 * P);
+        cr_assert_eq(dmm_pagesrc_extend(ps, a, 3 * P, 9 * P - 100), 0);
+        cr_expect_eq(ps->footprint, 13 * P);
+        cr_expect_eq(cost.pages, 13, "the room's pages are fresh when taken");
+        cr_expect_eq(dmm_pagesrc_owner(ps, a + 9 * P - 1), DMM_OWNER_LARGE);
+        cr_expect_eq(dmm_pagesrc_owner(ps, a + 9 * P), DMM_OWNER_ROOM);
+        if (mode == DMM_PS_REAL) {
+            memset(a + 3 * P, 0x5a, 6 * P);   /* writable */
+            cr_expect_eq(a[0], 0x5a);
+            cr_expect_eq(a[3 * P - 1], 0x5a, "the bytes stay where they were");
+        }
+        /* two pages of room left, then b: no further */
+        cr_expect_eq(dmm_pagesrc_extend(ps, a, 9 * P, 12 * P), -1);
+        cr_expect_eq(ps->footprint, 13 * P, "nothing changed");
+        cr_expect_eq(dmm_pagesrc_owner(ps, a + 10 * P), DMM_OWNER_ROOM);
+        cr_expect_eq(dmm_pagesrc_extend(ps, a, 9 * P, 9 * P), 0);
+        cr_expect_eq(dmm_pagesrc_extend(ps, a, 9 * P, 8 * P), -1, "no shrinking");
+        /* given back: the chunk and its room are one free range again */
+        dmm_pagesrc_retain(ps, 0);
+        dmm_pagesrc_put(ps, a, 9 * P);
+        cr_expect_eq(ps->footprint, 4 * P);
+        cr_expect_eq(dmm_pagesrc_owner(ps, a + 10 * P), DMM_OWNER_NONE);
+        unsigned char *c = dmm_pagesrc_get(ps, 11 * P, 0, 8);
+        cr_expect_eq(c, a, "mode %d: first fit finds chunk and room as one range", mode);
+        /* b ends at the bump pointer: it grows past it */
+        cr_assert_eq(dmm_pagesrc_extend(ps, b, 4 * P, 6 * P), 0);
+        cr_expect_eq(dmm_pagesrc_owner(ps, b + 6 * P - 1), 7);
+        cr_expect_eq(ps->footprint, 17 * P);
+        /* c grows into b's range once b is given back */
+        cr_expect_eq(dmm_pagesrc_extend(ps, c, 11 * P, 12 * P), -1, "b is there");
+        dmm_pagesrc_put(ps, b, 6 * P);
+        cr_assert_eq(dmm_pagesrc_extend(ps, c, 11 * P, 13 * P), 0);
+        cr_expect_eq(dmm_pagesrc_owner(ps, c + 13 * P - 1), 8);
+        cr_expect_eq(ps->footprint, 13 * P);
+        unsigned char *d = dmm_pagesrc_get(ps, P, 0, 9);
+        cr_expect_eq(d, c + 13 * P, "mode %d: the rest of b's range is still free", mode);
+        del_ps(ps);
+    }
+}
+
 /* A pool past the 2 MiB that map0 spans has its page map in pages of its
  * own from the start, counted with it, so that no later call is the first
  * to touch them; chunks inside the pool add nothing.  Both modes alike. */
