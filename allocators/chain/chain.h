@@ -4,7 +4,9 @@
  * free() and realloc() find a block's allocator in O(1) from the page map.
  * Requests outside every range, and alignments above 16 bytes, take the
  * fallback path: a chunk of their own from the page source with a 16-byte
- * header before the block (DMM_OWNER_LARGE).  malloc(0) is malloc(1).
+ * header before the block (DMM_OWNER_LARGE), and so does a block that
+ * realloc moves to make it large, with room to grow (DMM_LARGE_ROOM_TIMES).
+ * malloc(0) is malloc(1).
  *
  * The same code runs the simulator (DMM_PS_SIM: payloads never touched;
  * calloc does not clear and realloc does not copy, it only counts) and the
