@@ -76,14 +76,16 @@ def with_pool(build, text, trace, dst):
     """text (a .dmm) with a pool of its simulated peak footprint on trace
     (less the page map, which the footprint counts beside the pool: the
     heap's every page held and populated from the start, whatever its
-    holes), written to dst; dst."""
+    holes), or of its address span where that is larger (chunks placed
+    above a hole or a growing block's room: none beyond the pool), written
+    to dst; dst."""
     src = dst + ".nopool"
     with open(src, "w") as f:
         f.write(text)
     r = subprocess.run([os.path.join(build, "dmm"), "sim", "--json", "--dmm", src, trace],
                        capture_output=True, text=True, check=True)
     d = json.loads(r.stdout)["dmms"][0]
-    m = d["m"] - d["page_map_bytes"]
+    m = max(d["m"] - d["page_map_bytes"], d["address_span"])
     with open(dst, "w") as f:
         f.write(text + ("pool          bytes=%d\n" % m if m else ""))
     return dst

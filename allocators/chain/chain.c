@@ -171,7 +171,9 @@ static void *large_alloc(dmm_chain_t *c, size_t n, size_t align)
 
 void *dmm_chain_large_room(dmm_chain_t *c, size_t n)
 {
-    if (n > ((size_t)UINT32_MAX - 1) * DMM_PAGE / DMM_LARGE_ROOM_TIMES)
+    /* in huge pages a room would be held: the extents it lies in are held
+     * whole as soon as the block or a chunk after it is in them */
+    if (c->ps.huge || n > ((size_t)UINT32_MAX - 1) * DMM_PAGE / DMM_LARGE_ROOM_TIMES)
         return NULL;
     size_t len = dmm_align_up(n + 16, DMM_PAGE);
     size_t room = len * (DMM_LARGE_ROOM_TIMES - 1);

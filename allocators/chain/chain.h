@@ -28,7 +28,9 @@
  * (dmm_pagesrc_extend) and no realloc copies it while its room lasts: a
  * vector grown step by step is copied once, at its move, not at every
  * size-class boundary (a 500 KB copy is a realloc's costliest call).  The
- * room is address space only: not held, not counted in the footprint. */
+ * room is address space only: not held, not counted in the footprint.  A
+ * chain in huge pages gives no room (the extents a room lies in would be
+ * held whole): its blocks move as any other. */
 #define DMM_LARGE_ROOM_TIMES 8
 #define DMM_LARGE_ROOM_MIN ((size_t)1 << 20)
 

@@ -339,6 +339,7 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
     r->T = dmm_cost_units(&c->cost);
     r->M = c->ps.peak;
     r->map_bytes = dmm_pagesrc_map_bytes(&c->ps);
+    r->span = c->ps.narenas ? c->ps.arenas[0].used : 0;
     r->util = r->M ? (double)r->peak_live / (double)r->M : 0;
     r->n = c->n;
     for (int i = 0; i < c->n; i++)

@@ -79,6 +79,9 @@ typedef struct dmm_sim_result {
     size_t     map_bytes;      /* of M: page-map pages, held for no chunk (at the end;
                                   they only grow): a pool of M - map_bytes holds the
                                   peak's chunks when they left no hole below them */
+    size_t     span;           /* bytes of the first arena's address space its chunks
+                                  (and their rooms) took, from its start: a pool this
+                                  large has every chunk placed there inside it */
     size_t     peak_live;      /* peak of live requested bytes */
     double     util;           /* peak_live / M */
     double     int_frag;       /* at M's peak: (usable - requested) of live blocks / M */

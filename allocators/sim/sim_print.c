@@ -20,6 +20,7 @@ static const col_t rows[] = {
     { "T (cost units)", 0, U64(T) },
     { "M (peak footprint, bytes)", 1, U64(M) },
     { "page-map bytes (of M)", 1, U64(map_bytes) },
+    { "address span (bytes)", 1, U64(span) },
     { "peak live requested (bytes)", 1, U64(peak_live) },
     { "utilisation (peak live / M)", 2, U64(util) },
     { "internal frag. at peak (/M)", 2, U64(int_frag) },

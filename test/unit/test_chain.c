@@ -526,6 +526,18 @@ Test(chain, a_growing_block_moves_once_to_a_place_with_room)
     cr_expect_eq(c->ps.peak, r.M, "real peak %zu, simulated M %zu", c->ps.peak, r.M);
     cr_expect_eq(dmm_cost_units(&c->cost), r.T);
     dmm_chain_delete(c);
+    /* the room is a hole below the chunks placed after it: a pool of the
+     * peak's chunks leaves some beyond it (fresh pages), a pool of the
+     * address span none */
+    cr_expect_gt(r.span, r.M - r.map_bytes, "span %zu, M %zu", r.span, r.M);
+    dmm_sim_result_t rp;
+    d.pool = r.M - r.map_bytes;
+    cr_assert_eq(dmm_sim_run(&s, &d, cfg.name, 1, &rp, &err), 0, "%s", err.msg);
+    cr_expect_gt(rp.cost.pages, 0);
+    d.pool = r.span;
+    cr_assert_eq(dmm_sim_run(&s, &d, cfg.name, 1, &rp, &err), 0, "%s", err.msg);
+    cr_expect_eq(rp.cost.pages, 0, "%llu fresh pages beyond a pool of the span",
+                 (unsigned long long)rp.cost.pages);
     /* step by step on real memory: where it is, and what it holds */
     c = make(&cfg, DMM_PS_REAL);
     size_t n = 64;
@@ -555,6 +567,15 @@ Test(chain, a_growing_block_moves_once_to_a_place_with_room)
     cr_expect_eq(c->cost.copied, copied, "copied again after the move");
     cr_expect_lt(copied, (size_t)256 << 10, "%llu bytes copied", (unsigned long long)copied);
     cr_expect_eq(dmm_chain_check(c), 0);
+    dmm_chain_free(c, p);
+    dmm_chain_delete(c);
+    /* in huge pages a room would be held whole: the block stays in its class */
+    cfg_t huge = { "room-huge", "pages huge=yes\nkingsley range=(0,4194304]\n" };
+    c = make(&huge, DMM_PS_SIM);
+    p = dmm_chain_malloc(c, 100 << 10);
+    p = dmm_chain_realloc(c, p, 300 << 10);
+    cr_assert_not_null(p);
+    cr_expect_eq(dmm_pagesrc_owner(&c->ps, p), 1, "in the class, not on the fallback path");
     dmm_chain_free(c, p);
     dmm_chain_delete(c);
     free(s.ops);
