@@ -9,15 +9,15 @@ Traces: the bundled workload recorded under libdmmtrace.so (work_media -f
 300) and the recorded programs in BUILD/bench/traces/ (bench/record_traces.py,
 when there).  Allocators: glibc, jemalloc, mimalloc and tcmalloc (when
 installed), and under libdmm.so three designs per trace, each with a pool
-of its simulated peak footprint (as `make evolve POOL=BYTES`: every page
-held and populated from the start, so that no call makes a system call or
-touches a fresh page): the TLSF preset (O(1) malloc and free), the same in
+of its simulated peak footprint or its address span where larger (as `make
+evolve POOL=BYTES`: every page held and populated from the start, so that
+no call makes a system call or touches a fresh page): the TLSF preset (O(1) malloc and free), the same in
 huge pages (`pages huge=yes`: a realloc's copy of a large block walks
 fewer page-table levels and misses the TLB less: 10-25 % of the copy's
 time under this VM's shadow page tables), and the design of the least
 costliest operation on the front of a Pareto search over time and the
-worst operation (`dmm evolve --objectives time,worst`, --evolve-time
-seconds, population 20).
+worst operation, each design scored with its own pool (`dmm evolve
+--objectives time,worst --pooled`, --evolve-time seconds, population 20).
 
 Each allocator replays each trace with `dmm replay --json --runs N` (N: 5):
 N runs from the same start, each operation timed by its fastest run, so
@@ -96,7 +96,7 @@ def least_worst(build, name, trace, work, seconds):
     None when the search failed."""
     d = os.path.join(work, "front-" + name)
     r = subprocess.run([os.path.join(build, "dmm"), "evolve", "-q", "--objectives", "time,worst",
-                        "--pop", "20", "--time", str(seconds), "--out", d, trace],
+                        "--pooled", "--pop", "20", "--time", str(seconds), "--out", d, trace],
                        capture_output=True, text=True)
     if r.returncode != 0:
         log("%s: dmm evolve failed: %s" % (name, r.stderr.strip()[-200:]))

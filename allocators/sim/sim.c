@@ -263,9 +263,31 @@ static int replay_op(dmm_chain_t *c, blocks_t *bl, const dmm_op_t *op, dmm_sim_r
     return 1;
 }
 
+static int run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
+                       uint64_t check_every, const dmm_sim_bound_t *b, dmm_sim_result_t *r,
+                       dmm_err_t *err);
+
 int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
                         uint64_t check_every, const dmm_sim_bound_t *b, dmm_sim_result_t *r,
                         dmm_err_t *err)
+{
+    if (!b || !b->pooled)
+        return run_bounded(s, d, name, check_every, b, r, err);
+    dmm_desc_t e = *d;
+    e.pool = 0;
+    dmm_sim_bound_t open = { .lean = 1, .fail_limit = b->fail_limit, .stop = b->stop,
+                             .deadline = b->deadline };
+    if (run_bounded(s, &e, name, 0, &open, r, err) != 0)
+        return -1;
+    if (r->interrupted || r->over_fail_at || !r->M)
+        return 0;   /* what it is: the bounded run would end the same way */
+    e.pool = dmm_sim_pool_of(r);
+    return run_bounded(s, &e, name, check_every, b, r, err);
+}
+
+static int run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char *name,
+                       uint64_t check_every, const dmm_sim_bound_t *b, dmm_sim_result_t *r,
+                       dmm_err_t *err)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);

@@ -60,6 +60,11 @@ typedef struct dmm_sim_bound {
     uint64_t fail_limit;
     const volatile sig_atomic_t *stop;   /* NULL: none */
     double   deadline;     /* dmm_sim_now() seconds; <= 0: none */
+    /* d is simulated with a pool of its own address span (dmm_sim_pool_of;
+     * d's pool line left out): what a latency-minded deployment holds,
+     * where no call takes a fresh page.  One more replay, to the end and
+     * without the limits, finds the span first. */
+    int      pooled;
 } dmm_sim_bound_t;
 
 /* The operations of s that call the allocator: allocations and reallocs,
@@ -125,6 +130,13 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
  * binary search over simulations (M with a pool never falls as the pool
  * grows: a page more of it holds a page more and moves at most a page of
  * chunk inside).  0, or -1 with err set. */
+/* The pool that has every chunk of r's replay inside it: the larger of
+ * its peak footprint less the page map and its address span. */
+static inline size_t dmm_sim_pool_of(const struct dmm_sim_result *r)
+{
+    size_t m = r->M > r->map_bytes ? r->M - r->map_bytes : 0;
+    return m > r->span ? m : r->span;
+}
 int dmm_sim_fit_pool(const dmm_opstream_t *s, const dmm_desc_t *d, size_t *bytes,
                      dmm_err_t *err);
 

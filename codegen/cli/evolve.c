@@ -63,6 +63,10 @@ static void usage(FILE *f)
         "                    place of eq. 1's one number; writes the front as\n"
         "                    DIR/front-1.dmm .. front-N.dmm, front.csv (with the\n"
         "                    presets and eq. 1's winner, best.dmm) and front.gp\n"
+        "  --pooled          simulate each design with a pool of its own address span\n"
+        "                    (every chunk in pages held and populated from the start),\n"
+        "                    as a latency-minded program runs it: with --objectives\n"
+        "                    ...,worst, the costliest call of the pooled design\n"
         "  --top K           write the K best distinct designs as DIR/top-1.dmm ..\n"
         "                    top-K.dmm (5; at most 50): make evolve measures them\n"
         "  --no-cache        parse TRACE even when TRACE.ops holds its operations, and\n"
@@ -261,6 +265,9 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
         } else if (!strcmp(a, "--mpi")) {
             *mpi = 1;
             continue;
+        } else if (!strcmp(a, "--pooled")) {
+            cfg.pooled = 1;
+            continue;
         } else if (a[0] == '-' && a[1]) {
             if (!v) {
                 fprintf(stderr, "dmm evolve: %s needs a value\n", a);
@@ -317,6 +324,10 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
     }
     if (!trace || !out) {
         usage(stderr);
+        return 1;
+    }
+    if (cfg.pooled && *mpi) {
+        fprintf(stderr, "dmm evolve: --pooled is not for --mpi (its ranks simulate unpooled)\n");
         return 1;
     }
     static char picked[4096];   /* the search keeps the name */

@@ -1079,7 +1079,9 @@ static int finish_best(state_t *st, dmm_ge_result_t *r)
     dmm_err_t err;
     if (!res)
         return -1;
-    if (dmm_sim_run(st->s, &r->best, "ge", 0, res, &err) == 0 && res->M) {
+    const dmm_sim_bound_t all = { .pooled = 1, .fail_limit = UINT64_MAX };
+    if (dmm_sim_run_bounded(st->s, &r->best, "ge", 0, st->cfg->pooled ? &all : NULL, res,
+                            &err) == 0 && res->M) {
         r->T = res->T;
         r->M = res->M;
         r->W = res->max_op_cost;
@@ -1356,9 +1358,11 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
         st.deadline = t0 + cfg->time_budget;
     st.bound.stop = cfg->stop;
     st.bound.deadline = st.deadline;
+    st.bound.pooled = cfg->pooled;
     for (int k = 0; k < cfg->nextra; k++) {
         st.xbound[k].stop = cfg->stop;
         st.xbound[k].deadline = st.deadline;
+        st.xbound[k].pooled = cfg->pooled;
     }
     r->T_KNG = st.T_KNG;
     r->M_LEA = st.M_LEA;

@@ -193,6 +193,11 @@ typedef struct dmm_ge_config {
     /* DMM_GE_OBJ_* bits, two or three of them: a Pareto search (above);
      * 0: eq. 1. */
     int      objectives;
+    /* Each design simulated with a pool of its own address span
+     * (dmm_sim_bound_t.pooled): T, M, W and P as it runs pooled, where no
+     * call takes a fresh page (the costliest call's search for a pooled
+     * deployment).  Not with remote evaluation. */
+    int      pooled;
     /* How many of the best distinct phenotypes the result lists (r->top):
      * the candidates that `make evolve` measures for real (5). */
     int      top;

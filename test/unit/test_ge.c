@@ -221,6 +221,56 @@ Test(ge, the_top_designs_are_distinct_and_best_first)
     dmm_ge_result_free(&r);
 }
 
+/* d's T, M and W on ops with a pool of its own address span, as dmm sim
+ * gives them, and its T without one. */
+static void pooled_sim(const char *text, uint64_t *T, size_t *M, uint64_t *W, uint64_t *T_open)
+{
+    dmm_desc_t d;
+    dmm_err_t err;
+    cr_assert_eq(dmm_desc_parse("d", text, strlen(text), &d, &err), 0, "%s", err.msg);
+    dmm_sim_result_t r;
+    cr_assert_eq(dmm_sim_run(&ops, &d, "d", 0, &r, &err), 0, "%s", err.msg);
+    *T_open = r.T;
+    d.pool = dmm_sim_pool_of(&r);
+    cr_assert_eq(dmm_sim_run(&ops, &d, "d", 0, &r, &err), 0, "%s", err.msg);
+    *T = r.T;
+    *M = r.M;
+    *W = r.max_op_cost;
+}
+
+/* cfg.pooled (dmm evolve --pooled): each design is scored as it runs with
+ * a pool of its own address span, where no call takes a fresh page: the
+ * best's and the front's T, M and W are what dmm sim gives the design with
+ * that pool line, and T is below the unpooled design's. */
+Test(ge, a_pooled_search_scores_each_design_with_its_pool)
+{
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 5, 2);
+    c.pooled = 1;
+    c.objectives = DMM_GE_OBJ_TIME | DMM_GE_OBJ_WORST;
+    run(&c, gram, &r);
+    cr_assert(r.found);
+    cr_assert_gt(r.nfront, 0);
+    char best[8192];
+    dmm_desc_print(&r.best, best, sizeof best);
+    uint64_t T, W, T_open;
+    size_t M;
+    pooled_sim(best, &T, &M, &W, &T_open);
+    cr_expect_eq(r.T, T, "best: T %llu, pooled sim %llu", (unsigned long long)r.T,
+                 (unsigned long long)T);
+    cr_expect_eq(r.M, M);
+    cr_expect_eq(r.W, W);
+    cr_expect_lt(T, T_open, "no fresh page is counted in a pool");
+    for (int i = 0; i < r.nfront; i++) {
+        pooled_sim(r.front[i].key, &T, &M, &W, &T_open);
+        cr_expect_eq(r.front[i].T, T, "front %d", i);
+        cr_expect_eq(r.front[i].M, M, "front %d", i);
+        cr_expect_eq(r.front[i].W, W, "front %d", i);
+    }
+    dmm_ge_result_free(&r);
+}
+
 Test(ge, the_cache_answers_repeated_phenotypes)
 {
     dmm_ge_config_t c;
@@ -1285,4 +1335,7 @@ Test(evolve, several_traces_and_a_holdout)
     char *mpi[] = { "dmm", "evolve", "--mpi", "--out", outdir, rep, rep2, NULL };
     cr_expect_eq(run_dmm(dir, mpi, err, sizeof err), 1, "%s", err);
     cr_expect_not_null(strstr(err, "--mpi takes one trace"), "%s", err);
+    char *pooled[] = { "dmm", "evolve", "--mpi", "--pooled", "--out", outdir, rep, NULL };
+    cr_expect_eq(run_dmm(dir, pooled, err, sizeof err), 1, "%s", err);
+    cr_expect_not_null(strstr(err, "--pooled is not for --mpi"), "%s", err);
 }
