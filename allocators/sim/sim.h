@@ -119,6 +119,14 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
                         uint64_t check_every, const dmm_sim_bound_t *b, dmm_sim_result_t *r,
                         dmm_err_t *err);
 
+/* The pool that has every chunk of r's replay inside it: the larger of
+ * its peak footprint less the page map and its address span. */
+static inline size_t dmm_sim_pool_of(const struct dmm_sim_result *r)
+{
+    size_t m = r->M > r->map_bytes ? r->M - r->map_bytes : 0;
+    return m > r->span ? m : r->span;
+}
+
 /* The largest pool that d can hold on s at no cost in memory: the largest
  * bytes (a page multiple) whose line `pool bytes=N` leaves d's peak
  * footprint on s where it is without a pool (d's own pool line is left
@@ -130,13 +138,6 @@ int dmm_sim_run_bounded(const dmm_opstream_t *s, const dmm_desc_t *d, const char
  * binary search over simulations (M with a pool never falls as the pool
  * grows: a page more of it holds a page more and moves at most a page of
  * chunk inside).  0, or -1 with err set. */
-/* The pool that has every chunk of r's replay inside it: the larger of
- * its peak footprint less the page map and its address span. */
-static inline size_t dmm_sim_pool_of(const struct dmm_sim_result *r)
-{
-    size_t m = r->M > r->map_bytes ? r->M - r->map_bytes : 0;
-    return m > r->span ? m : r->span;
-}
 int dmm_sim_fit_pool(const dmm_opstream_t *s, const dmm_desc_t *d, size_t *bytes,
                      dmm_err_t *err);
 
