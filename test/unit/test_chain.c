@@ -429,6 +429,27 @@ ParameterizedTest(cfg_t *cfg, chain, simulated_M_is_the_real_footprint)
     free(s.ops);
 }
 
+/* cfg simulated on s (check() after every operation) and replayed on real
+ * memory: the same footprint peak and the same counted cost.  Its
+ * description in *d, the simulation in *r; the real chain's bytes copied
+ * by realloc. */
+static uint64_t expect_sim_is_real(const dmm_opstream_t *s, const cfg_t *cfg, dmm_desc_t *d,
+                                   dmm_sim_result_t *r)
+{
+    dmm_err_t err = { { 0 } };
+    cr_assert_eq(dmm_desc_parse(cfg->name, cfg->text, strlen(cfg->text), d, &err), 0);
+    cr_assert_eq(dmm_sim_run(s, d, cfg->name, 1, r, &err), 0, "%s", err.msg);
+    cr_expect_eq(r->violations, 0);
+    dmm_chain_t *c = make(cfg, DMM_PS_REAL);
+    replay_real(s, c);
+    cr_expect_eq(c->ps.peak, r->M, "%s: real peak %zu, simulated M %zu", cfg->name, c->ps.peak,
+                 r->M);
+    cr_expect_eq(dmm_cost_units(&c->cost), r->T, "%s", cfg->name);
+    uint64_t copied = c->cost.copied;
+    dmm_chain_delete(c);
+    return copied;
+}
+
 /* A large block that realloc grows on the fallback path grows where it is
  * when the pages after it are free, else moves its pages
  * (dmm_pagesrc_move): its bytes arrive, none is counted as copied, two
@@ -451,19 +472,11 @@ Test(chain, growing_a_large_block_moves_its_pages_not_its_bytes)
     s.nids = 10;
     cfg_t cfg = { "move", "sss range=(0,1024] list=dll\n" };
     dmm_desc_t d;
-    dmm_err_t err = { { 0 } };
-    cr_assert_eq(dmm_desc_parse(cfg.name, cfg.text, strlen(cfg.text), &d, &err), 0);
     dmm_sim_result_t r;
-    cr_assert_eq(dmm_sim_run(&s, &d, cfg.name, 1, &r, &err), 0, "%s", err.msg);
-    cr_expect_eq(r.violations, 0);
-    dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
-    replay_real(&s, c);
-    cr_expect_eq(c->ps.peak, r.M, "real peak %zu, simulated M %zu", c->ps.peak, r.M);
-    cr_expect_eq(dmm_cost_units(&c->cost), r.T);
-    cr_expect_eq(c->cost.copied, 0, "%llu bytes copied", (unsigned long long)c->cost.copied);
-    dmm_chain_delete(c);
+    uint64_t copied = expect_sim_is_real(&s, &cfg, &d, &r);
+    cr_expect_eq(copied, 0, "%llu bytes copied", (unsigned long long)copied);
     /* the bytes arrive: a pattern survives every move */
-    c = make(&cfg, DMM_PS_REAL);
+    dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
     n = 200 << 10;
     unsigned char *p = dmm_chain_malloc(c, n);
     for (size_t i = 0; i < n; i++)
@@ -516,16 +529,9 @@ Test(chain, a_growing_block_moves_once_to_a_place_with_room)
     s.nids = id;
     cfg_t cfg = { "room", "kingsley range=(0,4194304]\n" };
     dmm_desc_t d;
-    dmm_err_t err = { { 0 } };
-    cr_assert_eq(dmm_desc_parse(cfg.name, cfg.text, strlen(cfg.text), &d, &err), 0);
     dmm_sim_result_t r;
-    cr_assert_eq(dmm_sim_run(&s, &d, cfg.name, 1, &r, &err), 0, "%s", err.msg);
-    cr_expect_eq(r.violations, 0);
-    dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
-    replay_real(&s, c);
-    cr_expect_eq(c->ps.peak, r.M, "real peak %zu, simulated M %zu", c->ps.peak, r.M);
-    cr_expect_eq(dmm_cost_units(&c->cost), r.T);
-    dmm_chain_delete(c);
+    expect_sim_is_real(&s, &cfg, &d, &r);
+    dmm_err_t err = { { 0 } };
     /* the room is a hole below the chunks placed after it: a pool of the
      * peak's chunks leaves some beyond it (fresh pages), a pool of the
      * address span none */
@@ -539,7 +545,7 @@ Test(chain, a_growing_block_moves_once_to_a_place_with_room)
     cr_expect_eq(rp.cost.pages, 0, "%llu fresh pages beyond a pool of the span",
                  (unsigned long long)rp.cost.pages);
     /* step by step on real memory: where it is, and what it holds */
-    c = make(&cfg, DMM_PS_REAL);
+    dmm_chain_t *c = make(&cfg, DMM_PS_REAL);
     size_t n = 64;
     unsigned char *p = dmm_chain_malloc(c, n);
     memset(p, 1, n);
