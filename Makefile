@@ -59,7 +59,8 @@ CORE_SRC := $(wildcard tracer/*/*.c allocators/*/*.c) \
             $(filter-out codegen/cli/dmm.c codegen/search/mpi_plugin.c,$(wildcard codegen/*/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
-TRACE_SO_SRC := preload/recorder/trace_shim.c preload/common/options.c preload/recorder/recorder.c tracer/format/crc32.c
+TRACE_SO_SRC := preload/recorder/trace_shim.c preload/common/options.c preload/recorder/recorder.c \
+                preload/recorder/block.c preload/recorder/writer.c tracer/format/crc32.c
 TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
 # libdmm.so: the allocator classes and the chain, without the simulator (and
 # the error type they report with).

@@ -10,6 +10,7 @@ extern char **environ;
 static const char *const known[] = {
     "DMM_TRACE_FILE", "DMM_TRACE_STACK", "DMM_TRACE_COMPRESS",   /* libdmmtrace.so */
     "DMM_TRACE_TIME_STRIDE", "DMM_TRACE_FOLLOW_EXEC", "DMM_TRACE_FOLLOW_FORK",
+    "DMM_TRACE_WRITER",
     "DMM_CONFIG", "DMM_STATS", "DMM_CHECK", "DMM_OFFLOAD",       /* libdmm.so */
 };
 

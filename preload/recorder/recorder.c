@@ -10,8 +10,10 @@
  * record); the records between carry the last reading.  malloc and free
  * write theirs the lean way (below: ~70 instructions a call, the shim's
  * included), every other record through record().  A full buffer
- * becomes one block, written with one writev(2) to a file opened O_APPEND,
- * so blocks of different threads never interleave.  A block starts the
+ * becomes one block (block.h), written with one writev(2) to a file opened
+ * O_APPEND, so blocks of different threads never interleave: by the thread
+ * itself, or by the writer process (writer.h: by default where blocks are
+ * compressed) while the thread records into its spare buffer.  A block starts the
  * thread's differences afresh when it starts at the buffer's beginning,
  * and goes on from the previous block (DMM_TRC_BF_CONT) when another thread
  * wrote the start of the buffer (exit, signals).
@@ -39,8 +41,6 @@
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
-#define ZSTD_STATIC_LINKING_ONLY
-#include <zstd.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,16 +60,17 @@
 #endif
 
 #include "preload/common/options.h"
+#include "preload/recorder/block.h"
+#include "preload/recorder/writer.h"
 #include "tracer/base/io.h"
 #include "tracer/base/spinlock.h"
-#include "tracer/format/crc32.h"
 #include "tracer/format/trace.h"   /* DMM_FMT_TRC, the header's source format */
 #include "tracer/format/trcenc.h"
 #include "tracer/format/trcfmt.h"
 
 extern char **environ;
 
-#define BUF_BYTES    (256u << 10) /* a thread's buffer: tens of thousands of records */
+#define BUF_BYTES    DMM_BLOCK_MAX /* a thread's buffer: tens of thousands of records */
 #define SMALL_BYTES  1024u        /* in-TLS buffer of exiting threads */
 #define TIME_STRIDE  16u          /* records per clock read, by default */
 #define MAX_DEPTH    64u         /* DMM_TRACE_STACK is capped here */
@@ -86,6 +87,7 @@ enum { TS_NONE, TS_ACTIVE, TS_EXITING };
 
 typedef struct tstate {
     uint8_t       *buf;
+    uint8_t       *spare;      /* the other buffer, while the writer has this one */
     uint32_t       cap;        /* bytes, DMM_TRC2_MAX_REC of them kept as slack */
     uint32_t       pos;        /* bytes written by the owner (release store) */
     uint32_t       lim;        /* the lean way while pos < lim (0: never); the
@@ -100,9 +102,8 @@ typedef struct tstate {
     int            mode;       /* TS_* */
     int            gatekeeper; /* this thread closed the write gate */
     struct tstate *next;       /* registry */
-    ZSTD_CCtx     *cctx;       /* when compressing */
-    void          *zbuf;
-    size_t         zcap;
+    dmm_block_z_t  z;          /* when compressing */
+    dmm_wjob_t     job;        /* the spare's block, with the writer */
     uint8_t        small[SMALL_BYTES];
 } tstate_t;
 
@@ -127,6 +128,8 @@ static pthread_key_t g_key;
 static int       g_key_ok;
 static unsigned  g_depth;               /* DMM_TRACE_STACK */
 static int       g_zlevel;              /* 0 = no compression */
+static int       g_writer_opt = -1;     /* DMM_TRACE_WRITER: 0 no, 1 yes, -1 auto */
+static int       g_writer;              /* full buffers go to the writer process */
 static uint32_t  g_stride = TIME_STRIDE; /* DMM_TRACE_TIME_STRIDE */
 static int       g_follow_exec = 1;     /* DMM_TRACE_FOLLOW_EXEC */
 static int       g_follow_fork = 1;     /* DMM_TRACE_FOLLOW_FORK */
@@ -251,7 +254,34 @@ static void read_options(void)
         else
             say("DMM_TRACE_COMPRESS=", v, ": expected none, zstd or zstd:1..9; not compressing");
     }
+    if ((v = secure_getenv("DMM_TRACE_WRITER")) && *v) {
+        if (!strcmp(v, "0") || !strcmp(v, "no"))
+            g_writer_opt = 0;
+        else if (!strcmp(v, "1") || !strcmp(v, "yes"))
+            g_writer_opt = 1;
+        else if (strcmp(v, "auto"))
+            say("DMM_TRACE_WRITER=", v, ": expected auto, yes or no; auto");
+    }
     dmm_options_report_unknown();
+}
+
+/* The writer process pays for compressed blocks on two CPUs or more: zstd
+ * costs the thread more than anything else it does (work_media, 2 vCPUs:
+ * 1.83x the plain run's time compressing on the thread, 1.31x with the
+ * writer).  Uncompressed, the thread's own writev copies a buffer that is
+ * still in its cache, and another CPU reading it costs as much as the copy
+ * (1.19x either way), so by default it writes its blocks itself; on one
+ * CPU the writer would only take turns with the program. */
+static int writer_wanted(void)
+{
+    if (!dmm_writer_supported() || g_writer_opt == 0)
+        return 0;
+    if (g_writer_opt == 1)
+        return 1;
+    if (!g_zlevel)
+        return 0;
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 2;
 }
 
 /* Take this library out of LD_PRELOAD in the environment, so that a program
@@ -430,73 +460,52 @@ static int open_trace(int forked)
 
 /* ---- blocks ----------------------------------------------------------- */
 
-static void ensure_cctx(tstate_t *s)
-{
-    if (s->cctx || !g_zlevel)
-        return;
-    size_t wsz = ZSTD_estimateCCtxSize(g_zlevel);
-    size_t zcap = ZSTD_compressBound(BUF_BYTES);
-    void *w = map_pages(wsz);
-    void *z = map_pages(zcap);
-    if (!w || !z) {
-        if (w) munmap(w, wsz);
-        if (z) munmap(z, zcap);
-        return;
-    }
-    s->cctx = ZSTD_initStaticCCtx(w, wsz);
-    s->zbuf = z;
-    s->zcap = zcap;
-}
-
-/* Write bytes [from, to) of s as one block: it goes on from the thread's
- * previous block unless it starts the buffer.  Caller holds s->lock. */
+/* Write bytes [from, to) of s's buffer as one block, on this thread: it
+ * goes on from the thread's previous block unless it starts the buffer.
+ * Caller holds s->lock. */
 static void write_block(tstate_t *s, uint32_t from, uint32_t to)
 {
-    if (from >= to || g_fd < 0)
-        return;
-    const void *payload = s->buf + from;
-    size_t raw = (size_t)(to - from);
-    size_t stored = raw;
-    dmm_trc_block_t b;
-    memset(&b, 0, sizeof b);
-    b.compression = DMM_TRC_COMP_NONE;
-    if (g_zlevel && raw >= 1024) {
-        ensure_cctx(s);
-        if (s->cctx) {
-            size_t z = ZSTD_compressCCtx(s->cctx, s->zbuf, s->zcap, payload, raw, g_zlevel);
-            if (!ZSTD_isError(z) && z < raw) {
-                payload = s->zbuf;
-                stored = z;
-                b.compression = DMM_TRC_COMP_ZSTD;
-            }
-        }
-    }
-    b.magic = DMM_TRC_BLOCK_MAGIC;
-    b.tid = s->tid;
-    b.stored_len = (uint32_t)stored;
-    b.raw_len = (uint32_t)raw;
-    b.flags = from ? DMM_TRC_BF_CONT : 0;
-    b.crc32 = dmm_crc32(0, payload, stored);
-    b.header_crc32 = dmm_crc32(dmm_crc32(0, &b, 24), &b.flags, 4);
-    struct iovec iov[2] = { { &b, sizeof b }, { (void *)payload, stored } };
-    size_t total = sizeof b + stored, done = 0;
-    int iovi = 0;
-    while (done < total) {
-        ssize_t w = writev(g_fd, iov + iovi, 2 - iovi);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;   /* disk full: the reader will report the cut */
-        done += (size_t)w;
-        while (iovi < 2 && (size_t)w >= iov[iovi].iov_len) {
-            w -= (ssize_t)iov[iovi].iov_len;
-            iovi++;
-        }
-        if (iovi < 2) {
-            iov[iovi].iov_base = (char *)iov[iovi].iov_base + w;
-            iov[iovi].iov_len -= (size_t)w;
-        }
-    }
+    if (from < to)
+        dmm_block_write(g_fd, &s->z, g_zlevel, s->tid, s->buf + from, to - from, from != 0);
+}
+
+/* The spare buffer's block, when the writer died before it took it. */
+static void write_job(tstate_t *s)
+{
+    dmm_block_write(g_fd, &s->z, g_zlevel, s->job.tid, s->job.payload, s->job.len,
+                    s->job.cont);
+}
+
+/* Wait until s's block with the writer is in the file (writing it here if
+ * the writer died before it took it): whatever s writes next comes after
+ * it.  Caller holds s->lock. */
+static void job_done(tstate_t *s)
+{
+    if (dmm_writer_wait(&s->job))
+        write_job(s);
+}
+
+/* Give bytes [from, to) of the owner's full buffer to the writer and take
+ * the spare in its place: 1, or 0 when the caller must write them.  Caller
+ * holds s->lock. */
+static int hand_off(tstate_t *s, uint32_t from, uint32_t to)
+{
+    if (from >= to || !g_writer || s->mode != TS_ACTIVE || s->buf == s->small || g_fd < 0 ||
+        __atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
+        return 0;
+    if (!s->spare && !(s->spare = map_pages(BUF_BYTES)))
+        return 0;
+    job_done(s);   /* the spare's last block: long written, nearly always */
+    s->job.payload = s->buf + from;
+    s->job.len = to - from;
+    s->job.tid = s->tid;
+    s->job.cont = from != 0;
+    if (!dmm_writer_submit(&s->job, g_fd, g_zlevel))
+        return 0;
+    uint8_t *b = s->buf;
+    s->buf = s->spare;
+    s->spare = b;
+    return 1;
 }
 
 static void append(tstate_t *s, const dmm_trc_rec_t *r);
@@ -570,7 +579,8 @@ static void flush_own(tstate_t *s)
     gate_enter(1);
     dmm_spin_lock(&s->lock);
     uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
-    write_block(s, s->flushed, pos);
+    if (!hand_off(s, s->flushed, pos))
+        write_block(s, s->flushed, pos);
     rewind_buf(s);
     dmm_spin_unlock(&s->lock);
     gate_leave();
@@ -586,6 +596,7 @@ static void flush_other(tstate_t *s, int in_signal)
 {
     if (in_signal ? !dmm_spin_trylock(&s->lock, 100) : (dmm_spin_lock(&s->lock), 0))
         return;
+    job_done(s);
     uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
     if (pos > s->flushed) {
         write_block(s, s->flushed, pos);
@@ -617,6 +628,11 @@ static void flush_all_impl(int final, int in_signal)
     }
     if (ts.mode != TS_NONE)   /* an exiting thread is no longer registered */
         flush_other(&ts, in_signal);
+    /* every job is done (flush_other waited for each thread's); after exit's
+     * flush no thread hands one over (write-through), after exec's or
+     * _exit's none gets through the gate: the writer can go */
+    if ((final || ts.gatekeeper) && !in_signal)
+        dmm_writer_stop();   /* after a fatal signal it sees the process go */
     gate_leave();
     errno = saved;
 }
@@ -722,8 +738,13 @@ static void thread_exit(void *arg)
     flush_own(s);
     registry_remove(s);
     dmm_spin_lock(&s->lock);
+    job_done(s);   /* the writer has a pointer to s until then */
     if (s->buf != s->small)
         munmap(s->buf, BUF_BYTES);
+    if (s->spare)
+        munmap(s->spare, BUF_BYTES);
+    s->spare = NULL;
+    dmm_block_z_free(&s->z);
     s->buf = s->small;
     s->cap = SMALL_BYTES;
     __atomic_store_n(&s->lim, 0, __ATOMIC_RELAXED);   /* every record written at once */
@@ -763,6 +784,9 @@ static void atfork_child(void)
         } else {
             if (s->buf && s->buf != s->small)
                 munmap(s->buf, BUF_BYTES);
+            if (s->spare)
+                munmap(s->spare, BUF_BYTES);
+            dmm_block_z_free(&s->z);
         }
         s = next;
     }
@@ -771,6 +795,8 @@ static void atfork_child(void)
         keep->next = NULL;
     g_registry_lock = 0;
     g_gate_closed = g_writers = 0;
+    ts.job.state = 0;   /* the spare's block, if any, is the parent's to write */
+    dmm_writer_forget();
     ts.gatekeeper = 0;
     ts.lock = 0;
     rewind_buf(&ts);
@@ -856,6 +882,7 @@ static void init(void)
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     install_fatal_handlers();
     g_lean = g_depth == 0 && g_tsc;
+    g_writer = writer_wanted();
     __atomic_store_n(&g_state, ST_ON, __ATOMIC_RELEASE);
     dmm_tw_gate -= DMM_TW_INSIDE;
 }

@@ -130,10 +130,12 @@ static int run_tracee(const char *mode, const char *n, const char *const more_en
 }
 
 /* The pattern() of the tracee: n reallocs and n callocs exactly. */
-static void check_pattern(const char *mode, int n)
+static void check_pattern_env(const char *mode, int n, const char *const env[])
 {
     make_tmpdir();
-    int st = run_tracee(mode, "300", NULL);
+    char ns[16];
+    snprintf(ns, sizeof ns, "%d", n);
+    int st = run_tracee(mode, ns, env);
     if (!strcmp(mode, "abort"))
         cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
     else if (!strcmp(mode, "segv"))
@@ -154,6 +156,8 @@ static void check_pattern(const char *mode, int n)
     dmm_trace_free(&t);
     remove_tmpdir();
 }
+
+static void check_pattern(const char *mode, int n) { check_pattern_env(mode, n, NULL); }
 
 /* Version 2's records: a few bytes a call; the clock read every
  * DMM_TRACE_TIME_STRIDE records of a thread (the header says how often),
@@ -316,10 +320,12 @@ Test(tracer, loses_nothing_when_a_thread_exits)
     remove_tmpdir();
 }
 
-Test(tracer, fork_gives_each_process_its_own_file)
+static void check_fork(int n, const char *const env[])
 {
     make_tmpdir();
-    cr_assert_eq(run_tracee("fork", "200", NULL), 0);
+    char ns[16];
+    snprintf(ns, sizeof ns, "%d", n);
+    cr_assert_eq(run_tracee("fork", ns, env), 0);
     char names[8][600];
     cr_assert_eq(trace_files(names, 8), 2);
     dmm_trace_t a, b;
@@ -332,8 +338,8 @@ Test(tracer, fork_gives_each_process_its_own_file)
     counts_t cp, cc;
     count(parent, &cp);
     count(child, &cc);
-    cr_expect_eq(cp.op[DMM_TRC_REALLOC], 400);
-    cr_expect_eq(cc.op[DMM_TRC_REALLOC], 200);
+    cr_expect_eq(cp.op[DMM_TRC_REALLOC], 2 * (uint64_t)n);
+    cr_expect_eq(cc.op[DMM_TRC_REALLOC], (uint64_t)n);
     cr_expect_eq(cp.op[DMM_TRC_FORK], 1);
     assert_consistent(parent);
     assert_consistent(child);
@@ -342,10 +348,12 @@ Test(tracer, fork_gives_each_process_its_own_file)
     remove_tmpdir();
 }
 
-Test(tracer, fork_while_another_thread_allocates)
+Test(tracer, fork_gives_each_process_its_own_file) { check_fork(200, NULL); }
+
+static void check_forkmt(const char *const env[])
 {
     make_tmpdir();
-    cr_assert_eq(run_tracee("forkmt", "20", NULL), 0);
+    cr_assert_eq(run_tracee("forkmt", "20", env), 0);
     char names[32][600];
     int n = trace_files(names, 32);
     cr_assert_eq(n, 21, "the parent and 20 children: %d files", n);
@@ -364,6 +372,8 @@ Test(tracer, fork_while_another_thread_allocates)
     }
     remove_tmpdir();
 }
+
+Test(tracer, fork_while_another_thread_allocates) { check_forkmt(NULL); }
 
 /* Blocks of a v2 trace file whose flags say they go on from their thread's
  * previous block. */
@@ -393,17 +403,19 @@ static int cont_blocks(const char *path)
 /* A failed exec: the recorder wrote every thread's pending records first,
  * and the busy thread goes on from the middle of its buffer, in a block
  * flagged DMM_TRC_BF_CONT whose differences read right. */
-Test(tracer, a_thread_cut_by_a_failed_exec_continues_its_block)
+static void check_execfail(int n, const char *const env[])
 {
     make_tmpdir();
-    cr_assert_eq(run_tracee("execfail", "300", NULL), 0);
+    char ns[16];
+    snprintf(ns, sizeof ns, "%d", n);
+    cr_assert_eq(run_tracee("execfail", ns, env), 0);
     char names[4][600];
     cr_assert_eq(trace_files(names, 4), 1);
     dmm_trace_t t;
     load(names[0], &t);
     counts_t c;
     count(&t, &c);
-    cr_expect_eq(c.op[DMM_TRC_REALLOC], 300);
+    cr_expect_eq(c.op[DMM_TRC_REALLOC], (uint64_t)n);
     cr_expect_eq(c.ntids, 2);
     cr_expect_eq(c.op[DMM_TRC_EXEC], 1);
     assert_consistent(&t);
@@ -412,10 +424,14 @@ Test(tracer, a_thread_cut_by_a_failed_exec_continues_its_block)
     remove_tmpdir();
 }
 
-Test(tracer, exec_flushes_and_the_new_program_writes_its_own_file)
+Test(tracer, a_thread_cut_by_a_failed_exec_continues_its_block) { check_execfail(300, NULL); }
+
+static void check_exec(int n, const char *const env[])
 {
     make_tmpdir();
-    cr_assert_eq(run_tracee("exec", "150", NULL), 0);
+    char ns[16];
+    snprintf(ns, sizeof ns, "%d", n);
+    cr_assert_eq(run_tracee("exec", ns, env), 0);
     char names[8][600];
     cr_assert_eq(trace_files(names, 8), 2, "a file before and one after the exec");
     dmm_trace_t a, b;
@@ -431,13 +447,15 @@ Test(tracer, exec_flushes_and_the_new_program_writes_its_own_file)
     }
     cr_expect_eq(a.pid, b.pid);
     cr_expect_eq(ca.op[DMM_TRC_EXEC], 1);
-    cr_expect_eq(ca.op[DMM_TRC_REALLOC], 150);
-    cr_expect_eq(cb.op[DMM_TRC_REALLOC], 150);
+    cr_expect_eq(ca.op[DMM_TRC_REALLOC], (uint64_t)n);
+    cr_expect_eq(cb.op[DMM_TRC_REALLOC], (uint64_t)n);
     cr_expect_eq(cb.op[DMM_TRC_EXEC], 0);
     dmm_trace_free(&a);
     dmm_trace_free(&b);
     remove_tmpdir();
 }
+
+Test(tracer, exec_flushes_and_the_new_program_writes_its_own_file) { check_exec(150, NULL); }
 
 Test(tracer, call_stacks_and_modules_are_recorded)
 {
@@ -497,6 +515,105 @@ Test(tracer, zstd_blocks_read_back_the_same)
     cr_expect_lt((uint64_t)st.st_size, t.nrecs * sizeof(dmm_trc_rec_t) / 3,
                  "compressed %lld bytes for %zu records", (long long)st.st_size, t.nrecs);
     assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* ---- the writer process (DMM_TRACE_WRITER, preload/recorder/writer.h) --
+ * 30 000 rounds of the tracee's pattern are 150 000 records, several of a
+ * thread's 256 KiB buffers: each full one goes to the writer. */
+#define WRITER_N 30000
+static const char *const writer_on[] = { "DMM_TRACE_WRITER=yes", NULL };
+
+/* The tracee's "tracee writers K PID..." line: K, and the first PID. */
+static int writers_in(const char *out, int *pid)
+{
+    char path[320], line[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, out);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    int k = -1;
+    *pid = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "tracee writers %d %d", &k, pid) >= 1)
+            break;
+    fclose(f);
+    return k;
+}
+
+Test(tracer, the_writer_process_loses_nothing_on_any_end)
+{
+    static const char *const modes[] = { "main", "exit", "_exit", "abort", "segv" };
+    static const char *const zstd[] = { "DMM_TRACE_COMPRESS=zstd", NULL };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        check_pattern_env(modes[i], WRITER_N, writer_on);
+        check_pattern_env(modes[i], WRITER_N, zstd);   /* the writer where 2 CPUs are */
+    }
+}
+
+Test(tracer, the_writer_process_keeps_threads_forks_and_execs_apart)
+{
+    check_fork(WRITER_N, writer_on);
+    check_forkmt(writer_on);
+    check_execfail(WRITER_N, writer_on);
+    check_exec(WRITER_N, writer_on);
+}
+
+/* Started on demand, named, not a child that wait(2) reports (the tracee
+ * fails unless wait says ECHILD), and gone with the program. */
+Test(tracer, the_writer_process_is_not_a_child_the_program_waits_for)
+{
+    static const struct { const char *env; int writers; } cases[] = {
+        { "DMM_TRACE_WRITER=yes", 1 },
+        { "DMM_TRACE_WRITER=no", 0 },
+        { "DMM_TRACE_WRITER=auto", 0 },   /* uncompressed: the thread writes */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        make_tmpdir();
+        const char *env[] = { cases[i].env, NULL };
+        int st = run_tracee("writers", "30000", env);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", cases[i].env, st);
+        int pid;
+        cr_expect_eq(writers_in("out", &pid), cases[i].writers, "%s", cases[i].env);
+        char names[4][600];
+        cr_assert_eq(trace_files(names, 4), 1);
+        dmm_trace_t t;
+        load(names[0], &t);
+        counts_t c;
+        count(&t, &c);
+        cr_expect_eq(c.op[DMM_TRC_REALLOC], 30000);
+        dmm_trace_free(&t);
+        remove_tmpdir();
+    }
+}
+
+/* A program killed (SIGKILL: nothing of it runs again) leaves a trace of
+ * every block its threads handed over, and its writer ends. */
+Test(tracer, the_writer_process_writes_what_it_has_when_the_program_is_killed)
+{
+    make_tmpdir();
+    int st = run_tracee("killed", "30000", writer_on);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
+    int pid;
+    cr_assert_eq(writers_in("out", &pid), 1);
+    cr_assert_gt(pid, 0);
+    int gone = 0;
+    for (int i = 0; i < 300 && !gone; i++) {   /* it looks every 100 ms */
+        gone = kill(pid, 0) != 0 && errno == ESRCH;
+        if (!gone)
+            usleep(10000);
+    }
+    cr_expect(gone, "the writer %d is still there 3 s after its program died", pid);
+    char names[4][600];
+    cr_assert_eq(trace_files(names, 4), 1);
+    dmm_trace_t t;
+    dmm_err_t err;
+    cr_assert_eq(dmm_trace_load(names[0], &t, &err), 0, "%s", err.msg);
+    counts_t c;
+    count(&t, &c);
+    /* three full buffers of the five the run takes */
+    cr_expect_geq(c.op[DMM_TRC_REALLOC], 10000);
+    cr_expect_lt(c.op[DMM_TRC_REALLOC], 30000);
     dmm_trace_free(&t);
     remove_tmpdir();
 }

@@ -24,6 +24,11 @@
  *              main-pattern, then an exec that fails (the tracer writes the
  *              thread's pending records, then lets it go on), waits for
  *              1000 more of the thread's calls, stops it and returns
+ *   writers N  N x main-pattern, then prints its children named dmm-writer
+ *              (their pids), and fails (status 3) unless wait(2) says it
+ *              has no child
+ *   killed N   N x main-pattern, prints its dmm-writer children, then
+ *              SIGKILLs itself
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -38,6 +43,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +114,49 @@ static void *busy_thread(void *arg)
     for (int k = 0; k < 64; k++)
         free(held[k]);
     return NULL;
+}
+
+/* Print "tracee writers K PID..." for this process's children named
+ * dmm-writer (the tracer's writer process). */
+static void print_writers(void)
+{
+    int pids[16], k = 0;
+    char path[300], list[4096] = "";
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(list, 1, sizeof list - 1, f);
+        list[n] = 0;
+        fclose(f);
+        for (char *p = list, *end; k < 16; p = end) {
+            long pid = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            char comm[64] = "";
+            snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+            FILE *c = fopen(path, "r");
+            if (c) {
+                if (!fgets(comm, sizeof comm, c))
+                    comm[0] = 0;
+                fclose(c);
+            }
+            if (!strcmp(comm, "dmm-writer\n"))
+                pids[k++] = (int)pid;
+        }
+    }
+    if (d)
+        closedir(d);
+    printf("tracee writers %d", k);
+    for (int i = 0; i < k; i++)
+        printf(" %d", pids[i]);
+    printf("\n");
+    fflush(stdout);
 }
 
 static void leave(int how)
@@ -237,6 +287,18 @@ int main(int argc, char **argv)
         checksum = (unsigned long)bad;
         leave(0);
         return bad ? 1 : 0;
+    } else if (!strcmp(mode, "writers")) {
+        pattern(n);
+        print_writers();
+        errno = 0;
+        if (wait(NULL) != -1 || errno != ECHILD) {
+            leave(0);
+            return 3;
+        }
+    } else if (!strcmp(mode, "killed")) {
+        pattern(n);
+        print_writers();
+        raise(SIGKILL);
     } else if (!strcmp(mode, "secure")) {
         printf("tracee secure %lu\n", getauxval(AT_SECURE));
         pattern(n);
