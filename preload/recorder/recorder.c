@@ -569,6 +569,7 @@ static void rewind_buf(tstate_t *s)
 {
     s->flushed = 0;
     memset(&s->st, 0, sizeof s->st);
+    s->tleft = 1;   /* the next record reads the clock: see dmm_tw_malloc_done */
     __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
 }
 
@@ -950,12 +951,21 @@ static void reserve(tstate_t *s, uint32_t n)
         flush_own(s);
 }
 
+/* After a record whose time is not the last clock reading (a clock sync's,
+ * a module's), the next one reads the clock: see dmm_tw_malloc_done. */
+static inline void time_kept(tstate_t *s, const dmm_trc_rec_t *r)
+{
+    if (r->time != s->tnow)
+        s->tleft = 1;
+}
+
 static void append(tstate_t *s, const dmm_trc_rec_t *r)
 {
     reserve(s, 0);
     uint32_t pos = s->pos;
     pos += (uint32_t)dmm_trc2_encode(s->buf + pos, &s->st, r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    time_kept(s, r);
 }
 
 /* A record and the len bytes that follow it (a STACKDEF's frames, a
@@ -969,6 +979,7 @@ static void append_with(tstate_t *s, const dmm_trc_rec_t *r, const void *data, u
     pos += (uint32_t)dmm_trc2_encode(s->buf + pos, &s->st, r);
     memcpy(s->buf + pos, data, len);
     __atomic_store_n(&s->pos, pos + len, __ATOMIC_RELEASE);
+    time_kept(s, r);
 }
 
 /* ---- call stacks ------------------------------------------------------ */
@@ -1164,15 +1175,19 @@ static inline __attribute__((always_inline)) int lean(tstate_t *s)
 
 /* The time of a lean record, as stamp_sampled(), into *t; 1 when it or
  * seq is not what the _same encoders take. */
+static inline __attribute__((always_inline)) void lean_clock(tstate_t *s)
+{
+    s->tleft = g_stride;
+#if defined(__x86_64__)
+    s->tnow = __rdtsc() - g_tsc0;   /* the lean way runs on the TSC alone */
+#endif
+}
+
 static inline __attribute__((always_inline)) int lean_other(tstate_t *s, uint64_t seq,
                                                             uint64_t *t)
 {
-#if defined(__x86_64__)
-    if (__builtin_expect(--s->tleft == 0, 0)) {
-        s->tleft = g_stride;
-        s->tnow = __rdtsc() - g_tsc0;
-    }
-#endif
+    if (__builtin_expect(--s->tleft == 0, 0))
+        lean_clock(s);
     *t = s->tnow;
     return s->tnow != s->st.time || seq != s->st.seq + 1;
 }
@@ -1199,7 +1214,7 @@ static __attribute__((noinline)) void *malloc_full(uint64_t seq, size_t n, void 
     return p;
 }
 
-__attribute__((noinline)) void *dmm_tw_malloc_done(size_t n, void *p)
+static __attribute__((noinline)) void *malloc_mt(size_t n, void *p)
 {
     uint64_t seq = dmm_tw_seq();
     tstate_t *s = &ts;
@@ -1232,7 +1247,7 @@ static __attribute__((noinline)) void free_full(uint64_t seq, void *p)
     __libc_free(p);
 }
 
-__attribute__((noinline)) void dmm_tw_free_done(void *p)
+static __attribute__((noinline)) void free_mt(void *p)
 {
     uint64_t seq = dmm_tw_seq();
     tstate_t *s = &ts;
@@ -1243,6 +1258,50 @@ __attribute__((noinline)) void dmm_tw_free_done(void *p)
     uint64_t t;
     if (lean_other(s, seq, &t)) {
         free_other(s, seq, t, p);
+        return;
+    }
+    uint32_t pos = s->pos;
+    pos += (uint32_t)dmm_trc2_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    dmm_tw_leave();
+    __libc_free(p);
+}
+
+/* While the process has one thread, the lean way is shorter still: every
+ * record of the thread takes the process's next seq, so a record's seq is
+ * its stream's next, and its time is the last clock reading, which the
+ * stream's last record carries: rewind_buf() and a record with a time of
+ * its own (time_kept()) make the next one read the clock, which takes it
+ * through *_other, where its seq and time are encoded as they are.  So
+ * neither is compared here (multi-threaded, malloc_mt() and free_mt() do). */
+__attribute__((noinline)) void *dmm_tw_malloc_done(size_t n, void *p)
+{
+    tstate_t *s = &ts;
+    if (!__builtin_expect(__libc_single_threaded && p != NULL && lean(s), 1))
+        return malloc_mt(n, p);
+    dmm_tw_next_seq++;
+    if (__builtin_expect(--s->tleft == 0, 0)) {
+        lean_clock(s);
+        return malloc_other(s, dmm_tw_next_seq - 1, s->tnow, n, p);
+    }
+    uint32_t pos = s->pos;
+    pos += (uint32_t)dmm_trc2_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    dmm_tw_leave();
+    return p;
+}
+
+__attribute__((noinline)) void dmm_tw_free_done(void *p)
+{
+    tstate_t *s = &ts;
+    if (!__builtin_expect(__libc_single_threaded && lean(s), 1)) {
+        free_mt(p);
+        return;
+    }
+    dmm_tw_next_seq++;
+    if (__builtin_expect(--s->tleft == 0, 0)) {
+        lean_clock(s);
+        free_other(s, dmm_tw_next_seq - 1, s->tnow, p);
         return;
     }
     uint32_t pos = s->pos;
