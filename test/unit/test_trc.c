@@ -640,20 +640,25 @@ Test(trc, crc32c_of_long_buffers_is_the_crc_of_their_pieces)
 /* The recorder's own encoders of its usual malloc and free (time and seq
  * following the previous record) write the generic encoder's bytes and
  * leave its state, for sizes and pointer steps of every length, 0 and the
- * extremes included, in a long chain of records. */
+ * extremes of their domain (sizes below 2^63, addresses below 2^57, as
+ * user space has them) included, in a long chain of records. */
 Test(trc, usual_malloc_and_free_encode_as_any_record)
 {
-    static const uint64_t edge[] = { 0, 1, 15, 16, 255, 256, 65535, 65536, 1ull << 32,
-                                     (1ull << 47) - 16, 1ull << 56, (1ull << 63) - 1,
-                                     1ull << 63, UINT64_MAX };
-    const size_t nedge = sizeof edge / sizeof edge[0];
+    static const uint64_t size_edge[] = { 0, 1, 15, 16, 127, 128, 255, 256, 65535, 65536,
+                                          1ull << 32, (1ull << 47) - 16, 1ull << 56,
+                                          (1ull << 62) + 5, (1ull << 63) - 1 };
+    static const uint64_t ptr_edge[] = { 0, 16, 4096, 1ull << 32, (1ull << 47) - 16,
+                                         1ull << 47, (1ull << 56) + 48, (1ull << 57) - 16 };
+    const size_t ns = sizeof size_edge / sizeof size_edge[0];
+    const size_t np = sizeof ptr_edge / sizeof ptr_edge[0];
     dmm_trc2_state_t a = { 41, 7000, 0x7f0000000000ull }, b = a;
     uint64_t rnd = 88172645463325252ull;
     for (int i = 0; i < 20000; i++) {
         rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
-        uint64_t v = i < (int)(nedge * nedge) ? edge[i % nedge]
-                                              : rnd >> (rnd % 64);   /* every length */
-        uint64_t ptr = i < (int)(nedge * nedge) ? edge[(size_t)i / nedge] : rnd * 16;
+        uint64_t v = i < (int)(ns * np) ? size_edge[i % ns]
+                                        : (rnd >> 1) >> (rnd % 64);   /* every length */
+        uint64_t ptr = i < (int)(ns * np) ? ptr_edge[(size_t)i / ns]
+                                          : (rnd * 16) >> (7 + rnd % 50);
         if (i % 5 == 0)
             ptr = a.ptr;   /* the same address again: a difference of 0 */
         uint8_t x[DMM_TRC2_MAX_REC], y[DMM_TRC2_MAX_REC];

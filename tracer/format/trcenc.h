@@ -80,6 +80,14 @@ static inline unsigned dmm_trc2_len(uint64_t v)
     return ((top + 8u) >> 3) - (v == 0);
 }
 
+/* dmm_trc2_len of a value below 2^63, in fewer instructions: the highest
+ * bit of 2v + 1 is v's bit count. */
+static inline unsigned dmm_trc2_len63(uint64_t v)
+{
+    unsigned bits = 63u ^ (unsigned)__builtin_clzll(2 * v + 1);
+    return (bits + 7u) >> 3;
+}
+
 /* One field at *q; its length into lens at nibble *sh. */
 static inline __attribute__((always_inline)) void dmm_trc2_put(uint8_t **q, uint32_t *lens,
                                                                unsigned *sh, uint64_t v)
@@ -159,13 +167,15 @@ dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
  * failure, no stack), where the time is the previous record's (the clock
  * was not read): the same bytes, from the values, with the layout a
  * constant (malloc: lengths of time 0, size, ptr_out; free: time 0,
- * ptr_in).  The caller makes sure of seq and time; each updates st and
+ * ptr_in).  The caller makes sure of seq and time, and that the size and
+ * the address's difference from st->ptr in zigzag form are below 2^63 (a
+ * size malloc gave, user addresses: 57 bits at most); each updates st and
  * returns the bytes the record takes. */
 static inline __attribute__((always_inline)) size_t
 dmm_trc2_encode_malloc_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t size, uint64_t out)
 {
     uint64_t z = dmm_trc2_zz(out, st->ptr);   /* before the byte stores, which may alias st */
-    unsigned ls = dmm_trc2_len(size), lo = dmm_trc2_len(z);
+    unsigned ls = dmm_trc2_len63(size), lo = dmm_trc2_len63(z);
     memcpy(p + 3, &size, 8);
     memcpy(p + 3 + ls, &z, 8);
     p[0] = DMM_TRC_MALLOC | DMM_TRC2_SEQ_NEXT;
@@ -180,7 +190,7 @@ static inline __attribute__((always_inline)) size_t
 dmm_trc2_encode_free_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t in)
 {
     uint64_t z = dmm_trc2_zz(in, st->ptr);
-    unsigned li = dmm_trc2_len(z);
+    unsigned li = dmm_trc2_len63(z);
     memcpy(p + 2, &z, 8);
     p[0] = DMM_TRC_FREE | DMM_TRC2_SEQ_NEXT;
     p[1] = (uint8_t)(li << 4);
