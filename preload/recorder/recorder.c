@@ -1,19 +1,20 @@
 /* recorder.c - per-thread record buffers and the trace file of
  * libdmmtrace.so.
  *
- * Hot path: a record is a compact version-2 record (tracer/format/trcenc.h,
+ * Hot path: a record is a compact version-3 record (tracer/format/trcenc.h,
  * a few bytes: differences from the thread's previous record) appended to
  * the calling thread's buffer (thread-local, no lock), stamped with a
  * process-wide sequence number (one atomic add, or a plain add while the
  * process is single-threaded) and the TSC, read every DMM_TRACE_TIME_STRIDE
  * records of the thread (default 16: a read costs more than the rest of a
  * record); the records between carry the last reading.  malloc and free
- * write theirs the lean way (below: ~70 instructions a call, the shim's
- * included), every other record through record().  A full buffer
- * becomes one block (block.h), written with one writev(2) to a file opened
- * O_APPEND, so blocks of different threads never interleave: by the thread
- * itself, or by the writer process (writer.h: by default where blocks are
- * compressed) while the thread records into its spare buffer.  A block starts the
+ * write theirs the lean way (below: ~57 instructions a call on the
+ * bundled workload, the shim's included), every other record through
+ * record().  A full buffer becomes one block (block.h), written with one
+ * writev(2) to a file opened O_APPEND, so blocks of different threads never
+ * interleave: by the thread itself, or by the writer process (writer.h: by
+ * default where blocks are compressed) while the thread records into its
+ * spare buffer.  A block starts the
  * thread's differences afresh when it starts at the buffer's beginning,
  * and goes on from the previous block (DMM_TRC_BF_CONT) when another thread
  * wrote the start of the buffer (exit, signals).
@@ -963,7 +964,7 @@ static void append(tstate_t *s, const dmm_trc_rec_t *r)
 {
     reserve(s, 0);
     uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc2_encode(s->buf + pos, &s->st, r);
+    pos += (uint32_t)dmm_trc3_encode(s->buf + pos, &s->st, r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     time_kept(s, r);
 }
@@ -976,7 +977,7 @@ static void append_with(tstate_t *s, const dmm_trc_rec_t *r, const void *data, u
 {
     reserve(s, len);
     uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc2_encode(s->buf + pos, &s->st, r);
+    pos += (uint32_t)dmm_trc3_encode(s->buf + pos, &s->st, r);
     memcpy(s->buf + pos, data, len);
     __atomic_store_n(&s->pos, pos + len, __ATOMIC_RELEASE);
     time_kept(s, r);
@@ -1145,7 +1146,7 @@ record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, c
     r.ptr_out = (uint64_t)(uintptr_t)out;
     r.errnum = (uint64_t)(unsigned)err;
     /* encoded in place: the bytes are ours until pos is published */
-    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode(s->buf + s->pos, &s->st, &r);
+    uint32_t pos = s->pos + (uint32_t)dmm_trc3_encode(s->buf + s->pos, &s->st, &r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     if (__builtin_expect(s->mode == TS_EXITING || __atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED), 0))
         flush_own(s);
@@ -1200,7 +1201,7 @@ static __attribute__((noinline)) void *malloc_other(tstate_t *s, uint64_t seq, u
 {
     dmm_trc_rec_t r = { .op = DMM_TRC_MALLOC, .seq = seq, .time = t, .size = n,
                         .ptr_out = (uintptr_t)p };
-    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode(s->buf + s->pos, &s->st, &r);
+    uint32_t pos = s->pos + (uint32_t)dmm_trc3_encode(s->buf + s->pos, &s->st, &r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     dmm_tw_leave();
     return p;
@@ -1224,7 +1225,7 @@ static __attribute__((noinline)) void *malloc_mt(size_t n, void *p)
     if (lean_other(s, seq, &t))
         return malloc_other(s, seq, t, n, p);
     uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc2_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
+    pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     dmm_tw_leave();
     return p;
@@ -1234,7 +1235,7 @@ static __attribute__((noinline)) void free_other(tstate_t *s, uint64_t seq, uint
                                                  void *p)
 {
     dmm_trc_rec_t r = { .op = DMM_TRC_FREE, .seq = seq, .time = t, .ptr_in = (uintptr_t)p };
-    uint32_t pos = s->pos + (uint32_t)dmm_trc2_encode(s->buf + s->pos, &s->st, &r);
+    uint32_t pos = s->pos + (uint32_t)dmm_trc3_encode(s->buf + s->pos, &s->st, &r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     dmm_tw_leave();
     __libc_free(p);
@@ -1261,7 +1262,7 @@ static __attribute__((noinline)) void free_mt(void *p)
         return;
     }
     uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc2_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
+    pos += (uint32_t)dmm_trc3_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     dmm_tw_leave();
     __libc_free(p);
@@ -1285,7 +1286,7 @@ __attribute__((noinline)) void *dmm_tw_malloc_done(size_t n, void *p)
         return malloc_other(s, dmm_tw_next_seq - 1, s->tnow, n, p);
     }
     uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc2_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
+    pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     dmm_tw_leave();
     return p;
@@ -1305,7 +1306,7 @@ __attribute__((noinline)) void dmm_tw_free_done(void *p)
         return;
     }
     uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc2_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
+    pos += (uint32_t)dmm_trc3_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     dmm_tw_leave();
     __libc_free(p);

@@ -118,8 +118,73 @@ Test(trc, roundtrip_many_blocks_plain) { roundtrip(20000, 0); }
 Test(trc, roundtrip_many_blocks_zstd) { roundtrip(20000, 1); }
 Test(trc, roundtrip_v1_small_plain) { g_ver = 1; roundtrip(0, 0); }
 Test(trc, roundtrip_v1_many_blocks_zstd) { g_ver = 1; roundtrip(20000, 1); }
+Test(trc, roundtrip_v2_small_plain) { g_ver = 2; roundtrip(0, 0); }
+Test(trc, roundtrip_v2_many_blocks_zstd) { g_ver = 2; roundtrip(20000, 1); }
+
+/* The sample, then a stream of usual records as the recorder writes them:
+ * 32 + 8 * nusual mallocs and frees of two threads in turns of 300, each
+ * turn's seqs following one another, the clock read every 16th record,
+ * sizes of every length (0 too) and address steps of every length (some
+ * of 2^57, which the long form takes). */
+static void usual_trace(dmm_trace_t *t, size_t nusual)
+{
+    sample_trace(t, 0);
+    uint64_t seq = 5000, time = 900000, rnd = 88172645463325252ull, a = 0x7f0000000000ull;
+    for (size_t i = 0; i < 32 + 8 * nusual; i++) {
+        rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+        dmm_rec_t *r = dmm_trace_push(t);
+        cr_assert_not_null(r);
+        memset(r, 0, sizeof *r);
+        r->tid = 4300 + (uint32_t)(i / 300 % 2);
+        r->seq = seq++;
+        if (i % 16 == 0)
+            time += 1 + rnd % 5000;
+        r->time = time;
+        if (i % 97 == 5)
+            a ^= 1ull << 57;
+        else
+            a += (rnd % 4096) * 16 - 20000;
+        if (i % 2 == 0) {
+            r->op = DMM_TRC_MALLOC;
+            r->size = i % 50 == 0 ? 0 : (rnd >> 1) >> (rnd % 64);
+            r->ptr_out = a;
+        } else {
+            r->op = DMM_TRC_FREE;
+            r->ptr_in = a;
+        }
+    }
+}
+
+/* Version 3's short forms read back as written, in every block layout,
+ * and make the usual records smaller than version 2 does. */
+Test(trc, v3_usual_records_read_back_and_take_less_than_v2)
+{
+    for (int zstd = 0; zstd < 2; zstd++) {
+        dmm_trace_t a, b;
+        dmm_err_t err;
+        usual_trace(&a, 5000);
+        off_t size[4];
+        for (unsigned v = 2; v <= 3; v++) {
+            g_ver = v;
+            const char *p = tmp_path(v == 2 ? "u2.trc" : "u3.trc");
+            unlink(p);
+            cr_assert_eq(write_v(&a, p, zstd, &err), 0, "%s", err.msg);
+            cr_assert_eq(dmm_trace_load(p, &b, &err), 0, "%s", err.msg);
+            sample_compare(&a, &b);
+            dmm_trace_free(&b);
+            struct stat st;
+            stat(p, &st);
+            size[v] = st.st_size;
+        }
+        if (!zstd)
+            cr_assert_lt(size[3] * 100, size[2] * 85, "v3 %lld bytes, v2 %lld",
+                         (long long)size[3], (long long)size[2]);
+        dmm_trace_free(&a);
+    }
+}
 
 /* Version 2's compact records take a fraction of version 1's slots. */
+static void (*g_build)(dmm_trace_t *t, size_t n) = sample_trace;
 Test(trc, v2_is_smaller)
 {
     dmm_trace_t a;
@@ -193,7 +258,7 @@ static void cut_everywhere(int zstd)
 {
     dmm_trace_t a;
     dmm_err_t err;
-    sample_trace(&a, 10);
+    g_build(&a, 10);
     const char *p = tmp_path("cut.trc");
     cr_assert_eq(write_v(&a, p, zstd, &err), 0, "%s", err.msg);
     size_t len;
@@ -259,6 +324,8 @@ static void cut_everywhere(int zstd)
 Test(trc, cut_at_every_byte_plain) { cut_everywhere(0); }
 Test(trc, cut_at_every_byte_zstd) { cut_everywhere(1); }
 Test(trc, cut_at_every_byte_v1) { g_ver = 1; cut_everywhere(0); }
+Test(trc, cut_at_every_byte_v2) { g_ver = 2; cut_everywhere(0); }
+Test(trc, cut_at_every_byte_usual) { g_build = usual_trace; cut_everywhere(0); }
 
 /* Flip every byte in turn: the reader may accept (bytes no checksum covers)
  * or refuse, but never crash, and a refusal names an offset. */
@@ -266,7 +333,7 @@ static void flip_everywhere(int zstd)
 {
     dmm_trace_t a;
     dmm_err_t err;
-    sample_trace(&a, 4);
+    g_build(&a, 4);
     cr_assert_eq(write_v(&a, tmp_path("flip.trc"), zstd, &err), 0, "%s", err.msg);
     size_t len;
     uint8_t *file = slurp(tmp_path("flip.trc"), &len);
@@ -298,6 +365,8 @@ static void flip_everywhere(int zstd)
 Test(trc, flip_every_byte_plain) { flip_everywhere(0); }
 Test(trc, flip_every_byte_zstd) { flip_everywhere(1); }
 Test(trc, flip_every_byte_v1) { g_ver = 1; flip_everywhere(0); }
+Test(trc, flip_every_byte_v2) { g_ver = 2; flip_everywhere(0); }
+Test(trc, flip_every_byte_usual) { g_build = usual_trace; flip_everywhere(0); }
 
 /* Write the sample, let edit change the bytes, load, expect an error
  * containing want. */
@@ -355,10 +424,10 @@ Test(trc, wrong_magic)
     dmm_trace_free(&t);
 }
 
-static void future_version(uint8_t *b, size_t *len) { b[8] = 3; (void)len; }
+static void future_version(uint8_t *b, size_t *len) { b[8] = 4; (void)len; }
 Test(trc, future_version)
 {
-    expect_error(future_version, "offset 8: unsupported trace version 3 (this dmm reads 1 to 2)");
+    expect_error(future_version, "offset 8: unsupported trace version 4 (this dmm reads 1 to 3)");
 }
 
 static void zero_version(uint8_t *b, size_t *len) { b[8] = 0; (void)len; }
@@ -638,8 +707,9 @@ Test(trc, crc32c_of_long_buffers_is_the_crc_of_their_pieces)
 }
 
 /* The recorder's own encoders of its usual malloc and free (time and seq
- * following the previous record) write the generic encoder's bytes and
- * leave its state, for sizes and pointer steps of every length, 0 and the
+ * following the previous record) write the generic (version 3) encoder's
+ * bytes, short forms and long, which decode to the values, and leave its
+ * state, for sizes and pointer steps of every length, 0 and the
  * extremes of their domain (sizes below 2^63, addresses below 2^57, as
  * user space has them) included, in a long chain of records. */
 Test(trc, usual_malloc_and_free_encode_as_any_record)
@@ -651,7 +721,8 @@ Test(trc, usual_malloc_and_free_encode_as_any_record)
                                          1ull << 47, (1ull << 56) + 48, (1ull << 57) - 16 };
     const size_t ns = sizeof size_edge / sizeof size_edge[0];
     const size_t np = sizeof ptr_edge / sizeof ptr_edge[0];
-    dmm_trc2_state_t a = { 41, 7000, 0x7f0000000000ull }, b = a;
+    dmm_trc2_state_t a = { 41, 7000, 0x7f0000000000ull }, b = a, c = a;
+    int shorts = 0;
     uint64_t rnd = 88172645463325252ull;
     for (int i = 0; i < 20000; i++) {
         rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
@@ -670,44 +741,61 @@ Test(trc, usual_malloc_and_free_encode_as_any_record)
         size_t nx, ny;
         if (is_free) {
             r.ptr_in = ptr;
-            nx = dmm_trc2_encode(x, &a, &r);
-            ny = dmm_trc2_encode_free_same(y, &b, ptr);
+            nx = dmm_trc3_encode(x, &a, &r);
+            ny = dmm_trc3_encode_free_same(y, &b, ptr);
         } else {
             r.size = v;
             r.ptr_out = ptr;
-            nx = dmm_trc2_encode(x, &a, &r);
-            ny = dmm_trc2_encode_malloc_same(y, &b, v, ptr);
+            nx = dmm_trc3_encode(x, &a, &r);
+            ny = dmm_trc3_encode_malloc_same(y, &b, v, ptr);
         }
         cr_assert_eq(nx, ny, "record %d: %zu bytes against %zu", i, ny, nx);
+        shorts += (y[0] & DMM_TRC2_OP_MASK) >= DMM_TRC3_FREE;
         cr_assert(memcmp(x, y, nx) == 0, "record %d (%s of %#llx at %#llx): other bytes", i,
                   is_free ? "free" : "malloc", (unsigned long long)v, (unsigned long long)ptr);
         cr_assert(a.seq == b.seq && a.time == b.time && a.ptr == b.ptr, "record %d: state", i);
+        dmm_trc_rec_t d;
+        const char *why = NULL;
+        cr_assert_eq(dmm_trc3_decode(y, ny, &c, &d, &why), ny, "record %d: %s", i, why);
+        cr_assert(d.op == r.op && d.seq == r.seq && d.time == r.time && d.size == r.size &&
+                      d.ptr_in == r.ptr_in && d.ptr_out == r.ptr_out && !d.stack && !d.flags,
+                  "record %d decodes to other values", i);
         if (i % 7 == 0) {   /* a clock reading: the generic encoder's record, for both */
             dmm_trc_rec_t t = { .op = DMM_TRC_FREE, .seq = a.seq + 1,
                                 .time = a.time + rnd % 1000, .ptr_in = ptr };
-            dmm_trc2_encode(x, &a, &t);
-            dmm_trc2_encode(y, &b, &t);
+            dmm_trc3_encode(x, &a, &t);
+            size_t nt = dmm_trc3_encode(y, &b, &t);
+            dmm_trc_rec_t d;
+            const char *why = NULL;
+            cr_assert_eq(dmm_trc3_decode(y, nt, &c, &d, &why), nt, "record %d: %s", i, why);
         }
     }
+    cr_assert_gt(shorts, 15000, "short forms: %d of 20000", shorts);
+    cr_assert_lt(shorts, 20000, "and long ones (an address step of 8 bytes)");
 }
 
-/* The recording of the previous version, committed (test/data/trc-v1/):
- * each reads to the text its own reader dumped then. */
+/* Recordings of the earlier versions, committed (test/data/trc-v1/,
+ * trc-v2/): each reads to the text its own reader dumped then. */
 Test(trc, previous_version_recordings_read_as_before)
 {
-    static const char *const names[] = { "stacks", "errno", "aligned" };
-    for (size_t i = 0; i < 3; i++) {
+    static const struct { unsigned ver; const char *name; } rec[] = {
+        { 1, "stacks" }, { 1, "errno" }, { 1, "aligned" },
+        { 2, "stacks" }, { 2, "errno" }, { 2, "aligned" }, { 2, "usual" },
+    };
+    for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++) {
         char trc[512], txt[512];
-        snprintf(trc, sizeof trc, DMM_SRC_DIR "/test/data/trc-v1/%s.trc", names[i]);
-        snprintf(txt, sizeof txt, DMM_SRC_DIR "/test/data/trc-v1/%s.txt", names[i]);
+        snprintf(trc, sizeof trc, DMM_SRC_DIR "/test/data/trc-v%u/%s.trc", rec[i].ver,
+                 rec[i].name);
+        snprintf(txt, sizeof txt, DMM_SRC_DIR "/test/data/trc-v%u/%s.txt", rec[i].ver,
+                 rec[i].name);
         size_t len, tlen;
         uint8_t *buf = slurp(trc, &len);
-        cr_assert_eq(buf[8], 1, "%s is a version 1 trace", trc);
+        cr_assert_eq(buf[8], rec[i].ver, "%s is a version %u trace", trc, rec[i].ver);
         free(buf);
         dmm_trace_t t;
         dmm_err_t err;
         char name[64];
-        snprintf(name, sizeof name, "%s.trc", names[i]);
+        snprintf(name, sizeof name, "%s.trc", rec[i].name);
         cr_assert_eq(dmm_trace_parse(name, (buf = slurp(trc, &len)), len, DMM_FMT_TRC, &t, &err),
                      0, "%s", err.msg);
         free(buf);
@@ -717,8 +805,8 @@ Test(trc, previous_version_recordings_read_as_before)
         cr_assert_eq(dmm_write_text(&t, f), 0);
         fclose(f);
         uint8_t *want = slurp(txt, &tlen);
-        cr_assert_eq(n, tlen, "%s: %zu bytes of text, %zu then", names[i], n, tlen);
-        cr_assert(memcmp(s, want, n) == 0, "%s: the text differs", names[i]);
+        cr_assert_eq(n, tlen, "%s: %zu bytes of text, %zu then", rec[i].name, n, tlen);
+        cr_assert(memcmp(s, want, n) == 0, "%s: the text differs", rec[i].name);
         free(want);
         free(s);
         dmm_trace_free(&t);
@@ -857,14 +945,18 @@ Test(trc, text_dump)
  * them again (after a format change); otherwise check they still read. */
 Test(trc, regen_corpus)
 {
-    static const struct { const char *name; size_t nextra; int zstd, cut, fmt; } seeds[] = {
-        { "small.trc", 0, 0, 0, DMM_FMT_TRC },
-        { "small_zstd.trc", 0, 1, 0, DMM_FMT_TRC },
-        { "threads.trc", 60, 0, 0, DMM_FMT_TRC },
-        { "threads_zstd.trc", 200, 1, 0, DMM_FMT_TRC },
-        { "converted.trc", 8, 0, 0, DMM_FMT_REP },
-        { "cut_short.trc", 20, 0, 1, DMM_FMT_TRC },
-        { "empty.trc", 0, 0, 0, DMM_FMT_UNKNOWN },
+    /* ver 0: the current version; usual: usual_trace()'s short forms */
+    static const struct { const char *name; size_t nextra; int zstd, cut, fmt, ver, usual; } seeds[] = {
+        { "small.trc", 0, 0, 0, DMM_FMT_TRC, 0, 0 },
+        { "small_zstd.trc", 0, 1, 0, DMM_FMT_TRC, 0, 0 },
+        { "threads.trc", 60, 0, 0, DMM_FMT_TRC, 0, 0 },
+        { "threads_zstd.trc", 200, 1, 0, DMM_FMT_TRC, 0, 0 },
+        { "converted.trc", 8, 0, 0, DMM_FMT_REP, 0, 0 },
+        { "cut_short.trc", 20, 0, 1, DMM_FMT_TRC, 0, 0 },
+        { "empty.trc", 0, 0, 0, DMM_FMT_UNKNOWN, 0, 0 },
+        { "usual.trc", 40, 0, 0, DMM_FMT_TRC, 0, 1 },
+        { "threads_v2.trc", 60, 0, 0, DMM_FMT_TRC, 2, 0 },
+        { "usual_v2.trc", 40, 0, 0, DMM_FMT_TRC, 2, 1 },
     };
     int regen = getenv("DMM_REGEN_CORPUS") != NULL;
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
@@ -877,11 +969,12 @@ Test(trc, regen_corpus)
                 memset(&a, 0, sizeof a);
                 a.format = DMM_FMT_TRC;
             } else {
-                sample_trace(&a, seeds[i].nextra);
+                (seeds[i].usual ? usual_trace : sample_trace)(&a, seeds[i].nextra);
                 a.format = (dmm_format_t)seeds[i].fmt;
             }
             const char *tmp = tmp_path("seed.trc");
             unlink(tmp);
+            g_ver = seeds[i].ver ? (unsigned)seeds[i].ver : DMM_TRC_VERSION;
             cr_assert_eq(write_v(&a, tmp, seeds[i].zstd, &err), 0, "%s", err.msg);
             size_t len;
             uint8_t *buf = slurp(tmp, &len);
@@ -895,6 +988,9 @@ Test(trc, regen_corpus)
         size_t len;
         uint8_t *buf = slurp(path, &len);
         cr_assert_lt(len, 8192, "%s: seeds stay small", seeds[i].name);
+        if (seeds[i].fmt != DMM_FMT_UNKNOWN)
+            cr_assert_eq(buf[8], seeds[i].ver ? seeds[i].ver : DMM_TRC_VERSION, "%s",
+                         seeds[i].name);
         free(buf);
         dmm_trace_t t;
         cr_assert_eq(dmm_trace_load(path, &t, &err), 0, "%s", err.msg);

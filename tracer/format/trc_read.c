@@ -241,7 +241,7 @@ static dmm_trc2_state_t *thread_state(rd_t *r, uint32_t tid, int *fresh)
     return &r->states[*slot];
 }
 
-/* Decode the raw_len bytes of one version-2 block's records (trcenc.h);
+/* Decode the raw_len bytes of one version-2 or -3 block's records (trcenc.h);
  * cont: the block goes on from its thread's previous one. */
 static int read_payload2(rd_t *r, uint64_t boff, uint32_t tid, const uint8_t *p, size_t n,
                          int zstd, int cont)
@@ -259,7 +259,8 @@ static int read_payload2(rd_t *r, uint64_t boff, uint32_t tid, const uint8_t *p,
     for (size_t at = 0; at < n;) {
         dmm_trc_rec_t rec;
         const char *why = NULL;
-        size_t len = dmm_trc2_decode(p + at, n - at, &st, &rec, &why);
+        size_t len = r->version >= 3 ? dmm_trc3_decode(p + at, n - at, &st, &rec, &why)
+                                     : dmm_trc2_decode(p + at, n - at, &st, &rec, &why);
         if (!len) {
             char what[96];
             snprintf(what, sizeof what, "%s%s", why,

@@ -137,7 +137,11 @@ static int need_room(wr_t *w, uint32_t tid, size_t n)
 
 static void put_rec(wr_t *w, const dmm_trc_rec_t *r)
 {
-    if (w->version >= 2) {
+    if (w->version >= 3) {
+        w->used += dmm_trc3_encode(w->raw + w->used, &w->st, r);
+        return;
+    }
+    if (w->version == 2) {
         w->used += dmm_trc2_encode(w->raw + w->used, &w->st, r);
         return;
     }

@@ -1,5 +1,5 @@
-/* trcenc.h - one compact record of a version-2 .trc (trcfmt.h), encoded and
- * decoded.  Header-only, no allocation, no libc call: the recorder in the
+/* trcenc.h - one compact record of a version-2 or version-3 .trc
+ * (trcfmt.h), encoded and decoded.  Header-only, no allocation, no libc call: the recorder in the
  * traced process (preload/recorder/recorder.c) and dmm convert
  * (trc_write.c) encode with it, the reader (trc_read.c) decodes.
  *
@@ -162,41 +162,95 @@ dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
     return dmm_trc2_encode_as(p, st, r, next, failed, stack);
 }
 
-/* dmm_trc2_encode of the two records a traced program writes most, MALLOC
- * and FREE as the recorder writes them the usual way (the next seq, no
- * failure, no stack), where the time is the previous record's (the clock
- * was not read): the same bytes, from the values, with the layout a
- * constant (malloc: lengths of time 0, size, ptr_out; free: time 0,
- * ptr_in).  The caller makes sure of seq and time, and that the size and
- * the address's difference from st->ptr in zigzag form are below 2^63 (a
- * size malloc gave, user addresses: 57 bits at most); each updates st and
- * returns the bytes the record takes. */
+/* ---- version 3: short forms of the two usual records ------------------
+ *
+ * A MALLOC or FREE whose seq is the next, whose time is the last record's,
+ * that did not fail and has no stack, and whose address difference is under
+ * 8 bytes long takes one op byte whose op bits (0-4) hold a value no op
+ * has, then its fields as the long form stores them:
+ *   MALLOC  op bits DMM_TRC3_MALLOC + the size's length (0-8), bits 5-7
+ *           the address difference's length; the size, the difference
+ *   FREE    op bits DMM_TRC3_FREE, bits 5-7 the address difference's
+ *           length; the difference
+ * Two bytes fewer than version 2 gives a malloc, one fewer a free. */
+#define DMM_TRC3_FREE   18u
+#define DMM_TRC3_MALLOC 23u   /* to 31 */
+_Static_assert(DMM_TRC_OP_MAX <= DMM_TRC3_FREE, "version 3's short forms take the op values "
+               "from 18: a new op needs a new version");
+
+/* dmm_trc2_encode, with version 3's short forms where they apply. */
 static inline __attribute__((always_inline)) size_t
-dmm_trc2_encode_malloc_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t size, uint64_t out)
+dmm_trc3_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
+{
+    if ((r->op == DMM_TRC_MALLOC || r->op == DMM_TRC_FREE) && r->seq == st->seq + 1 &&
+        r->time == st->time && !(r->flags & DMM_TRC_RF_FAILED) && !r->stack) {
+        int m = r->op == DMM_TRC_MALLOC;
+        uint64_t a = m ? r->ptr_out : r->ptr_in, z = dmm_trc2_zz(a, st->ptr);
+        unsigned la = dmm_trc2_len(z), ls = m ? dmm_trc2_len(r->size) : 0;
+        if (la < 8) {
+            uint64_t size = r->size;
+            if (m)
+                memcpy(p + 1, &size, 8);
+            memcpy(p + 1 + ls, &z, 8);
+            p[0] = (uint8_t)((m ? DMM_TRC3_MALLOC + ls : DMM_TRC3_FREE) | la << 5);
+            st->seq++;
+            st->ptr = a;
+            return 1 + ls + la;
+        }
+    }
+    return dmm_trc2_encode(p, st, r);
+}
+
+/* dmm_trc3_encode of the two records a traced program writes most, MALLOC
+ * and FREE as the recorder writes them the usual way (the next seq, no
+ * failure, no stack, the time of the previous record: the clock was not
+ * read), from the values: the same bytes.  The caller makes sure of seq and
+ * time, and that the size and the address's difference from st->ptr in
+ * zigzag form are below 2^63 (a size malloc gave, user addresses: 57 bits
+ * at most); each updates st and returns the bytes the record takes. */
+static inline __attribute__((always_inline)) size_t
+dmm_trc3_encode_malloc_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t size, uint64_t out)
 {
     uint64_t z = dmm_trc2_zz(out, st->ptr);   /* before the byte stores, which may alias st */
     unsigned ls = dmm_trc2_len63(size), lo = dmm_trc2_len63(z);
-    memcpy(p + 3, &size, 8);
-    memcpy(p + 3 + ls, &z, 8);
-    p[0] = DMM_TRC_MALLOC | DMM_TRC2_SEQ_NEXT;
-    p[1] = (uint8_t)(ls << 4);
-    p[2] = (uint8_t)lo;
+    size_t n;
+    if (__builtin_expect(lo < 8, 1)) {
+        memcpy(p + 1, &size, 8);
+        memcpy(p + 1 + ls, &z, 8);
+        p[0] = (uint8_t)((DMM_TRC3_MALLOC + ls) | lo << 5);
+        n = 1 + ls + lo;
+    } else {   /* the long form, version 2's */
+        memcpy(p + 3, &size, 8);
+        memcpy(p + 3 + ls, &z, 8);
+        p[0] = DMM_TRC_MALLOC | DMM_TRC2_SEQ_NEXT;
+        p[1] = (uint8_t)(ls << 4);
+        p[2] = (uint8_t)lo;
+        n = 3 + ls + lo;
+    }
     st->seq++;
     st->ptr = out;
-    return 3 + ls + lo;
+    return n;
 }
 
 static inline __attribute__((always_inline)) size_t
-dmm_trc2_encode_free_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t in)
+dmm_trc3_encode_free_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t in)
 {
     uint64_t z = dmm_trc2_zz(in, st->ptr);
     unsigned li = dmm_trc2_len63(z);
-    memcpy(p + 2, &z, 8);
-    p[0] = DMM_TRC_FREE | DMM_TRC2_SEQ_NEXT;
-    p[1] = (uint8_t)(li << 4);
+    size_t n;
+    if (__builtin_expect(li < 8, 1)) {
+        memcpy(p + 1, &z, 8);
+        p[0] = (uint8_t)(DMM_TRC3_FREE | li << 5);
+        n = 1 + li;
+    } else {
+        memcpy(p + 2, &z, 8);
+        p[0] = DMM_TRC_FREE | DMM_TRC2_SEQ_NEXT;
+        p[1] = (uint8_t)(li << 4);
+        n = 2 + li;
+    }
     st->seq++;
     st->ptr = in;
-    return 2 + li;
+    return n;
 }
 
 /* Decode the record at p (n bytes there) after the record that left st,
@@ -273,6 +327,39 @@ static inline size_t dmm_trc2_decode(const uint8_t *p, size_t n, dmm_trc2_state_
         r->stack = (uint32_t)v[i++];
     }
     return at;
+}
+
+/* dmm_trc2_decode of a version-3 record: a short form, or what version 2
+ * has. */
+static inline size_t dmm_trc3_decode(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
+                                     dmm_trc_rec_t *r, const char **why)
+{
+    unsigned f = n ? p[0] & DMM_TRC2_OP_MASK : 0;
+    if (f != DMM_TRC3_FREE && f < DMM_TRC3_MALLOC)
+        return dmm_trc2_decode(p, n, st, r, why);
+    unsigned la = p[0] >> 5, ls = f == DMM_TRC3_FREE ? 0 : f - DMM_TRC3_MALLOC;
+    if (1 + ls + la > n) {
+        *why = "record runs past the end of the block";
+        return 0;
+    }
+    uint64_t size = 0, z = 0;
+    for (unsigned k = 0; k < ls; k++)
+        size |= (uint64_t)p[1 + k] << (8 * k);
+    for (unsigned k = 0; k < la; k++)
+        z |= (uint64_t)p[1 + ls + k] << (8 * k);
+    memset(r, 0, sizeof *r);
+    r->seq = ++st->seq;
+    r->time = st->time;
+    st->ptr = dmm_trc2_unzz(z, st->ptr);
+    if (f == DMM_TRC3_FREE) {
+        r->op = DMM_TRC_FREE;
+        r->ptr_in = st->ptr;
+    } else {
+        r->op = DMM_TRC_MALLOC;
+        r->size = size;
+        r->ptr_out = st->ptr;
+    }
+    return 1 + ls + la;
 }
 
 #endif

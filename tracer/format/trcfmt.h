@@ -16,7 +16,14 @@
  * Records of one block come from one thread, in that thread's order.  How
  * a payload holds them depends on the header's version:
  *
- * Version 2 (what dmm writes): compact records, a few bytes each
+ * Version 3 (what dmm writes): version 2, and a short form of the usual
+ * malloc and free records: one op byte whose op bits hold a value no op
+ * has (18: FREE; 23 to 31: MALLOC, 23 + the size's length), bits 5-7 the
+ * length of the address difference, then the size and the difference as
+ * below.  Such a record's seq is the previous record's + 1, its time the
+ * previous record's; it did not fail and has no stack (trcenc.h).
+ *
+ * Version 2: compact records, a few bytes each
  * (trcenc.h).  A record is an op byte (the op in bits 0-4; bit 5 FAILED;
  * bit 6 SEQ_NEXT: its seq is the previous record's + 1 and is not stored;
  * bit 7 STACK: a call-site id is stored), then one byte of two 4-bit
@@ -47,7 +54,7 @@
 #include <stdint.h>
 
 #define DMM_TRC_MAGIC        "DMMTRACE"   /* 8 bytes, no NUL */
-#define DMM_TRC_VERSION      2            /* what dmm writes */
+#define DMM_TRC_VERSION      3            /* what dmm writes */
 #define DMM_TRC_VERSION_MIN  1            /* the oldest it reads */
 #define DMM_TRC_BLOCK_MAGIC  0x4b4c4244u  /* "DBLK" little-endian */
 
