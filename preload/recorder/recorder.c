@@ -831,7 +831,10 @@ static void atfork_child(void)
 
 /* ---- fatal signals ---------------------------------------------------- */
 
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+/* SIGPIPE too: a program writing into "| head" ends by it.  Not SIGINT or
+ * SIGTERM: programs look at those dispositions to choose their own (Python
+ * installs KeyboardInterrupt only over SIG_DFL). */
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGPIPE };
 
 static void on_fatal(int sig)
 {

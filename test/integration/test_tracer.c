@@ -140,6 +140,8 @@ static void check_pattern_env(const char *mode, int n, const char *const env[])
         cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
     else if (!strcmp(mode, "segv"))
         cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+    else if (!strcmp(mode, "sigpipe"))
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE, "status %d", st);
     else
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
     char names[8][600];
@@ -206,6 +208,14 @@ Test(tracer, loses_nothing_on_exit) { check_pattern("exit", 300); }
 Test(tracer, loses_nothing_on__exit) { check_pattern("_exit", 300); }
 Test(tracer, flushes_on_abort) { check_pattern("abort", 300); }
 Test(tracer, flushes_on_segv) { check_pattern("segv", 300); }
+
+/* "| head": the program dies of SIGPIPE at its default disposition, which
+ * the tracee inherits from here. */
+Test(tracer, flushes_on_sigpipe)
+{
+    signal(SIGPIPE, SIG_DFL);
+    check_pattern("sigpipe", 300);
+}
 
 Test(tracer, records_every_aligned_call)
 {

@@ -14,6 +14,8 @@
  *   exec N     N x main-pattern, then execs itself as "tracee main N"
  *   abort N    N x main-pattern, then abort()
  *   segv N     N x main-pattern, then a write through NULL
+ *   sigpipe N  N x main-pattern, then a write into a pipe nobody reads:
+ *              SIGPIPE ends it (status 1 if it was not at its default)
  *   aligned N  N x each aligned call (memalign, posix_memalign,
  *              aligned_alloc, valloc, pvalloc), freed
  *   forkmt N   a thread allocates without pause while main forks N times;
@@ -237,6 +239,16 @@ int main(int argc, char **argv)
         leave(0);
         volatile int *null = (volatile int *)(uintptr_t)(argc - 3);
         *null = 1;
+    } else if (!strcmp(mode, "sigpipe")) {
+        pattern(n);
+        leave(0);
+        int p[2];
+        if (pipe(p) != 0)
+            return 1;
+        close(p[0]);
+        ssize_t w = write(p[1], "x", 1);
+        printf("tracee write %zd: SIGPIPE is not at its default\n", w);
+        return 1;
     } else if (!strcmp(mode, "aligned")) {
         /* volatile: the compiler may drop an unused malloc/free pair */
         void *volatile p;
