@@ -829,6 +829,27 @@ static void atfork_child(void)
     dmm_tw_gate -= DMM_TW_INSIDE;
 }
 
+/* ---- a program killed ------------------------------------------------- */
+
+/* In the writer process, after the program died without a word (SIGKILL,
+ * a fatal signal it handles itself): what every registered thread had not
+ * yet written, from the memory the writer shares with the dead program.
+ * No thread runs any more, but one may have died holding a lock: such a
+ * thread, or the registry, is left alone.  Raw system calls only. */
+static void orphan_flush(dmm_block_z_t *z)
+{
+    if (__atomic_load_n(&g_registry_lock, __ATOMIC_ACQUIRE))
+        return;
+    for (tstate_t *s = g_registry; s; s = s->next) {
+        if (__atomic_load_n(&s->lock, __ATOMIC_ACQUIRE) || s->job.state)
+            continue;
+        uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
+        if (pos > s->flushed)
+            dmm_block_write(g_fd, z, g_zlevel, s->tid, s->buf + s->flushed, pos - s->flushed,
+                            s->flushed != 0);
+    }
+}
+
 /* ---- fatal signals ---------------------------------------------------- */
 
 /* SIGPIPE too: a program writing into "| head" ends by it.  Not SIGINT or
@@ -888,6 +909,7 @@ static void init(void)
     install_fatal_handlers();
     g_lean = g_depth == 0 && g_tsc;
     g_writer = writer_wanted();
+    dmm_writer_on_orphan(orphan_flush);
     __atomic_store_n(&g_state, ST_ON, __ATOMIC_RELEASE);
     dmm_tw_gate -= DMM_TW_INSIDE;
 }

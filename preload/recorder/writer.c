@@ -52,6 +52,9 @@ static struct {
     int         hup;        /* its end of a pipe whose other end the program holds */
     int         hold;       /* the program's end: closed by exit, exec or death */
     pid_t       pid;
+    pid_t       parent;     /* the program's */
+    int         orphaned;   /* the program died without stopping it */
+    void      (*orphan_hook)(dmm_block_z_t *z);
     void       *stack;
 } g_w;
 
@@ -136,8 +139,13 @@ static int writer_main(void *arg)
                 !__atomic_load_n(&g_w.quit, __ATOMIC_SEQ_CST))
                 futex_wait(&g_w.work, seen, POLL_NS);
             __atomic_store_n(&g_w.sleeping, 0, __ATOMIC_SEQ_CST);
-            if (program_gone())
+            if (program_gone()) {
+                /* dead (this process is someone else's child now), or an
+                 * exec the recorder did not see, or the program closed the
+                 * pipe: only the first leaves its buffers for ever */
+                g_w.orphaned = (pid_t)DMM_SYS(SYS_getppid, 0, 0, 0) != g_w.parent;
                 __atomic_store_n(&g_w.quit, 1, __ATOMIC_SEQ_CST);
+            }
             continue;
         }
         dmm_wjob_t *fifo = NULL;   /* pushed last first: the order they came */
@@ -157,6 +165,8 @@ static int writer_main(void *arg)
             fifo = next;
         }
     }
+    if (g_w.orphaned && g_w.orphan_hook)
+        g_w.orphan_hook(&z);
     dmm_block_z_free(&z);
     for (;;)
         DMM_SYS(SYS_exit, 0, 0, 0);
@@ -196,7 +206,8 @@ static int start(int fd, int zlevel)
     }
     mprotect(stack, PAGE, PROT_NONE);   /* an overflow faults, not corrupts */
     g_w.head = NULL;
-    g_w.quit = g_w.sleeping = 0;
+    g_w.quit = g_w.sleeping = g_w.orphaned = 0;
+    g_w.parent = getpid();
     g_w.fd = fd;
     g_w.zlevel = zlevel;
     g_w.hup = p[0];
@@ -299,11 +310,18 @@ void dmm_writer_stop(void)
     dmm_spin_unlock(&g_w.lock);
 }
 
+void dmm_writer_on_orphan(void (*hook)(dmm_block_z_t *z))
+{
+    g_w.orphan_hook = hook;
+}
+
 void dmm_writer_forget(void)
 {
     if (g_w.state == W_RUNNING || g_w.state == W_STOPPING) {
         munmap(g_w.stack, STACK_BYTES + PAGE);
         close(g_w.hold);   /* the parent's writer must see the parent go */
     }
+    void (*hook)(dmm_block_z_t *) = g_w.orphan_hook;
     memset(&g_w, 0, sizeof g_w);
+    g_w.orphan_hook = hook;
 }

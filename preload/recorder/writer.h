@@ -18,8 +18,9 @@
  * calls only (sys.h).  It ends when told to (exit, exec, _exit, a fatal
  * signal: dmm_writer_stop, after its jobs) or, having written what it was
  * given, when the program is gone without telling it (killed, or an exec
- * the recorder did not see).  If it dies, the jobs it had not taken come
- * back to their threads, and no writer is started again.
+ * the recorder did not see); killed, it first writes what the threads'
+ * buffers still hold (dmm_writer_on_orphan).  If it dies, the jobs it had
+ * not taken come back to their threads, and no writer is started again.
  *
  * Not with ThreadSanitizer, whose runtime does not know a process sharing
  * its memory; not where sys.h has no raw system calls. */
@@ -27,6 +28,8 @@
 #define DMM_RECORDER_WRITER_H
 
 #include <stdint.h>
+
+#include "preload/recorder/block.h"
 
 /* A job: a block's bytes, in a buffer that stays unchanged until the job is
  * done (state 0).  Lives in its thread's state; the writer keeps a pointer
@@ -60,6 +63,12 @@ int  dmm_writer_wait(dmm_wjob_t *j);
 /* Let the writer finish every job, end it and reap it: the trace file holds
  * every block handed over.  A later job starts a new one (exec failed). */
 void dmm_writer_stop(void);
+
+/* hook(z) runs in the writer, after its last job, when the program died
+ * without stopping it (SIGKILL, a signal the program handles itself): it
+ * may write what the dead program's buffers still hold, through z, with
+ * raw system calls only and without waiting on a lock. */
+void dmm_writer_on_orphan(void (*hook)(dmm_block_z_t *z));
 
 /* In a fork's child: the writer and its jobs are the parent's. */
 void dmm_writer_forget(void);
