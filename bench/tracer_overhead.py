@@ -107,6 +107,11 @@ def variants(build):
         dict(name="dmmtrace zstd",
              make=dmm({"DMM_TRACE_STACK": "0", "DMM_TRACE_COMPRESS": "zstd"}),
              missing=None),
+        # the writer process for uncompressed blocks too (auto starts it for
+        # compressed ones): what the default leaves out, measured beside it
+        dict(name="dmmtrace writer",
+             make=dmm({"DMM_TRACE_STACK": "0", "DMM_TRACE_WRITER": "yes"}),
+             missing=None),
         dict(name="heaptrack",
              make=lambda argv, env, d: ([heaptrack, "-o", os.path.join(d, "ht")] + argv, env),
              missing=None if heaptrack else "heaptrack not installed"),
@@ -116,10 +121,12 @@ def variants(build):
              missing=None if os.path.exists(MALLOC_DEBUG) else MALLOC_DEBUG + " not found"),
     ]
     if not os.path.exists(tracer):
-        for x in v[1:4]:
-            x["missing"] = tracer + " not built (run make)"
-    if not os.path.exists(marker) and not v[5]["missing"]:
-        v[5]["missing"] = marker + " not built (make %s)" % os.path.relpath(marker, ROOT)
+        for x in v:
+            if x["name"].startswith("dmmtrace"):
+                x["missing"] = tracer + " not built (run make)"
+    mt = next(x for x in v if x["name"] == "glibc mtrace")
+    if not os.path.exists(marker) and not mt["missing"]:
+        mt["missing"] = marker + " not built (make %s)" % os.path.relpath(marker, ROOT)
     return v
 
 
