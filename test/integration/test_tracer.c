@@ -83,6 +83,15 @@ static void load(const char *path, dmm_trace_t *t)
     cr_assert_not(t->truncated, "%s", t->note);
 }
 
+/* The one trace file of tmpdir, loaded into t and counted into c. */
+static void load_the_trace(dmm_trace_t *t, counts_t *c)
+{
+    char names[4][600];
+    cr_assert_eq(trace_files(names, 4), 1);
+    load(names[0], t);
+    count(t, c);
+}
+
 /* The op stream is consistent: every free found its block, no address was
  * handed out twice while live (the order respects causality); and within
  * each thread time never goes back (the clock is read every few records,
@@ -144,12 +153,9 @@ static void check_pattern_env(const char *mode, int n, const char *const env[])
         cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE, "status %d", st);
     else
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
-    char names[8][600];
-    cr_assert_eq(trace_files(names, 8), 1);
     dmm_trace_t t;
-    load(names[0], &t);
     counts_t c;
-    count(&t, &c);
+    load_the_trace(&t, &c);
     cr_expect_eq(c.op[DMM_TRC_REALLOC], (uint64_t)n);
     cr_expect_eq(c.op[DMM_TRC_CALLOC], (uint64_t)n);
     cr_expect_geq(c.op[DMM_TRC_MALLOC], (uint64_t)n);
@@ -585,12 +591,9 @@ Test(tracer, the_writer_process_is_not_a_child_the_program_waits_for)
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", cases[i].env, st);
         int pid;
         cr_expect_eq(writers_in("out", &pid), cases[i].writers, "%s", cases[i].env);
-        char names[4][600];
-        cr_assert_eq(trace_files(names, 4), 1);
         dmm_trace_t t;
-        load(names[0], &t);
         counts_t c;
-        count(&t, &c);
+        load_the_trace(&t, &c);
         cr_expect_eq(c.op[DMM_TRC_REALLOC], 30000);
         dmm_trace_free(&t);
         remove_tmpdir();
