@@ -88,6 +88,16 @@ static inline unsigned dmm_trc2_len63(uint64_t v)
     return (bits + 7u) >> 3;
 }
 
+/* A field of len bytes (0 to 8) at p, little-endian: the decoders' read,
+ * which never looks past p + len. */
+static inline uint64_t dmm_trc2_load(const uint8_t *p, unsigned len)
+{
+    uint64_t x = 0;
+    for (unsigned k = 0; k < len; k++)
+        x |= (uint64_t)p[k] << (8 * k);
+    return x;
+}
+
 /* One field at *q; its length into lens at nibble *sh. */
 static inline __attribute__((always_inline)) void dmm_trc2_put(uint8_t **q, uint32_t *lens,
                                                                unsigned *sh, uint64_t v)
@@ -289,10 +299,7 @@ static inline size_t dmm_trc2_decode(const uint8_t *p, size_t n, dmm_trc2_state_
             *why = "record runs past the end of the block";
             return 0;
         }
-        uint64_t x = 0;
-        for (unsigned k = 0; k < len; k++)
-            x |= (uint64_t)p[at + k] << (8 * k);
-        v[i] = x;
+        v[i] = dmm_trc2_load(p + at, len);
         at += len;
     }
     for (unsigned i = nv; i < (nv + 1) / 2 * 2; i++)
@@ -342,11 +349,7 @@ static inline size_t dmm_trc3_decode(const uint8_t *p, size_t n, dmm_trc2_state_
         *why = "record runs past the end of the block";
         return 0;
     }
-    uint64_t size = 0, z = 0;
-    for (unsigned k = 0; k < ls; k++)
-        size |= (uint64_t)p[1 + k] << (8 * k);
-    for (unsigned k = 0; k < la; k++)
-        z |= (uint64_t)p[1 + ls + k] << (8 * k);
+    uint64_t size = dmm_trc2_load(p + 1, ls), z = dmm_trc2_load(p + 1 + ls, la);
     memset(r, 0, sizeof *r);
     r->seq = ++st->seq;
     r->time = st->time;
