@@ -224,6 +224,12 @@ inline void dmm_backend_free_any(void *p)
             dmm_cache_push(&dmm_chain_thread_cache, dmm_cache_bin_for_block(u), p,
                            dmm_evolved_cache_count()))
             return;
+        /* a full bin, or a block above max=: one thread, a registered
+         * cache (else free_block's push registers it), no lock */
+        if (dmm_evolved_has_fast() && __libc_single_threaded &&
+            (dmm_chain_thread_cache.registered || u > dmm_evolved_cache_max()) &&
+            dmm_evolved_class_free_fast(dmm_shim_chain, (int)i, p))
+            return;
         free_refused((int)i, p, u);
         return;
     }

@@ -526,13 +526,14 @@ Test(build, a_design_becomes_a_library_that_runs_it, .timeout = 120)
              "cmp plain.txt checked.txt",
              tmpdir, tmpdir, tmpdir);
     cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
-    /* the same program with sss's list FIFO (free appends at its tail) and
-     * memory in huge pages; and on both, a workout that checks every byte
-     * of every block it keeps (realloc too) in a process that never starts
-     * a thread */
+    /* the same program with sss's list FIFO (free appends at its tail),
+     * memory in huge pages and a cache of 4 blocks a bin (a free that finds
+     * its bin full goes to sss's inline path); and on both, a workout that
+     * checks every byte of every block it keeps (realloc too) in a process
+     * that never starts a thread */
     snprintf(path, sizeof path, "%s/f.dmm", tmpdir);
     write_text(path, "sss range=(0,256] list=sll order=fifo\nlea range=(256,inf]\n"
-                     "pages huge=yes\n");
+                     "pages huge=yes\ncache max=128 count=4\n");
     snprintf(cmd, sizeof cmd,
              "cd %s && %s build -o fifo.so f.dmm && "
              "PYTHONMALLOC=malloc LD_PRELOAD=%s/fifo.so python3 t.py >fifo.txt && "
