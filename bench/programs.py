@@ -34,6 +34,7 @@ Timing only: the tests check correctness, never speed."""
 import hashlib
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -159,14 +160,21 @@ def measure(name, argv, extra, output, allocs, reps, gnu_time, pins):
     """{allocator: {wall, cpu, rss: [per round], same: output equal to glibc's}}
     output: what of stdout to compare (workload), or None.  A single-threaded
     program's rounds each run on one CPU, the fastest at the round's start
-    (scripts/cpupin.py); pins gets a line per round saying where."""
+    (scripts/cpupin.py); pins gets a line per round saying where, and in
+    which order the allocators ran: shuffled anew each round (seeded by the
+    round), so that no allocator always runs just after the same one (a
+    replay run just after glibc's took up to 2x its usual time:
+    scripts/measure_candidates.py)."""
     res = {a: dict(wall=[], cpu=[], rss=[], same=True) for a, _ in allocs}
-    ref = None
-    for _ in range(reps):
+    digests = {a: [] for a, _ in allocs}
+    for k in range(reps):
         cpu, speeds = (None, {}) if name in THREADED else benchlib.cpupin.fastest_cpu()
-        pins.append(benchlib.cpupin.describe(cpu, speeds))
+        order = list(allocs)
+        random.Random(k).shuffle(order)
+        pins.append("%s; order %s" % (benchlib.cpupin.describe(cpu, speeds),
+                                      ", ".join(a for a, _ in order)))
         with benchlib.cpupin.pinned(cpu):
-            for a, lib in allocs:
+            for a, lib in order:
                 env = dict(benchlib.clean_env(), **extra)
                 if lib:
                     env["LD_PRELOAD"] = lib
@@ -175,13 +183,13 @@ def measure(name, argv, extra, output, allocs, reps, gnu_time, pins):
                     raise RuntimeError("%s under %s exited %s: %s" % (
                         name, a, r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
                 out = r["out"] or b""
-                digest = hashlib.sha256(output(out) if output else out).hexdigest()
-                if a == "glibc" and ref is None:
-                    ref = digest
-                res[a]["same"] &= digest == ref
+                digests[a].append(hashlib.sha256(output(out) if output else out).hexdigest())
                 res[a]["wall"].append(r["wall_s"])
                 res[a]["cpu"].append(r["cpu_s"])
                 res[a]["rss"].append(r["maxrss_kib"])
+    ref = digests["glibc"][0] if digests.get("glibc") else None
+    for a in res:
+        res[a]["same"] = all(d == ref for d in digests[a])
     return res
 
 
@@ -294,7 +302,8 @@ def main():
     lines = ["# Real programs on their own evolved allocator", "",
              benchlib.machine_line(), "",
              "Each program recorded once, `make evolve` on its trace (search at most %d s), then run "
-             "%d interleaved rounds under each allocator (medians). F_real = ½·time/time_glibc "
+             "%d interleaved rounds under each allocator, in an order shuffled each round "
+             "(medians). F_real = ½·time/time_glibc "
              "+ ½·peak RSS/peak RSS_glibc.  Each round of a single-threaded program runs on "
              "one CPU, the one that ran a busy loop fastest at the round's start (this "
              "machine's CPUs differ in speed by up to 1.4x from minute to minute; unpinned, "

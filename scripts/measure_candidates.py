@@ -11,7 +11,10 @@ into a library of its own (BUILD/candidates/NAME.so, the same code as
 libdmm_evolved.so), and replays TRACE under glibc and under each with
 `dmm replay --json`, interleaved, N rounds (default 5), each round on one
 CPU, the fastest at its start (cpupin.py: a replay is single-threaded, and
-this machine's CPUs need not run at one speed).  Measured, per candidate
+this machine's CPUs need not run at one speed), in an order shuffled anew
+each round (seeded by the round: the replay that runs just after glibc's
+took up to 2x its usual time on git log's trace, so a fixed order would
+charge that to one candidate every round).  Measured, per candidate
 (medians):
 
     F_meas = 0.5 * t / t_glibc + 0.5 * heap / heap_glibc
@@ -26,14 +29,15 @@ written).  The candidate
 with the lowest F_meas wins if it beats the search's best (top-1) by more
 than --margin (0.02: 2 %, this machine's noise between rounds); else top-1
 stays.  DIR/chosen.dmm is the winner's .dmm (its title says what was
-measured).  Writes DIR/measured.json and DIR/measured.csv (predicted and
-measured rank of each); prints one line per candidate.  Exit status 1 when
-no candidate could be measured (a build or replay that fails is reported
-and left out)."""
+measured).  Writes DIR/measured.json (each round's order too) and
+DIR/measured.csv (predicted and measured rank of each); prints one line per
+candidate.  Exit status 1 when no candidate could be measured (a build or
+replay that fails is reported and left out)."""
 import argparse
 import csv
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -126,12 +130,15 @@ def main():
     names = [c[0] for c in cands]
     libs, errors = build_all(build, dmm, names, [c[1] for c in cands])
     runs = {n: [] for n in ["glibc"] + names}
-    pins = []
-    for _ in range(a.reps):
+    pins, orders = [], []
+    for k in range(a.reps):
         cpu, speeds = cpupin.fastest_cpu()
         pins.append(cpupin.describe(cpu, speeds))
+        order = list(runs)
+        random.Random(k).shuffle(order)
+        orders.append(order)
         with cpupin.pinned(cpu):
-            for n in runs:
+            for n in order:
                 if n != "glibc" and not libs.get(n):
                     continue
                 r = replay(dmm, a.trace, None if n == "glibc" else libs[n])
@@ -176,7 +183,8 @@ def main():
     out = dict(trace=a.trace, reps=a.reps,
                glibc=dict(seconds=base_t, heap_bytes=base_m,
                           call_seconds=statistics.median(x[2] for x in runs["glibc"])),
-               chosen=win["name"], candidates=rows, errors=errors, pinned=pins)
+               chosen=win["name"], candidates=rows, errors=errors, pinned=pins,
+               orders=orders)
     with open(os.path.join(a.dir, "measured.json"), "w") as f:
         json.dump(out, f, indent=1)
     with open(os.path.join(a.dir, "measured.csv"), "w", newline="") as f:

@@ -421,7 +421,7 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
     cr_assert_eq(run(argv, NULL, tmpdir, NULL, NULL, NULL), 0);
     snprintf(cmd, sizeof cmd,
              "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
-             "--reps 1 --presets kng,lea > '%s/measure.out' 2>&1", DMM_SRC_DIR, ev, trc,
+             "--reps 2 --presets kng,lea > '%s/measure.out' 2>&1", DMM_SRC_DIR, ev, trc,
              DMM_BUILD_DIR, tmpdir);
     int st = system(cmd);
     snprintf(file, sizeof file, "%s/measure.out", tmpdir);
@@ -469,6 +469,14 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
              "sys.exit(0 if r and all(x[\"seconds\"]>x[\"call_seconds\"]>0 for x in r) else 1)' "
              "'%s/measured.json'", ev);
     cr_expect_eq(system(cmd), 0, "measured.json: seconds not above call_seconds");
+    /* each round ran glibc and every candidate once, in its own order
+     * (shuffled by the round: rounds 0 and 1 differ for 4 or 5 names) */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+             "o=d[\"orders\"]; n=sorted([\"glibc\"]+[x[\"name\"] for x in d[\"candidates\"]]); "
+             "sys.exit(0 if len(o)==2 and all(sorted(x)==n for x in o) and o[0]!=o[1] else 1)' "
+             "'%s/measured.json'", ev);
+    cr_expect_eq(system(cmd), 0, "measured.json: each round's order is not a permutation");
     free(out);
     remove_tmpdir();
 }
