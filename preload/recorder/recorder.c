@@ -4,8 +4,8 @@
  * Hot path: a record is a compact version-3 record (tracer/format/trcenc.h,
  * a few bytes: differences from the thread's previous record) appended to
  * the calling thread's buffer (thread-local, no lock), stamped with a
- * process-wide sequence number (one atomic add, or a plain add while the
- * process is single-threaded) and the TSC, read every DMM_TRACE_TIME_STRIDE
+ * sequence number (a plain add while the process is single-threaded, a
+ * clock of the thread's own after: seq_mt() below) and the TSC, read every DMM_TRACE_TIME_STRIDE
  * records of the thread (default 32: a read costs more than the rest of a
  * record); the records between carry the last reading.  malloc and free
  * write theirs the lean way (below: ~57 instructions a call on the
@@ -96,6 +96,7 @@ typedef struct tstate {
     uint32_t       flushed;    /* bytes already in the file (flush lock) */
     dmm_trc2_state_t st;       /* the owner's: where its records stand since pos 0 */
     uint64_t       tnow;       /* the last clock reading */
+    uint64_t       lclock;     /* multi-threaded: the least seq of the next record */
     uint32_t       tleft;      /* records until the next one */
     uint32_t       tid;
     int            lock;       /* flush lock */
@@ -797,6 +798,10 @@ static void atfork_child(void)
     g_registry_lock = 0;
     g_gate_closed = g_writers = 0;
     ts.job.state = 0;   /* the spare's block, if any, is the parent's to write */
+    /* should this glibc count the child as single-threaded, its count goes
+     * on from this thread's clock */
+    if (dmm_tw_next_seq < ts.lclock)
+        dmm_tw_next_seq = ts.lclock;
     dmm_writer_forget();
     ts.gatekeeper = 0;
     ts.lock = 0;
@@ -1184,6 +1189,59 @@ __attribute__((noinline)) void dmm_tw_record(unsigned op, uint64_t seq, uint64_t
     record(op, seq, size, arg, in, out, err);
 }
 
+/* ---- the order of records across threads -----------------------------
+ *
+ * A trace's order need only respect causality: each thread's program order,
+ * and for each address the call that gave it up before the call that
+ * obtains it again (and the call that obtained it before the one that gives
+ * it up, in whatever thread).  One process-wide count, taken with an atomic
+ * add by every call of every thread, gives that at the price of a line of
+ * memory that all threads write: on two CPUs, a third of the cost of a
+ * record.  So a multi-threaded process numbers its records with clocks
+ * (Lamport's, made to follow the TSC): a thread's next seq is at least its
+ * previous + 1, the last clock reading (so that threads' numbers stay
+ * close to each other and to time: the trace's interleaving is the real
+ * one, to within the records between two readings), the single-threaded
+ * count that went before, and 1 + the highest seq yet given to a call on
+ * the same page, kept in g_order: a call that gives an address up raises
+ * its page's entry before glibc has the block back, one that obtains it
+ * raises it after glibc handed it out and before the program sees it, so
+ * glibc's own hand-over (or the program's, for a block freed by another
+ * thread) carries the entry from one to the other.  Threads working on
+ * pages of their own (glibc's arenas, a thread's cache) write lines of
+ * their own.  Records of two threads may then share a seq: nothing orders
+ * them, and the reader's stable sort keeps them in the file's order. */
+#define ORDER_SLOTS 4096u
+static uint64_t g_order[ORDER_SLOTS] __attribute__((aligned(64)));
+
+static inline __attribute__((always_inline)) uint64_t seq_mt(tstate_t *s, uintptr_t addr)
+{
+    uint64_t seq = s->lclock;
+    uint64_t st = __atomic_load_n(&dmm_tw_next_seq, __ATOMIC_RELAXED);
+    if (seq < st)
+        seq = st;
+    if (seq < s->tnow)
+        seq = s->tnow;
+    if (addr) {
+        uint64_t *e = &g_order[((addr >> 12) * 0x9e3779b97f4a7c15ull) >> 52];
+        uint64_t v = __atomic_load_n(e, __ATOMIC_RELAXED);
+        if (seq <= v)
+            seq = v + 1;
+        /* raise the entry to seq; one raised higher meanwhile is a call
+         * that nothing orders against this one */
+        while (v < seq && !__atomic_compare_exchange_n(e, &v, seq, 1, __ATOMIC_RELAXED,
+                                                       __ATOMIC_RELAXED))
+            ;
+    }
+    s->lclock = seq + 1;
+    return seq;
+}
+
+uint64_t dmm_tw_seq_mt(const void *addr)
+{
+    return seq_mt(&ts, (uintptr_t)addr);
+}
+
 /* The two calls most programs make most, the lean way: a result, room in
  * the buffer, and none of what s->lim rules out (a thread exiting, a
  * process writing through after exit, call stacks, a clock other than the
@@ -1208,13 +1266,14 @@ static inline __attribute__((always_inline)) void lean_clock(tstate_t *s)
 #endif
 }
 
-static inline __attribute__((always_inline)) int lean_other(tstate_t *s, uint64_t seq,
-                                                            uint64_t *t)
+static inline __attribute__((always_inline)) int lean_other(tstate_t *s, uintptr_t addr,
+                                                            uint64_t *seq, uint64_t *t)
 {
     if (__builtin_expect(--s->tleft == 0, 0))
         lean_clock(s);
     *t = s->tnow;
-    return s->tnow != s->st.time || seq != s->st.seq + 1;
+    *seq = seq_mt(s, addr);   /* after the clock: seq_mt follows it */
+    return s->tnow != s->st.time || *seq != s->st.seq + 1;
 }
 
 /* A lean record with a time or a seq of its own, and the rest of the way
@@ -1239,14 +1298,14 @@ static __attribute__((noinline)) void *malloc_full(uint64_t seq, size_t n, void 
     return p;
 }
 
+/* The process has threads, or the call is not one for the lean way. */
 static __attribute__((noinline)) void *malloc_mt(size_t n, void *p)
 {
-    uint64_t seq = dmm_tw_seq();
     tstate_t *s = &ts;
     if (!__builtin_expect(p != NULL && lean(s), 1))
-        return malloc_full(seq, n, p);
-    uint64_t t;
-    if (lean_other(s, seq, &t))
+        return malloc_full(dmm_tw_seq_at(p), n, p);
+    uint64_t seq, t;
+    if (lean_other(s, (uintptr_t)p, &seq, &t))
         return malloc_other(s, seq, t, n, p);
     uint32_t pos = s->pos;
     pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
@@ -1274,14 +1333,13 @@ static __attribute__((noinline)) void free_full(uint64_t seq, void *p)
 
 static __attribute__((noinline)) void free_mt(void *p)
 {
-    uint64_t seq = dmm_tw_seq();
     tstate_t *s = &ts;
     if (!lean(s)) {
-        free_full(seq, p);
+        free_full(dmm_tw_seq_at(p), p);
         return;
     }
-    uint64_t t;
-    if (lean_other(s, seq, &t)) {
+    uint64_t seq, t;
+    if (lean_other(s, (uintptr_t)p, &seq, &t)) {
         free_other(s, seq, t, p);
         return;
     }

@@ -38,14 +38,22 @@ static inline void dmm_tw_leave(void)
     dmm_tw_gate -= DMM_TW_INSIDE;
 }
 
-/* A sequence number: the process-wide order of records.  Take it after the
- * call for anything that acquires an address and before it for anything
- * that gives one up, so that the order respects causality across threads. */
-static inline uint64_t dmm_tw_seq(void)
+/* A sequence number: the order of records, consistent with causality.
+ * Take it after the call for anything that acquires an address and before
+ * it for anything that gives one up, naming that address (NULL: none).
+ * While the process has one thread, the next of a process-wide count.
+ * Multi-threaded, each thread keeps a clock of its own (recorder.c,
+ * seq_mt): no line of memory that every call of every thread writes. */
+uint64_t dmm_tw_seq_mt(const void *addr);
+static inline uint64_t dmm_tw_seq_at(const void *addr)
 {
     if (__libc_single_threaded)
         return dmm_tw_next_seq++;
-    return __atomic_fetch_add(&dmm_tw_next_seq, 1, __ATOMIC_SEQ_CST);
+    return dmm_tw_seq_mt(addr);
+}
+static inline uint64_t dmm_tw_seq(void)
+{
+    return dmm_tw_seq_at(0);
 }
 /* Record one call.  seq is from dmm_tw_seq().  err is errno after a failed
  * call, else 0. */

@@ -50,7 +50,7 @@ EXPORT void *calloc(size_t n, size_t size)
         total = 0;
     void *p = __libc_calloc(n, size);
     /* errno is read only when the call failed: the tracer leaves it alone */
-    dmm_tw_record(DMM_TRC_CALLOC, dmm_tw_seq(), total, n, NULL, p, p ? 0 : errno);
+    dmm_tw_record(DMM_TRC_CALLOC, dmm_tw_seq_at(p), total, n, NULL, p, p ? 0 : errno);
     dmm_tw_leave();
     return p;
 }
@@ -62,7 +62,7 @@ EXPORT void *calloc(size_t n, size_t size)
 static void *realloc_common(unsigned op, void *p, size_t n, size_t nmemb, int overflow)
 {
     int saved = errno;
-    uint64_t before = p ? dmm_tw_seq() : 0;
+    uint64_t before = p ? dmm_tw_seq_at(p) : 0;
     void *q = NULL;
     int e = ENOMEM;
     if (!overflow) {
@@ -73,9 +73,9 @@ static void *realloc_common(unsigned op, void *p, size_t n, size_t nmemb, int ov
     int failed = q == NULL && (overflow || n != 0 || p == NULL);
     if (p && !failed && q != p) {
         dmm_tw_record(DMM_TRC_RELEASE, before, 0, 0, p, NULL, 0);
-        dmm_tw_record(op, dmm_tw_seq(), n, nmemb, p, q, 0);
+        dmm_tw_record(op, dmm_tw_seq_at(q), n, nmemb, p, q, 0);
     } else {
-        dmm_tw_record(op, p ? before : dmm_tw_seq(), n, nmemb, p, q, failed ? e : 0);
+        dmm_tw_record(op, p ? before : dmm_tw_seq_at(q), n, nmemb, p, q, failed ? e : 0);
     }
     errno = failed ? e : saved;
     return q;
@@ -117,7 +117,7 @@ EXPORT void *memalign(size_t align, size_t n)
         return __libc_memalign(align, n);
     void *p = __libc_memalign(align, n);
     /* errno is read only when the call failed: the tracer leaves it alone */
-    dmm_tw_record(DMM_TRC_MEMALIGN, dmm_tw_seq(), n, align, NULL, p, p ? 0 : errno);
+    dmm_tw_record(DMM_TRC_MEMALIGN, dmm_tw_seq_at(p), n, align, NULL, p, p ? 0 : errno);
     dmm_tw_leave();
     return p;
 }
@@ -130,7 +130,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
         return __libc_memalign(align, n);
     void *p = __libc_memalign(align, n);
     /* errno is read only when the call failed: the tracer leaves it alone */
-    dmm_tw_record(DMM_TRC_ALIGNED_ALLOC, dmm_tw_seq(), n, align, NULL, p, p ? 0 : errno);
+    dmm_tw_record(DMM_TRC_ALIGNED_ALLOC, dmm_tw_seq_at(p), n, align, NULL, p, p ? 0 : errno);
     dmm_tw_leave();
     return p;
 }
@@ -148,7 +148,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         rc = p ? 0 : ENOMEM;
     }
     if (traced) {
-        dmm_tw_record(DMM_TRC_POSIX_MEMALIGN, dmm_tw_seq(), n, align, NULL, p, rc);
+        dmm_tw_record(DMM_TRC_POSIX_MEMALIGN, dmm_tw_seq_at(p), n, align, NULL, p, rc);
         dmm_tw_leave();
     }
     if (rc == 0)
@@ -163,7 +163,7 @@ EXPORT void *valloc(size_t n)
         return __libc_valloc(n);
     void *p = __libc_valloc(n);
     /* errno is read only when the call failed: the tracer leaves it alone */
-    dmm_tw_record(DMM_TRC_VALLOC, dmm_tw_seq(), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : errno);
+    dmm_tw_record(DMM_TRC_VALLOC, dmm_tw_seq_at(p), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : errno);
     dmm_tw_leave();
     return p;
 }
@@ -174,7 +174,7 @@ EXPORT void *pvalloc(size_t n)
         return __libc_pvalloc(n);
     void *p = __libc_pvalloc(n);
     /* errno is read only when the call failed: the tracer leaves it alone */
-    dmm_tw_record(DMM_TRC_PVALLOC, dmm_tw_seq(), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : errno);
+    dmm_tw_record(DMM_TRC_PVALLOC, dmm_tw_seq_at(p), n, (uint64_t)sysconf(_SC_PAGESIZE), NULL, p, p ? 0 : errno);
     dmm_tw_leave();
     return p;
 }

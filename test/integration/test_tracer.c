@@ -94,22 +94,26 @@ static void load_the_trace(dmm_trace_t *t, counts_t *c)
 
 /* The op stream is consistent: every free found its block, no address was
  * handed out twice while live (the order respects causality); and within
- * each thread time never goes back (the clock is read every few records,
- * the others carry the last reading). */
+ * each thread seqs rise and time never goes back (the clock is read every
+ * few records, the others carry the last reading). */
 static void assert_consistent(const dmm_trace_t *t)
 {
-    struct { uint32_t tid; uint64_t time; } last[64];
+    struct { uint32_t tid; uint64_t time, seq; } last[64];
     size_t nl = 0;
     for (size_t i = 0; i < t->nrecs; i++) {
         size_t k = 0;
         while (k < nl && last[k].tid != t->recs[i].tid)
             k++;
         if (k == nl && nl < 64)
-            last[nl++] = (typeof(last[0])){ t->recs[i].tid, 0 };
+            last[nl++] = (typeof(last[0])){ t->recs[i].tid, 0, 0 };
+        else if (k < nl)
+            cr_assert_gt(t->recs[i].seq, last[k].seq, "%s: record %zu of thread %u has the seq "
+                         "of one before it", t->path, i, t->recs[i].tid);
         if (k < nl) {
             cr_expect_geq(t->recs[i].time, last[k].time, "%s: record %zu of thread %u goes back "
                           "in time", t->path, i, t->recs[i].tid);
             last[k].time = t->recs[i].time;
+            last[k].seq = t->recs[i].seq;
         }
     }
     dmm_opstream_t s;
@@ -289,8 +293,6 @@ Test(tracer, threads_and_cross_thread_frees_in_causal_order)
     cr_expect_geq(c.free_nonnull, 4 * 1024);
     cr_expect_eq(c.op[DMM_TRC_THREAD_EXIT], 4);
     cr_expect_geq(c.ntids, 5);
-    for (size_t i = 1; i < t.nrecs; i++)
-        cr_assert_lt(t.recs[i - 1].seq, t.recs[i].seq);
     /* times are nanoseconds (TSC ticks converted by the reader), never
      * running backwards within a thread, and within the run's length */
     cr_expect_eq(t.flags & DMM_TRC_F_NOTIME, 0);
@@ -302,6 +304,53 @@ Test(tracer, threads_and_cross_thread_frees_in_causal_order)
                 break;
             }
     }
+    assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* Blocks handed from thread to thread: every free is of a block the other
+ * thread allocated, and glibc gives the addresses one thread freed to the
+ * other's mallocs.  Nothing but the trace's numbering orders such a reuse
+ * after its free (a multi-threaded process has no count that every call
+ * takes: recorder.c's seq_mt), and the trace must still have it so. */
+Test(tracer, blocks_handed_between_threads_are_reused_in_causal_order)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("handoff", "100000", NULL), 0);
+    dmm_trace_t t;
+    counts_t c;
+    load_the_trace(&t, &c);
+    cr_expect_geq(c.op[DMM_TRC_MALLOC], 200000);
+    cr_expect_geq(c.free_nonnull, 200000);
+    /* by address: the thread that last obtained it and the one that last
+     * gave it up (open addressing; the tracee's live blocks are few) */
+    enum { SLOTS = 1 << 20 };
+    struct { uint64_t addr; uint32_t got, gave; } *m = calloc(SLOTS, sizeof *m);
+    cr_assert_not_null(m);
+    uint64_t cross_frees = 0, cross_reuses = 0;
+    for (size_t i = 0; i < t.nrecs; i++) {
+        const dmm_rec_t *r = &t.recs[i];
+        int got = r->op == DMM_TRC_MALLOC && r->size == 48;
+        uint64_t a = got ? r->ptr_out : r->op == DMM_TRC_FREE ? r->ptr_in : 0;
+        if (!a)
+            continue;
+        size_t k = (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull >> 44);
+        while (m[k].addr && m[k].addr != a)
+            k = (k + 1) % SLOTS;
+        m[k].addr = a;
+        if (got) {
+            cross_reuses += m[k].gave && m[k].gave != r->tid;
+            m[k].got = r->tid;
+        } else {
+            cross_frees += m[k].got && m[k].got != r->tid;
+            m[k].gave = r->tid;
+        }
+    }
+    free(m);
+    cr_expect_geq(cross_frees, 200000);
+    cr_expect_geq(cross_reuses, 10000, "only %llu addresses freed by one thread were reused by "
+                  "the other: the test orders too few", (unsigned long long)cross_reuses);
     assert_consistent(&t);
     dmm_trace_free(&t);
     remove_tmpdir();

@@ -7,6 +7,11 @@
  *   _exit N    the same, then _exit(0)
  *   threads N  4 threads, each N x (malloc, free), half the blocks freed by
  *              another thread than the one that allocated them
+ *   handoff N  two threads, each N x malloc of 48 bytes handed to the other
+ *              through a ring, which frees it while the first goes on: the
+ *              addresses one thread frees come back to the other (glibc
+ *              moves them between its arenas), so their reuse is ordered
+ *              only by the trace's numbering across threads
  *   threxit N  a thread allocates N blocks, frees them and exits, while main
  *              waits (pthread_join) and then returns
  *   fork N     N x main-pattern, fork; child does N more and exits, parent
@@ -83,6 +88,65 @@ static void *thread_body(void *arg)
         free(shared[other][i]);
     for (int i = 0; i < n; i += 2)
         free(shared[t][i]);
+    return NULL;
+}
+
+/* handoff: each thread mallocs into its outgoing ring and frees what the
+ * other put into its incoming one. */
+#define RING 256
+typedef struct {
+    pthread_mutex_t lock;
+    void *slot[RING];
+    unsigned head, tail;
+} ring_t;
+static ring_t rings[2] = { { .lock = PTHREAD_MUTEX_INITIALIZER },
+                           { .lock = PTHREAD_MUTEX_INITIALIZER } };
+static int handoff_n;
+
+static int ring_put(ring_t *r, void *p)
+{
+    pthread_mutex_lock(&r->lock);
+    int ok = r->tail - r->head < RING;
+    if (ok)
+        r->slot[r->tail++ % RING] = p;
+    pthread_mutex_unlock(&r->lock);
+    return ok;
+}
+
+static void *ring_get(ring_t *r)
+{
+    pthread_mutex_lock(&r->lock);
+    void *p = r->head != r->tail ? r->slot[r->head++ % RING] : NULL;
+    pthread_mutex_unlock(&r->lock);
+    return p;
+}
+
+static void *handoff_body(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    ring_t *out = &rings[t], *in = &rings[1 - t];
+    int made = 0, freed = 0;
+    while (made < handoff_n || freed < handoff_n) {
+        void *p;
+        while ((p = ring_get(in)) != NULL) {
+            free(p);
+            freed++;
+        }
+        if (made < handoff_n) {
+            char *q = malloc(48);
+            q[0] = (char)made;
+            while (!ring_put(out, q)) {
+                while ((p = ring_get(in)) != NULL) {
+                    free(p);
+                    freed++;
+                }
+                sched_yield();
+            }
+            made++;
+        } else {
+            sched_yield();
+        }
+    }
     return NULL;
 }
 
@@ -195,6 +259,14 @@ int main(int argc, char **argv)
         for (int t = 0; t < THREADS; t++)
             pthread_join(th[t], NULL);
         checksum = THREADS * 1024;
+    } else if (!strcmp(mode, "handoff")) {
+        pthread_t th[2];
+        handoff_n = n;
+        for (int t = 0; t < 2; t++)
+            pthread_create(&th[t], NULL, handoff_body, (void *)(intptr_t)t);
+        for (int t = 0; t < 2; t++)
+            pthread_join(th[t], NULL);
+        checksum = 2 * (unsigned long)n;
     } else if (!strcmp(mode, "execfail")) {
         pthread_t th;
         pthread_create(&th, NULL, busy_thread, NULL);

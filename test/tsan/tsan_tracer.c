@@ -11,7 +11,7 @@
  *
  * The recording process, a new program started by the checking one:
  *   - the main thread records while the process is single-threaded (the
- *     sequence number is a plain add then);
+ *     sequence number is a plain add then; after, each thread's clock);
  *   - four workers record malloc and free pairs through call paths of
  *     different depths (so that several threads define the same call stack
  *     at once in the call-site table), hand every fourth address to another
@@ -97,8 +97,8 @@ static void rec_malloc(int who, uint32_t i)
         fail("dmm_tw_enter() refused a record (recorder %d)", who);
         return;
     }
-    dmm_tw_record(DMM_TRC_MALLOC, dmm_tw_seq(), SIZE_OF(who, i), 0, NULL,
-                  (void *)(uintptr_t)ADDR_OF(who, i), 0);
+    void *p = (void *)(uintptr_t)ADDR_OF(who, i);
+    dmm_tw_record(DMM_TRC_MALLOC, dmm_tw_seq_at(p), SIZE_OF(who, i), 0, NULL, p, 0);
     dmm_tw_leave();
 }
 
@@ -108,7 +108,8 @@ static void rec_free(uint64_t addr)
         fail("dmm_tw_enter() refused a free");
         return;
     }
-    dmm_tw_record(DMM_TRC_FREE, dmm_tw_seq(), 0, 0, (void *)(uintptr_t)addr, NULL, 0);
+    void *p = (void *)(uintptr_t)addr;
+    dmm_tw_record(DMM_TRC_FREE, dmm_tw_seq_at(p), 0, 0, p, NULL, 0);
     dmm_tw_leave();
 }
 
@@ -282,13 +283,21 @@ static void check_main_trace(const char *path, uint32_t straggled)
     static uint8_t strag[STRAGGLER_MAX];
     uint32_t wtid[WORKERS] = { 0 };
     size_t exits = 0, forks = 0, key_frees = 0;
-    uint64_t last_seq = 0;
+    /* seqs rise within each thread; two threads' records may share one */
+    struct { uint32_t tid; uint64_t seq; } last[64];
+    size_t nlast = 0;
     for (size_t k = 0; k < t.nrecs; k++) {
         const dmm_rec_t *r = &t.recs[k];
-        if (k && r->seq <= last_seq)
-            fail("records %zu and %zu share or reverse a sequence number (%llu)", k - 1, k,
-                 (unsigned long long)r->seq);
-        last_seq = r->seq;
+        size_t l = 0;
+        while (l < nlast && last[l].tid != r->tid)
+            l++;
+        if (l < nlast && r->seq <= last[l].seq)
+            fail("record %zu of thread %u shares or reverses a sequence number (%llu)", k,
+                 r->tid, (unsigned long long)r->seq);
+        if (l == nlast && nlast < 64)
+            last[nlast++].tid = r->tid;
+        if (l < nlast)
+            last[l].seq = r->seq;
         if (t.stack_depth && r->stack >= t.nstacks)
             fail("record %zu names stack %u of %zu", k, r->stack, t.nstacks);
         if (r->op == DMM_TRC_THREAD_EXIT) {

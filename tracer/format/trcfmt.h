@@ -151,7 +151,9 @@ typedef struct dmm_trc_rec {
     uint8_t  flags;     /* DMM_TRC_RF_* */
     uint16_t reserved;
     uint32_t stack;     /* call-site id, 0 = none */
-    uint64_t seq;       /* process-wide order, consistent with causality */
+    uint64_t seq;       /* process-wide order, consistent with causality; rises
+                           within a thread, and two threads' records may share
+                           one (nothing orders them: read in file order) */
     uint64_t time;      /* ns since start_clock_ns */
     uint64_t size;      /* requested bytes */
     uint64_t arg;       /* alignment or nmemb */
