@@ -1,5 +1,6 @@
 /* test_record.c - `dmm record`: a program and its process tree traced into
- * one directory, the program's exit status passed on, a summary of each
+ * one directory, the program's exit status passed on, nothing lost when it
+ * is killed, a summary of each
  * process (one line each), forks and execs followed or not, an orphaned grandchild waited
  * for, bad input refused with exit status 2 and nothing left behind; and
  * the directory read by the commands that take a trace. */
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,6 +125,44 @@ Test(record, passes_the_program_status_on)
     const char *c[] = { "-o", "r3", "--", "/bin/sh", "-c", "true\nexit 4", NULL };
     cr_assert_eq(record(c), 4);
     expect_err("/bin/sh -c true exit 4");
+    remove_tmpdir();
+}
+
+/* A program killed (as Ctrl-C or kill(1) would) runs nothing more of its
+ * own: what its buffers held is written by the tracer's writer process,
+ * which dmm record starts by default. */
+Test(record, a_killed_program_loses_no_record)
+{
+    make_tmpdir();
+    const char *a[] = { "-o", "rec", "--", TRACEE, "killed", "30000", NULL };
+    cr_assert_eq(record(a), 128 + SIGKILL);
+    expect_err("killed by signal 9");
+    char path[600];
+    snprintf(path, sizeof path, "%s/rec", tmpdir);
+    DIR *d = opendir(path);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (!strstr(e->d_name, ".trc"))
+            continue;
+        char f[900];
+        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+        dmm_trace_t t;
+        dmm_err_t err;
+        cr_assert_eq(dmm_trace_load(f, &t, &err), 0, "%s", err.msg);
+        size_t reallocs = 0, callocs = 0;
+        for (size_t i = 0; i < t.nrecs; i++) {
+            reallocs += t.recs[i].op == DMM_TRC_REALLOC;
+            callocs += t.recs[i].op == DMM_TRC_CALLOC;
+        }
+        cr_expect_eq(reallocs, 30000, "%s", f);
+        cr_expect_eq(callocs, 30000, "%s", f);
+        dmm_trace_free(&t);
+        n++;
+    }
+    closedir(d);
+    cr_expect_eq(n, 1);
     remove_tmpdir();
 }
 
