@@ -129,15 +129,14 @@ static void compress_after(const char *dir)
 {
     dmm_record_proc_t *v;
     size_t n, raw = 0, packed = 0;
-    long most;
     dmm_err_t err;
-    if (dmm_record_scan(dir, &v, &n, &most, &err) != 0)
+    if (dmm_record_list(dir, &v, &n, &err) != 0)
         return;   /* summary() says why */
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX + 300];
         size_t b, a;
         snprintf(path, sizeof path, "%s/%s", dir, v[i].file);
-        if (v[i].unreadable || dmm_trc_compress_file(path, 3, &b, &a, &err) != 0)
+        if (dmm_trc_compress_file(path, 3, &b, &a, &err) != 0)
             continue;   /* left as it is: the summary names an unreadable one */
         raw += b;
         packed += a;

@@ -226,8 +226,7 @@ static void read_one(const char *dir, dmm_record_proc_t *p)
     dmm_trace_free(&t);
 }
 
-int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long *most,
-                    dmm_err_t *err)
+int dmm_record_list(const char *dir, dmm_record_proc_t **procs, size_t *n, dmm_err_t *err)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -258,6 +257,18 @@ int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long 
         free(v);
         return dmm_err_set(err, "%s: holds no .trc file", dir);
     }
+    *procs = v;
+    *n = k;
+    return 0;
+}
+
+int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long *most,
+                    dmm_err_t *err)
+{
+    dmm_record_proc_t *v;
+    size_t k;
+    if (dmm_record_list(dir, &v, &k, err) != 0)
+        return -1;
     for (size_t i = 0; i < k; i++)
         read_one(dir, &v[i]);
     qsort(v, k, sizeof *v, by_pid);

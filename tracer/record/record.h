@@ -43,7 +43,12 @@ typedef struct dmm_record_proc {
     char     err[768];         /* dmm_err_t's size */
 } dmm_record_proc_t;
 
-/* The .trc files of dir, sorted by pid, in *procs (free()); *most: the
+/* The names of the .trc files of dir, in *procs (free()), nothing read:
+ * 0, or -1 with err set (dir cannot be read, or holds no trace). */
+int dmm_record_list(const char *dir, dmm_record_proc_t **procs, size_t *n, dmm_err_t *err);
+
+/* The .trc files of dir, each read whole, sorted by pid, in *procs
+ * (free()); *most: the
  * index of the one with the most allocating calls (-1 if none read).
  * 0, or -1 with err set (dir cannot be read, or holds no trace). */
 int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long *most,
