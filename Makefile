@@ -60,7 +60,8 @@ CORE_SRC := $(wildcard tracer/*/*.c allocators/*/*.c) \
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
 TRACE_SO_SRC := preload/recorder/trace_shim.c preload/common/options.c preload/recorder/recorder.c \
-                preload/recorder/block.c preload/recorder/writer.c tracer/format/crc32.c
+                preload/recorder/block.c preload/recorder/writer.c preload/recorder/optlib.c \
+                tracer/format/crc32.c
 TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
 # libdmm.so: the allocator classes and the chain, without the simulator (and
 # the error type they report with).
@@ -104,7 +105,7 @@ $(O)/pic/%.o: %.c | deps
 	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c $< -o $@
 
 $(O)/libdmmtrace.so: $(TRACE_SO_OBJ)
-	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,$(@F) -o $@ $^ -lunwind -lzstd -ldl -lpthread
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,$(@F) -o $@ $^ -ldl -lpthread
 
 $(O)/libdmm.so: $(DMM_SO_OBJ)
 	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,relro -Wl,-soname,$(@F) -o $@ $^ -ldl -lpthread

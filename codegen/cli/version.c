@@ -44,7 +44,8 @@ void dmm_version_print(FILE *f)
     fprintf(f, "  +zstd       %s (built against %s): zstd-compressed trace blocks, "
                "written and read\n",
             ZSTD_versionString(), ZSTD_VERSION_STRING);
-    fprintf(f, "  +libunwind  %d.%d%s%s: call stacks in libdmmtrace.so (DMM_TRACE_STACK)\n",
+    fprintf(f, "  +libunwind  %d.%d%s%s: call stacks in libdmmtrace.so (DMM_TRACE_STACK; "
+               "libunwind.so.8, opened when asked for)\n",
             UNW_VERSION_MAJOR, UNW_VERSION_MINOR,
             STR(UNW_VERSION_EXTRA)[0] ? "." : "", STR(UNW_VERSION_EXTRA));
     char path[PATH_MAX + 64];

@@ -2,14 +2,12 @@
  * block.h). */
 #include "preload/recorder/block.h"
 
-#define ZSTD_STATIC_LINKING_ONLY
-#include <zstd.h>
-
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "preload/recorder/optlib.h"
 #include "preload/recorder/sys.h"
 #include "tracer/format/crc32.h"
 #include "tracer/format/trcfmt.h"
@@ -29,14 +27,14 @@ static void unmap(void *p, size_t len)
 
 static void make_cctx(dmm_block_z_t *z, int zlevel)
 {
-    size_t wsz = ZSTD_estimateCCtxSize(zlevel), zcap = ZSTD_compressBound(DMM_BLOCK_MAX);
+    size_t wsz = dmm_zstd.estimateCCtxSize(zlevel), zcap = dmm_zstd.compressBound(DMM_BLOCK_MAX);
     void *w = map(wsz), *b = map(zcap);
     if (!w || !b) {
         unmap(w, wsz);
         unmap(b, zcap);
         return;
     }
-    z->cctx = ZSTD_initStaticCCtx(w, wsz);
+    z->cctx = dmm_zstd.initStaticCCtx(w, wsz);
     if (!z->cctx) {
         unmap(w, wsz);
         unmap(b, zcap);
@@ -64,12 +62,12 @@ void dmm_block_write(int fd, dmm_block_z_t *z, int zlevel, uint32_t tid, const v
     dmm_trc_block_t b;
     memset(&b, 0, sizeof b);
     b.compression = DMM_TRC_COMP_NONE;
-    if (zlevel && raw >= 1024) {
+    if (zlevel && raw >= 1024 && dmm_zstd.compressCCtx) {
         if (!z->cctx)
             make_cctx(z, zlevel);
         if (z->cctx) {
-            size_t n = ZSTD_compressCCtx(z->cctx, z->zbuf, z->zcap, payload, raw, zlevel);
-            if (!ZSTD_isError(n) && n < raw) {
+            size_t n = dmm_zstd.compressCCtx(z->cctx, z->zbuf, z->zcap, payload, raw, zlevel);
+            if (!dmm_zstd.isError(n) && n < raw) {
                 payload = z->zbuf;
                 stored = n;
                 b.compression = DMM_TRC_COMP_ZSTD;

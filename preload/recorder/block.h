@@ -24,7 +24,8 @@ typedef struct dmm_block_z {
 
 /* Append [payload, payload + raw) to fd as one block of thread tid: it goes
  * on from that thread's previous block when cont is set.  Compressed with
- * zstd at zlevel (0: not) when that makes it smaller, through z.  A write
+ * zstd at zlevel (0: not; nor before optlib.h opened libzstd) when that
+ * makes it smaller, through z.  A write
  * the disk refuses is left cut short: the reader reports the cut. */
 void dmm_block_write(int fd, dmm_block_z_t *z, int zlevel, uint32_t tid, const void *payload,
                      size_t raw, int cont);

@@ -40,9 +40,6 @@
  */
 #include "preload/recorder/recorder.h"
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -61,6 +58,7 @@
 
 #include "preload/common/options.h"
 #include "preload/recorder/block.h"
+#include "preload/recorder/optlib.h"
 #include "preload/recorder/writer.h"
 #include "tracer/base/io.h"
 #include "tracer/base/spinlock.h"
@@ -264,6 +262,22 @@ static void read_options(void)
             say("DMM_TRACE_WRITER=", v, ": expected auto, yes or no; auto");
     }
     dmm_options_report_unknown();
+}
+
+/* libunwind and libzstd, for the options that need them (optlib.h).  One
+ * that cannot be opened turns its option off, said once: the program is
+ * recorded all the same. */
+static void open_optional_libs(void)
+{
+    const char *why = "";
+    if (g_depth && !dmm_optlib_unwind(&why)) {
+        say("DMM_TRACE_STACK: call stacks need libunwind (", why, "); recording without them");
+        g_depth = 0;
+    }
+    if (g_zlevel && !dmm_optlib_zstd(&why)) {
+        say("DMM_TRACE_COMPRESS: compression needs libzstd (", why, "); not compressing");
+        g_zlevel = 0;
+    }
 }
 
 /* The writer process pays for compressed blocks on two CPUs or more: zstd
@@ -899,6 +913,7 @@ static void init(void)
     g_tsc0 = __rdtsc();
 #endif
     read_options();
+    open_optional_libs();
     read_cmdline();
     if (!g_follow_exec)
         strip_preload();
@@ -1095,7 +1110,7 @@ static uint32_t stack_id(tstate_t *s)
             return 0;
     }
     void *raw[MAX_DEPTH + 8];
-    int n = unw_backtrace(raw, (int)g_depth + 8);
+    int n = dmm_unw_backtrace(raw, (int)g_depth + 8);
     int skip = 0;
     while (skip < n && (uintptr_t)raw[skip] >= g_self_lo && (uintptr_t)raw[skip] < g_self_hi)
         skip++;

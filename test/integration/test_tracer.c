@@ -584,6 +584,43 @@ Test(tracer, zstd_blocks_read_back_the_same)
     remove_tmpdir();
 }
 
+/* What `cat /proc/self/maps` under the tracer with env (NULL-ended) shows
+ * mapped: bit 0 libunwind, bit 1 libzstd. */
+static int libs_mapped(const char *const more_env[])
+{
+    char file[300], out[300];
+    snprintf(file, sizeof file, "DMM_TRACE_FILE=%s/t.%%p.trc", tmpdir);
+    snprintf(out, sizeof out, "%s/maps", tmpdir);
+    const char *env[8] = { "LD_PRELOAD=" TRACER, file };
+    for (int i = 0; more_env[i]; i++)
+        env[2 + i] = more_env[i];
+    char *argv[] = { "/bin/cat", "/proc/self/maps", NULL };
+    cr_assert_eq(run(argv, env, tmpdir, NULL, out, NULL), 0);
+    char *m = slurp(out, NULL);
+    cr_assert_not_null(strstr(m, "libdmmtrace.so"), "%s", m);
+    int got = (strstr(m, "/libunwind.so") != NULL) | (strstr(m, "/libzstd.so") != NULL) << 1;
+    free(m);
+    return got;
+}
+
+/* libunwind and libzstd are opened by the recordings that use them
+ * (preload/recorder/optlib.h): every other traced process starts without
+ * them, and those that ask still get stacks and compressed blocks (the two
+ * tests above). */
+Test(tracer, opens_libunwind_and_libzstd_only_when_asked)
+{
+    make_tmpdir();
+    const char *none[] = { "DMM_TRACE_STACK=0", "DMM_TRACE_COMPRESS=none", NULL };
+    const char *stacks[] = { "DMM_TRACE_STACK=4", "DMM_TRACE_COMPRESS=none", NULL };
+    const char *zstd[] = { "DMM_TRACE_STACK=0", "DMM_TRACE_COMPRESS=zstd", NULL };
+    const char *both[] = { "DMM_TRACE_STACK=4", "DMM_TRACE_COMPRESS=zstd:3", NULL };
+    cr_expect_eq(libs_mapped(none), 0);
+    cr_expect_eq(libs_mapped(stacks), 1);
+    cr_expect_eq(libs_mapped(zstd), 2);
+    cr_expect_eq(libs_mapped(both), 3);
+    remove_tmpdir();
+}
+
 /* ---- the writer process (DMM_TRACE_WRITER, preload/recorder/writer.h) --
  * 30 000 rounds of the tracee's pattern are 150 000 records, several of a
  * thread's 256 KiB buffers: each full one goes to the writer. */

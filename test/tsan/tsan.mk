@@ -46,7 +46,7 @@ $(TS)/tsan_libdmm: test/tsan/tsan_chain.c $(TS)/shim_libdmm.o $(TSAN_ALLOC) | de
 $(TS)/tsan_evolved: test/tsan/tsan_chain.c $(TS)/shim_evolved.o $(TSAN_ALLOC_NC) | deps
 	$(TSANCC) $(TSAN_FLAGS) -DTSAN_SHIM='"libdmm_evolved.so"' -MMD -MP -MT $@ -MF $@.d -o $@ $(filter %.c %.o,$^) -lpthread -ldl
 $(TS)/libdmmtrace_tsan.so: $(TSAN_WRITER)
-	$(TSANCC) $(TSAN_FLAGS) -shared -o $@ $(filter %.o,$^) -lunwind -lzstd -lpthread
+	$(TSANCC) $(TSAN_FLAGS) -shared -o $@ $(filter %.o,$^) -ldl -lpthread
 $(TS)/tsan_tracer: $(TS)/obj/test/tsan/tsan_tracer.o $(TSAN_READER) $(TS)/libdmmtrace_tsan.so
 	$(TSANCC) $(TSAN_FLAGS) -o $@ $(filter %.o,$^) -L$(TS) -ldmmtrace_tsan -Wl,-rpath,'$$ORIGIN' -lzstd -lm
 

@@ -19,38 +19,53 @@ static int crc_ready;   /* 1 = table built, 2 = table built and SSE4.2 */
 #define SEG 2048u
 static uint32_t shift_tab[4][256];
 
+/* One zero bit through the register: a multiplication by x, modulo the
+ * polynomial. */
+static inline uint32_t step(uint32_t c)
+{
+    return (c & 1) ? 0x82F63B78u ^ (c >> 1) : c >> 1;
+}
+
+/* tab[v] for every byte v, from tab[1 << b] (b = 0..7): both tables are
+ * linear, so each entry is that of v without its lowest bit, XOR that
+ * bit's. */
+static void fill_by_bits(uint32_t tab[256], const uint32_t bit[8])
+{
+    tab[0] = 0;
+    for (unsigned v = 1; v < 256; v++)
+        tab[v] = tab[v & (v - 1)] ^ bit[__builtin_ctz(v)];
+}
+
 #if defined(__x86_64__)
-/* shift_tab, for crc_hw alone: the shift of each single bit (SEG zero bytes
- * through the crc32 instruction), then of each byte value as the sum of its
- * bits'. */
+/* shift_tab, for crc_hw alone: the shift of the register's top bit (SEG
+ * zero bytes through the crc32 instruction); each lower bit's is that one
+ * step further (1 << j is x times 1 << (j + 1), and the shift commutes with
+ * the step: both multiply); then each byte value's is the sum of its bits'.
+ * Every traced process builds it once, in a few microseconds. */
 __attribute__((target("sse4.2"))) static void shift_init(void)
 {
     uint32_t bit[32];
-    for (int j = 0; j < 32; j++) {
-        uint64_t c = 1u << j;
-        for (unsigned i = 0; i < SEG; i += 8)
-            c = __builtin_ia32_crc32di(c, 0);
-        bit[j] = (uint32_t)c;
-    }
+    uint64_t c = 1u << 31;
+    for (unsigned i = 0; i < SEG; i += 8)
+        c = __builtin_ia32_crc32di(c, 0);
+    bit[31] = (uint32_t)c;
+    for (int j = 30; j >= 0; j--)
+        bit[j] = step(bit[j + 1]);
     for (int k = 0; k < 4; k++)
-        for (unsigned v = 0; v < 256; v++) {
-            uint32_t c = 0;
-            for (int b = 0; b < 8; b++)
-                if (v >> b & 1)
-                    c ^= bit[8 * k + b];
-            shift_tab[k][v] = c;
-        }
+        fill_by_bits(shift_tab[k], bit + 8 * k);
 }
 #endif
 
 static void crc_init(void)
 {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
+    uint32_t bit[8];
+    for (int b = 0; b < 8; b++) {
+        uint32_t c = 1u << b;
         for (int k = 0; k < 8; k++)
-            c = (c & 1) ? 0x82F63B78u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
+            c = step(c);
+        bit[b] = c;
     }
+    fill_by_bits(crc_table, bit);
     int hw = 0;
 #if defined(__x86_64__)
     __builtin_cpu_init();
