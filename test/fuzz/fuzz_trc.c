@@ -2,7 +2,8 @@
  * give a trace or an error, never a crash, a leak, a hang or an unbounded
  * allocation.  Seeds: test/corpus/trc/ (made by test_trc's regen_corpus test).
  *
- * Each input is parsed twice: as it is, and with every block checksum made
+ * Each input is parsed twice, each time by the loader and by the scan
+ * (dmm_scan_trc), which must agree: as it is, and with every block checksum made
  * right, because a mutated block almost never has a matching CRC and the
  * fuzzer would otherwise never reach the record and zstd decoding behind it.
  */
@@ -13,6 +14,7 @@
 #include "tracer/format/trace.h"
 #include "tracer/format/crc32.h"
 #include "tracer/format/load.h"
+#include "tracer/format/trc_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,11 +46,42 @@ static void fix_crcs(uint8_t *b, size_t len)
     }
 }
 
+static int count_call(void *ctx, const dmm_rec_t *r)
+{
+    (void)r;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
+/* The same bytes scanned (dmm_scan_trc): it reads exactly when the loader
+ * does, and then gives as many calls (the loader keeps CLOCKSYNC records
+ * where the clock is not the TSC; the scan never gives them). */
+static void scan(const uint8_t *data, size_t size, int loaded, const dmm_trace_t *t)
+{
+    dmm_trace_t h;
+    dmm_err_t err;
+    memset(&h, 0, sizeof h);
+    size_t calls = 0;
+    int rc = dmm_scan_trc("fuzz.trc", data, size, &h, count_call, &calls, &err);
+    dmm_trace_free(&h);
+    if ((rc == 0) != loaded)
+        __builtin_trap();
+    if (!loaded)
+        return;
+    size_t want = 0;
+    for (size_t i = 0; i < t->nrecs; i++)
+        want += t->recs[i].op != DMM_TRC_CLOCKSYNC;
+    if (calls != want)
+        __builtin_trap();
+}
+
 static void parse(const uint8_t *data, size_t size)
 {
     dmm_trace_t t;
     dmm_err_t err;
-    if (dmm_trace_parse("fuzz.trc", data, size, DMM_FMT_TRC, &t, &err) == 0) {
+    int loaded = dmm_trace_parse("fuzz.trc", data, size, DMM_FMT_TRC, &t, &err) == 0;
+    scan(data, size, loaded, &t);
+    if (loaded) {
         /* what later stages rely on: every stack id a record names exists,
          * every stack's frames lie inside the frame table, seq order */
         for (size_t i = 0; i < t.nrecs; i++)

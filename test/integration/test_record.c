@@ -17,6 +17,8 @@
 
 #include "test/lib/progrun.h"
 #include "tracer/format/load.h"
+#include "tracer/record/record.h"
+#include "tracer/stats/stats.h"
 
 #define DMM    DMM_BUILD_DIR "/dmm"
 #define TRACEE DMM_BUILD_DIR "/test/progs/tracee"
@@ -119,6 +121,50 @@ Test(record, traces_every_process_and_says_which_allocated_most)
     cr_assert(strstr(out, "\"reallocs\": 10") || strstr(out, "\"reallocs\":10"),
               "the parent's 10 reallocs: %.400s", out);
     free(out);
+    remove_tmpdir();
+}
+
+/* The summary (dmm_record_scan: each trace read a call at a time, in the
+ * loader's order, holding one block per thread) counts what dmm stats
+ * counts, exactly: records, allocating calls, and the peak of live bytes,
+ * on threads that free each other's blocks and on a fork. */
+Test(record, the_summary_counts_what_dmm_stats_counts)
+{
+    make_tmpdir();
+    const char *a[] = { "-o", "rec", "--", TRACEE, "handoff", "30000", NULL };
+    cr_assert_eq(record(a), 0);
+    const char *b[] = { "-o", "rec2", "--", TRACEE, "fork", "300", NULL };
+    cr_assert_eq(record(b), 0);
+    const char *dirs[] = { "rec", "rec2" };
+    for (int d = 0; d < 2; d++) {
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s/%s", tmpdir, dirs[d]);
+        dmm_record_proc_t *v;
+        size_t n;
+        long most;
+        dmm_err_t err;
+        cr_assert_eq(dmm_record_scan(dir, &v, &n, &most, &err), 0, "%s", err.msg);
+        cr_assert_eq(n, (size_t)(d + 1));
+        for (size_t i = 0; i < n; i++) {
+            char f[900];
+            snprintf(f, sizeof f, "%s/%s", dir, v[i].file);
+            dmm_trace_t t;
+            dmm_stats_t st;
+            cr_assert_not(v[i].unreadable, "%s", v[i].err);
+            cr_assert_eq(dmm_trace_load(f, &t, &err), 0, "%s", err.msg);
+            cr_assert_eq(dmm_stats_compute(&t, &st, &err), 0, "%s", err.msg);
+            cr_expect_eq(v[i].pid, t.pid);
+            cr_expect_eq(v[i].records, t.nrecs, "%s", f);
+            cr_expect_eq(v[i].alloc_calls, st.alloc_calls, "%s", f);
+            cr_expect_eq(v[i].peak_live, st.max_in_use, "%s", f);
+            cr_expect_gt(v[i].peak_live, 0);
+            if (d == 0)
+                cr_expect_geq(v[i].alloc_calls, 60000);
+            dmm_stats_free(&st);
+            dmm_trace_free(&t);
+        }
+        free(v);
+    }
     remove_tmpdir();
 }
 

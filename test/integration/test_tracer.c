@@ -22,6 +22,7 @@
 #include "tracer/format/load.h"
 #include "tracer/base/file.h"
 #include "test/lib/libs.h"
+#include "test/lib/scancheck.h"
 
 #define TRACEE   DMM_BUILD_DIR "/test/progs/tracee"
 #define MTRACEON DMM_BUILD_DIR "/test/progs/libmtrace_on.so"
@@ -75,12 +76,17 @@ static void count(const dmm_trace_t *t, counts_t *c)
     }
 }
 
+/* path loaded into t; and scanned (dmm_scan_trc, what dmm record's summary
+ * reads: a call at a time, one block per thread held), which must meet the
+ * same calls in the same order, whatever the threads, forks, exits and
+ * blocks of the test that recorded it. */
 static void load(const char *path, dmm_trace_t *t)
 {
     dmm_err_t err;
     int rc = dmm_trace_load(path, t, &err);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_not(t->truncated, "%s", t->note);
+    assert_scan_matches_load(path);
 }
 
 /* The one trace file of tmpdir, loaded into t and counted into c. */

@@ -15,6 +15,7 @@
 #include "test/lib/trc_sample.h"
 #include "tracer/base/file.h"
 #include "tracer/format/crc32.h"
+#include "test/lib/scancheck.h"
 #include "tracer/format/dump.h"
 #include "tracer/format/load.h"
 #include "tracer/format/trc_read.h"
@@ -810,6 +811,8 @@ Test(trc, previous_version_recordings_read_as_before)
         free(want);
         free(s);
         dmm_trace_free(&t);
+        /* a pass in order without holding them meets the same calls */
+        assert_scan_matches_load(trc);
     }
 }
 

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer/base/hash.h"
-
 /* Addresses 0 and UINT64_MAX are never held: a corrupt trace's free(0) or
  * free(0xff..ff) finds nothing, and later frees of such a block count as
  * unknown. */
@@ -33,29 +31,12 @@ static int map_take(dmm_u64map_t *m, uint64_t key, uint32_t *id)
     return 1;
 }
 
-typedef struct builder {
-    dmm_opstream_t *s;
-    size_t cap;
-    dmm_u64map_t live;       /* address -> id */
-    dmm_u64map_t pending;    /* tid + 1 -> id of a block between RELEASE and REALLOC */
-} builder_t;
-
-static int emit(builder_t *b, unsigned kind, unsigned flags, unsigned align_log2,
+static int emit(dmm_opbuild_t *b, unsigned kind, unsigned flags, unsigned align_log2,
                 uint32_t id, uint64_t size)
 {
-    dmm_opstream_t *s = b->s;
-    if (s->nops == b->cap) {
-        size_t ncap = b->cap ? b->cap * 2 : 4096;
-        dmm_op_t *n = realloc(s->ops, ncap * sizeof *n);
-        if (!n)
-            return -1;
-        s->ops = n;
-        b->cap = ncap;
-    }
-    s->ops[s->nops++] = (dmm_op_t){ .kind = (uint8_t)kind, .flags = (uint8_t)flags,
-                                    .align_log2 = (uint8_t)align_log2, .id = id,
-                                    .size = size };
-    return 0;
+    dmm_op_t op = { .kind = (uint8_t)kind, .flags = (uint8_t)flags,
+                    .align_log2 = (uint8_t)align_log2, .id = id, .size = size };
+    return b->emit(b->ctx, &op);
 }
 
 static unsigned align_log2_of(const dmm_rec_t *r)
@@ -78,7 +59,7 @@ static unsigned align_log2_of(const dmm_rec_t *r)
 }
 
 /* A new block of size at address p: give it the next id. */
-static int new_block(builder_t *b, uint64_t p, uint64_t size, unsigned flags,
+static int new_block(dmm_opbuild_t *b, uint64_t p, uint64_t size, unsigned flags,
                      unsigned align_log2, dmm_err_t *err, size_t idx)
 {
     dmm_opstream_t *s = b->s;
@@ -98,90 +79,134 @@ static int new_block(builder_t *b, uint64_t p, uint64_t size, unsigned flags,
     return 0;
 }
 
-int dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err)
+void dmm_opbuild_init(dmm_opbuild_t *b, dmm_opstream_t *s,
+                      int (*emit_op)(void *ctx, const dmm_op_t *op), void *ctx)
 {
     memset(s, 0, sizeof *s);
+    memset(b, 0, sizeof *b);
+    b->s = s;
+    b->emit = emit_op;
+    b->ctx = ctx;
+}
+
+/* A realloc record: its block found (moved: in the thread's pending slot;
+ * in place: under its old address) and carried to its new address. */
+static int put_realloc(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t *err)
+{
+    dmm_opstream_t *s = b->s;
+    uint32_t id;
+    int have;
+    uint64_t *pend = dmm_u64map_get(&b->pending, (uint64_t)r->tid + 1);
+    if (pend && r->ptr_in) {
+        id = (uint32_t)*pend;
+        map_take(&b->pending, (uint64_t)r->tid + 1, &id);
+        have = 1;
+    } else if (r->ptr_in) {
+        /* in place: the block is still under its old address */
+        have = map_take(&b->live, r->ptr_in, &id);
+    } else {
+        have = 0;
+    }
+    if (!have) {
+        /* realloc(NULL, n), or of a block we never saw: a malloc */
+        if (r->ptr_in)
+            s->unknown_free++;
+        return r->ptr_out ? new_block(b, r->ptr_out, r->size, 0, 0, err, idx) : 0;
+    }
+    if (r->ptr_out == 0)   /* realloc(p, 0) freed p */
+        return emit(b, DMM_OP_FREE, 0, 0, id, 0);
+    uint32_t old;
+    if (r->ptr_out != r->ptr_in && map_take(&b->live, r->ptr_out, &old)) {
+        s->reused_live++;
+        if (emit(b, DMM_OP_FREE, 0, 0, old, 0) != 0)
+            return -1;
+    }
+    if (map_put(&b->live, r->ptr_out, id) != 0 ||
+        emit(b, DMM_OP_REALLOC, 0, 0, id, r->size) != 0)
+        return -1;
+    return 0;
+}
+
+int dmm_opbuild_put(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t *err)
+{
+    dmm_opstream_t *s = b->s;
+    uint32_t id;
+    if (r->flags & DMM_TRC_RF_FAILED) {
+        s->failed++;
+        return 0;   /* a failed realloc leaves its block as it was */
+    }
+    switch (r->op) {
+    case DMM_TRC_MALLOC: case DMM_TRC_CALLOC: case DMM_TRC_MEMALIGN:
+    case DMM_TRC_POSIX_MEMALIGN: case DMM_TRC_ALIGNED_ALLOC:
+    case DMM_TRC_VALLOC: case DMM_TRC_PVALLOC:
+        if (r->ptr_out == 0) {
+            s->failed++;
+            return 0;
+        }
+        return new_block(b, r->ptr_out, r->size, r->op == DMM_TRC_CALLOC ? DMM_OPF_ZERO : 0,
+                         align_log2_of(r), err, idx);
+    case DMM_TRC_FREE:
+        if (r->ptr_in == 0)
+            s->free_null++;
+        else if (map_take(&b->live, r->ptr_in, &id))
+            return emit(b, DMM_OP_FREE, 0, 0, id, 0);
+        else
+            s->unknown_free++;
+        return 0;
+    case DMM_TRC_RELEASE:
+        if (map_take(&b->live, r->ptr_in, &id))
+            return map_put(&b->pending, (uint64_t)r->tid + 1, id);
+        return 0;
+    case DMM_TRC_REALLOC: case DMM_TRC_REALLOCARRAY:
+        return put_realloc(b, r, idx, err);
+    default:
+        return 0;   /* thread exit, fork, exec, modules: no allocator work */
+    }
+}
+
+void dmm_opbuild_free(dmm_opbuild_t *b)
+{
+    dmm_u64map_free(&b->live);
+    dmm_u64map_free(&b->pending);
+}
+
+/* dmm_opstream_build's emit: the op appended to the stream's array. */
+typedef struct to_array {
+    dmm_opstream_t *s;
+    size_t cap;
+} to_array_t;
+
+static int append_op(void *ctx, const dmm_op_t *op)
+{
+    to_array_t *a = ctx;
+    dmm_opstream_t *s = a->s;
+    if (s->nops == a->cap) {
+        size_t ncap = a->cap ? a->cap * 2 : 4096;
+        dmm_op_t *n = realloc(s->ops, ncap * sizeof *n);
+        if (!n)
+            return -1;
+        s->ops = n;
+        a->cap = ncap;
+    }
+    s->ops[s->nops++] = *op;
+    return 0;
+}
+
+int dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err)
+{
     if (err)
         err->msg[0] = 0;
-    builder_t b = { .s = s };
+    to_array_t a = { .s = s };
+    dmm_opbuild_t b;
+    dmm_opbuild_init(&b, s, append_op, &a);
     int rc = 0;
     for (size_t i = 0; i < t->nrecs && rc == 0; i++) {
-        const dmm_rec_t *r = &t->recs[i];
-        uint32_t id;
-        if (r->flags & DMM_TRC_RF_FAILED) {
-            s->failed++;
-            continue;   /* a failed realloc leaves its block as it was */
-        }
-        switch (r->op) {
-        case DMM_TRC_MALLOC: case DMM_TRC_CALLOC: case DMM_TRC_MEMALIGN:
-        case DMM_TRC_POSIX_MEMALIGN: case DMM_TRC_ALIGNED_ALLOC:
-        case DMM_TRC_VALLOC: case DMM_TRC_PVALLOC:
-            if (r->ptr_out == 0) {
-                s->failed++;
-                break;
-            }
-            rc = new_block(&b, r->ptr_out, r->size,
-                           r->op == DMM_TRC_CALLOC ? DMM_OPF_ZERO : 0,
-                           align_log2_of(r), err, i);
-            break;
-        case DMM_TRC_FREE:
-            if (r->ptr_in == 0)
-                s->free_null++;
-            else if (map_take(&b.live, r->ptr_in, &id))
-                rc = emit(&b, DMM_OP_FREE, 0, 0, id, 0);
-            else
-                s->unknown_free++;
-            break;
-        case DMM_TRC_RELEASE:
-            if (map_take(&b.live, r->ptr_in, &id))
-                rc = map_put(&b.pending, (uint64_t)r->tid + 1, id);
-            break;
-        case DMM_TRC_REALLOC: case DMM_TRC_REALLOCARRAY: {
-            int have;
-            uint64_t *pend = dmm_u64map_get(&b.pending, (uint64_t)r->tid + 1);
-            if (pend && r->ptr_in) {
-                id = (uint32_t)*pend;
-                map_take(&b.pending, (uint64_t)r->tid + 1, &id);
-                have = 1;
-            } else if (r->ptr_in) {
-                /* in place: the block is still under its old address */
-                have = map_take(&b.live, r->ptr_in, &id);
-            } else {
-                have = 0;
-            }
-            if (!have) {
-                /* realloc(NULL, n), or of a block we never saw: a malloc */
-                if (r->ptr_in)
-                    s->unknown_free++;
-                if (r->ptr_out)
-                    rc = new_block(&b, r->ptr_out, r->size, 0, 0, err, i);
-                break;
-            }
-            if (r->ptr_out == 0) {
-                /* realloc(p, 0) freed p */
-                rc = emit(&b, DMM_OP_FREE, 0, 0, id, 0);
-                break;
-            }
-            uint32_t old;
-            if (r->ptr_out != r->ptr_in && map_take(&b.live, r->ptr_out, &old)) {
-                s->reused_live++;
-                if (emit(&b, DMM_OP_FREE, 0, 0, old, 0) != 0)
-                    rc = -1;
-            }
-            if (rc == 0 && (map_put(&b.live, r->ptr_out, id) != 0 ||
-                            emit(&b, DMM_OP_REALLOC, 0, 0, id, r->size) != 0))
-                rc = -1;
-            break;
-        }
-        default:
-            break;   /* thread exit, fork, exec, modules: no allocator work */
-        }
+        rc = dmm_opbuild_put(&b, &t->recs[i], i, err);
         if (rc != 0 && err && !err->msg[0])
             dmm_err_set(err, "%s: record %zu: out of memory building the operation stream",
                         t->path ? t->path : "trace", i);
     }
-    dmm_u64map_free(&b.live);
-    dmm_u64map_free(&b.pending);
+    dmm_opbuild_free(&b);
     if (rc != 0) {
         dmm_opstream_free(s);
         return -1;

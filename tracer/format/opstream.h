@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "tracer/base/hash.h"
 #include "tracer/format/trace.h"
 
 enum { DMM_OP_ALLOC = 1, DMM_OP_REALLOC, DMM_OP_FREE };
@@ -40,6 +41,23 @@ typedef struct dmm_opstream {
 } dmm_opstream_t;
 
 int  dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err);
+
+/* The same, a record at a time, for a pass that does not hold the trace
+ * (dmm_scan_trc): each op goes to emit(ctx, op) (nonzero: stop, and put
+ * returns -1); s gets the counts (nids, anomalies), never ops. */
+typedef struct dmm_opbuild {
+    dmm_opstream_t *s;
+    int (*emit)(void *ctx, const dmm_op_t *op);
+    void *ctx;
+    dmm_u64map_t live;       /* address -> id */
+    dmm_u64map_t pending;    /* tid + 1 -> id of a block between RELEASE and REALLOC */
+} dmm_opbuild_t;
+void dmm_opbuild_init(dmm_opbuild_t *b, dmm_opstream_t *s,
+                      int (*emit)(void *ctx, const dmm_op_t *op), void *ctx);
+/* Record r (the idx-th, for messages) in the stream's order: 0, or -1 with
+ * err set where it is known (out of memory, too many blocks). */
+int  dmm_opbuild_put(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t *err);
+void dmm_opbuild_free(dmm_opbuild_t *b);
 void dmm_opstream_free(dmm_opstream_t *s);
 
 #endif

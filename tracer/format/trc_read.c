@@ -63,7 +63,14 @@ typedef struct rd {
     dmm_u64map_t threads;      /* v2: tid -> index in states */
     dmm_trc2_state_t *states;  /* v2: each thread's stream after its last block */
     size_t       nstates, capstates;
+    struct recbuf *into;       /* scanning: calls go here, not into t */
 } rd_t;
+
+/* A block's calls, decoded, as a scan holds them until their turn. */
+typedef struct recbuf {
+    dmm_rec_t *v;
+    size_t     n, cap, at;     /* at: the next one to hand out */
+} recbuf_t;
 
 /* Grow an array to hold at least want elements; 0 or -1 (out of memory). */
 static int grow(void **arr, size_t *cap, size_t want, size_t elem)
@@ -157,9 +164,20 @@ static int put_call(rd_t *r, const dmm_trc_rec_t *rec, uint32_t tid)
      * definition was lost with the end of a cut-short file. */
     if (rec->stack && need_stack(r, rec->stack))
         return -1;
-    dmm_rec_t *d = dmm_trace_push(t);
-    if (!d)
+    dmm_rec_t *d;
+    if (r->into) {
+        /* not a call, and numbered when its block was begun, perhaps after
+         * the call that follows it took its seq: it would stand out of the
+         * thread's order */
+        if (rec->op == DMM_TRC_CLOCKSYNC)
+            return 0;
+        recbuf_t *b = r->into;
+        if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v))
+            return -1;
+        d = &b->v[b->n++];
+    } else if (!(d = dmm_trace_push(t))) {
         return -1;
+    }
     d->op = rec->op;
     d->flags = rec->flags;
     d->reserved = rec->reserved;
@@ -305,9 +323,16 @@ oom:
     return dmm_err_set(r->err, "%s: offset %llu: out of memory", r->name, (ull)boff);
 }
 
-/* One block at offset off.  Returns 1 when the file ends inside it, 0 when
- * it was read (and *next set past it), -1 on error. */
-static int read_block(rd_t *r, const uint8_t *buf, uint64_t off, uint64_t *next)
+/* A block's header, checked, and where its payload is. */
+typedef struct blk {
+    uint64_t off;
+    uint32_t tid, stored, raw, comp, flags;
+} blk_t;
+
+/* The block at offset off, its header and payload checksums verified, into
+ * *b.  Returns 1 when the file ends inside it, 0 when it is whole (its end
+ * at b->off + its header + b->stored), -1 on error. */
+static int check_block(rd_t *r, const uint8_t *buf, uint64_t off, blk_t *b)
 {
     const size_t bh = sizeof(dmm_trc_block_t);
     if (r->len - off < bh)
@@ -350,8 +375,19 @@ static int read_block(rd_t *r, const uint8_t *buf, uint64_t off, uint64_t *next)
         return dmm_err_set(r->err, "%s: offset %llu: block payload checksum mismatch "
                            "(block of %u bytes at offset %llu)", r->name, (ull)(off + bh),
                            stored, (ull)off);
-    *next = off + bh + stored;
-    if (comp == DMM_TRC_COMP_NONE)
+    *b = (blk_t){ .off = off, .tid = tid, .stored = stored, .raw = raw, .comp = comp,
+                  .flags = bflags };
+    return 0;
+}
+
+/* The records of block b (check_block()'s), into the trace or r->into. */
+static int decode_block(rd_t *r, const uint8_t *buf, const blk_t *b)
+{
+    const size_t bh = sizeof(dmm_trc_block_t);
+    const uint8_t *p = buf + b->off + bh;
+    uint64_t off = b->off;
+    uint32_t tid = b->tid, stored = b->stored, raw = b->raw, bflags = b->flags;
+    if (b->comp == DMM_TRC_COMP_NONE)
         return r->version == 1 ? read_payload(r, off, tid, p, raw, 0)
                                : read_payload2(r, off, tid, p, raw, 0, bflags & DMM_TRC_BF_CONT);
 
@@ -385,7 +421,23 @@ static int read_block(rd_t *r, const uint8_t *buf, uint64_t off, uint64_t *next)
                            : read_payload2(r, off, tid, r->zbuf, raw, 1, bflags & DMM_TRC_BF_CONT);
 }
 
-int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t, dmm_err_t *err)
+/* One block at offset off.  Returns 1 when the file ends inside it, 0 when
+ * it was read (and *next set past it), -1 on error. */
+static int read_block(rd_t *r, const uint8_t *buf, uint64_t off, uint64_t *next)
+{
+    blk_t b;
+    int rc = check_block(r, buf, off, &b);
+    if (rc != 0)
+        return rc;
+    *next = off + sizeof(dmm_trc_block_t) + b.stored;
+    return decode_block(r, buf, &b);
+}
+
+
+/* The header and command line of a .trc into t: 0 with *offp where the
+ * blocks start and *versionp the file's version, or -1 with err set. */
+static int read_header(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
+                       dmm_err_t *err, uint64_t *offp, unsigned *versionp)
 {
     const size_t hs = sizeof(dmm_trc_header_t);
     t->format = DMM_FMT_TRC;
@@ -429,32 +481,254 @@ int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *
     t->cmdline[cmdline_len] = '\0';
     t->cmdline_len = cmdline_len;
     off = padded;
+    *offp = off;
+    *versionp = version;
+    return 0;
+}
 
-    rd_t r = { .name = name, .t = t, .err = err, .len = len, .version = version };
+/* A reader of the file, its stack id bound set (0, or -1 out of memory). */
+static int start_reader(rd_t *r, const char *name, dmm_trace_t *t, dmm_err_t *err,
+                        size_t len, unsigned version)
+{
+    *r = (rd_t){ .name = name, .t = t, .err = err, .len = len, .version = version };
     /* A real trace defines each stack once, in at least 64 bytes, so ids
      * far beyond what the file could hold are corruption; the slack keeps
      * small, cut-short files readable. */
     uint64_t lim = (uint64_t)len + 65536;
-    r.max_stack = lim < MAX_STACK_ID ? (uint32_t)lim : MAX_STACK_ID;
+    r->max_stack = lim < MAX_STACK_ID ? (uint32_t)lim : MAX_STACK_ID;
     /* stacks[0] is the empty stack, there even when no stacks were recorded */
-    int rc = need_stack(&r, 0) ? dmm_err_set(err, "%s: out of memory", name) : 0;
+    return need_stack(r, 0) ? dmm_err_set(err, "%s: out of memory", name) : 0;
+}
+
+static void end_reader(rd_t *r)
+{
+    free(r->zbuf);
+    free(r->states);
+    dmm_u64map_free(&r->threads);
+}
+
+/* What a file cut short inside the block at off says, after n whole blocks. */
+static void note_cut(dmm_trace_t *t, const char *name, size_t len, uint64_t off, size_t n)
+{
+    t->truncated = 1;
+    snprintf(t->note, sizeof t->note,
+             "%s: cut short at offset %zu (inside block at offset %llu); read %zu whole blocks",
+             name, len, (ull)off, n);
+}
+
+int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t, dmm_err_t *err)
+{
+    uint64_t off;
+    unsigned version;
+    if (read_header(name, buf, len, t, err, &off, &version) != 0)
+        return -1;
+    rd_t r;
+    int rc = start_reader(&r, name, t, err, len, version);
     size_t nblocks = 0;
     while (rc == 0 && off < len) {
         uint64_t next = off;
         rc = read_block(&r, buf, off, &next);
         if (rc == 1) {
-            t->truncated = 1;
-            snprintf(t->note, sizeof t->note,
-                     "%s: cut short at offset %zu (inside block at offset %llu); "
-                     "read %zu whole blocks", name, len, (ull)off, nblocks);
+            note_cut(t, name, len, off, nblocks);
             rc = 0;
             break;
         }
         nblocks++;
         off = next;   /* always advances: a block is at least its header */
     }
-    free(r.zbuf);
-    free(r.states);
-    dmm_u64map_free(&r.threads);
+    end_reader(&r);
+    return rc;
+}
+
+/* ---- a pass in order, without holding the trace ----------------------
+ *
+ * The loader reads every record, then sorts them by seq, stably: records
+ * of one seq stay in the file's order.  A scan gives the same order block
+ * by block: an index of the blocks first (headers and checksums), then a
+ * cursor per thread that decodes that thread's blocks one at a time, in
+ * the file's order (as the decoder's state needs), and a heap that hands
+ * out the least (seq, block, place in the block) of the cursors' next
+ * calls.  Each thread's calls come in seq order (the recorder numbers them
+ * so), so that is the loader's order; memory is one decoded block per
+ * thread with calls still to come.  CLOCKSYNC records (the loader's, to
+ * turn TSC ticks into time) are left out. */
+typedef struct cursor {
+    size_t   bi;        /* the block whose calls recs holds */
+    recbuf_t recs;
+} cursor_t;
+
+typedef struct scan {
+    rd_t      r;
+    const uint8_t *buf;
+    blk_t    *blks;
+    size_t    nblks;
+    size_t   *next_same;  /* the next block of the same thread; nblks: none */
+    cursor_t *cur;
+    size_t    ncur;
+    size_t   *heap;       /* cursor indices */
+    size_t    nheap;
+} scan_t;
+
+static int cursor_less(const scan_t *s, size_t a, size_t b)
+{
+    const cursor_t *x = &s->cur[a], *y = &s->cur[b];
+    uint64_t xs = x->recs.v[x->recs.at].seq, ys = y->recs.v[y->recs.at].seq;
+    if (xs != ys)
+        return xs < ys;
+    if (x->bi != y->bi)
+        return x->bi < y->bi;
+    return x->recs.at < y->recs.at;
+}
+
+static void sift_down(scan_t *s, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < s->nheap && cursor_less(s, s->heap[l], s->heap[m]))
+            m = l;
+        if (l + 1 < s->nheap && cursor_less(s, s->heap[l + 1], s->heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        size_t t = s->heap[i];
+        s->heap[i] = s->heap[m];
+        s->heap[m] = t;
+        i = m;
+    }
+}
+
+/* Fill cursor c from block bi on, skipping blocks without calls: 1 when it
+ * holds calls, 0 when its thread has none left, -1 on error. */
+static int cursor_fill(scan_t *s, cursor_t *c, size_t bi)
+{
+    for (; bi < s->nblks; bi = s->next_same[bi]) {
+        c->bi = bi;
+        c->recs.n = c->recs.at = 0;
+        s->r.into = &c->recs;
+        int rc = decode_block(&s->r, s->buf, &s->blks[bi]);
+        s->r.into = NULL;
+        if (rc != 0)
+            return -1;
+        if (c->recs.n)
+            return 1;
+    }
+    free(c->recs.v);
+    c->recs = (recbuf_t){ 0 };
+    return 0;
+}
+
+/* Index the whole blocks from off on (a cut one ends the file, noted). */
+static int index_blocks(scan_t *s, uint64_t off)
+{
+    size_t cap = 0;
+    rd_t *r = &s->r;
+    while (off < r->len) {
+        blk_t b;
+        int rc = check_block(r, s->buf, off, &b);
+        if (rc == 1) {
+            note_cut(r->t, r->name, r->len, off, s->nblks);
+            break;
+        }
+        if (rc != 0)
+            return -1;
+        if (grow((void **)&s->blks, &cap, s->nblks + 1, sizeof *s->blks))
+            return dmm_err_set(r->err, "%s: out of memory", r->name);
+        s->blks[s->nblks++] = b;
+        off += sizeof(dmm_trc_block_t) + b.stored;
+    }
+    return 0;
+}
+
+/* next_same[], and a cursor per thread at its first block with calls. */
+static int start_cursors(scan_t *s)
+{
+    rd_t *r = &s->r;
+    dmm_u64map_t last = DMM_U64MAP_INIT;   /* tid -> its latest block + 1 */
+    s->next_same = malloc((s->nblks + 1) * sizeof *s->next_same);
+    size_t *first = malloc((s->nblks + 1) * sizeof *first);
+    int rc = s->next_same && first ? 0 : -1;
+    size_t nfirst = 0;
+    for (size_t i = 0; rc == 0 && i < s->nblks; i++) {
+        s->next_same[i] = s->nblks;
+        int fresh;
+        uint64_t *slot = dmm_u64map_slot(&last, s->blks[i].tid, &fresh);
+        if (!slot) {
+            rc = -1;
+            break;
+        }
+        if (fresh)
+            first[nfirst++] = i;
+        else
+            s->next_same[*slot - 1] = i;
+        *slot = i + 1;
+    }
+    dmm_u64map_free(&last);
+    if (rc == 0) {
+        s->cur = calloc(nfirst + 1, sizeof *s->cur);
+        s->heap = malloc((nfirst + 1) * sizeof *s->heap);
+        rc = s->cur && s->heap ? 0 : -1;
+    }
+    if (rc != 0) {
+        free(first);
+        return dmm_err_set(r->err, "%s: out of memory", r->name);
+    }
+    for (size_t k = 0; k < nfirst; k++) {
+        cursor_t *c = &s->cur[s->ncur++];
+        int got = cursor_fill(s, c, first[k]);
+        if (got < 0) {
+            free(first);
+            return -1;
+        }
+        if (got)
+            s->heap[s->nheap++] = (size_t)(c - s->cur);
+    }
+    free(first);
+    for (size_t i = s->nheap / 2; i-- > 0;)
+        sift_down(s, i);
+    return 0;
+}
+
+/* Hand every call to fn, least first. */
+static int merge(scan_t *s, int (*fn)(void *ctx, const dmm_rec_t *rec), void *ctx)
+{
+    while (s->nheap) {
+        cursor_t *c = &s->cur[s->heap[0]];
+        if (fn(ctx, &c->recs.v[c->recs.at]) != 0)
+            return -1;
+        if (++c->recs.at == c->recs.n) {
+            int got = cursor_fill(s, c, s->next_same[c->bi]);
+            if (got < 0)
+                return -1;
+            if (!got)
+                s->heap[0] = s->heap[--s->nheap];
+        }
+        if (s->nheap)
+            sift_down(s, 0);
+    }
+    return 0;
+}
+
+int dmm_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
+                 int (*fn)(void *ctx, const dmm_rec_t *rec), void *ctx, dmm_err_t *err)
+{
+    uint64_t off;
+    unsigned version;
+    if (read_header(name, buf, len, t, err, &off, &version) != 0)
+        return -1;
+    scan_t s = { .buf = buf };
+    int rc = start_reader(&s.r, name, t, err, len, version);
+    if (rc == 0)
+        rc = index_blocks(&s, off);
+    if (rc == 0)
+        rc = start_cursors(&s);
+    if (rc == 0)
+        rc = merge(&s, fn, ctx);
+    for (size_t i = 0; i < s.ncur; i++)
+        free(s.cur[i].recs.v);
+    free(s.cur);
+    free(s.heap);
+    free(s.next_same);
+    free(s.blks);
+    end_reader(&s.r);
     return rc;
 }

@@ -18,4 +18,15 @@
 int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
                  dmm_err_t *err);
 
+/* The calls of the same file, in the order the loader sorts them to
+ * (dmm_trace_load: by seq, file order among equals), handed one at a time
+ * to fn (nonzero: stop; the scan returns -1 and fn sets err), without
+ * holding them all: one decoded block per thread.  t (zeroed) gets the
+ * header, stacks, modules and any cut-short note, never records; times
+ * are as recorded (TSC ticks where the clock is the TSC), and the
+ * CLOCKSYNC records, which the loader drops, are left out.  0, or -1 with
+ * err set; dmm_trace_free(t) either way. */
+int dmm_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
+                 int (*fn)(void *ctx, const dmm_rec_t *rec), void *ctx, dmm_err_t *err);
+
 #endif

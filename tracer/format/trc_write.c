@@ -403,6 +403,13 @@ static int compress_block(FILE *out, const uint8_t *b, unsigned version, int lev
     return fwrite(h, 1, 32, out) == 32 && fwrite(*z, 1, n, out) == n ? 0 : -1;
 }
 
+static int ignore_call(void *ctx, const dmm_rec_t *r)
+{
+    (void)ctx;
+    (void)r;
+    return 0;
+}
+
 int dmm_trc_compress_file(const char *path, int level, size_t *before, size_t *after,
                           dmm_err_t *err)
 {
@@ -410,10 +417,11 @@ int dmm_trc_compress_file(const char *path, int level, size_t *before, size_t *a
     size_t len;
     if (dmm_read_file(path, &buf, &len, err))
         return -1;
-    /* it must read, whole or cut short, before anything is rewritten */
+    /* it must read, whole or cut short, before anything is rewritten (a
+     * scan decodes every block but holds one per thread, not the calls) */
     dmm_trace_t t;
     memset(&t, 0, sizeof t);
-    if (dmm_read_trc(path, buf, len, &t, err)) {
+    if (dmm_scan_trc(path, buf, len, &t, ignore_call, NULL, err)) {
         dmm_trace_free(&t);
         free(buf);
         return -1;

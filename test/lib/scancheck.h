@@ -1,0 +1,75 @@
+/* scancheck.h - what the tests of dmm_scan_trc share: a trace file read
+ * both ways, whole (dmm_trace_load: every record, sorted) and scanned
+ * (dmm_scan_trc: a call at a time, one block per thread held), must give
+ * the same calls in the same order.  Header-only: the test file that
+ * includes it has Criterion and the core library. */
+#ifndef DMM_TEST_SCANCHECK_H
+#define DMM_TEST_SCANCHECK_H
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracer/base/file.h"
+#include "tracer/format/load.h"
+#include "tracer/format/trc_read.h"
+
+typedef struct scan_cmp {
+    const dmm_trace_t *whole;
+    size_t at;          /* the next of whole's records to meet */
+    int    bad;         /* the first mismatch is reported once */
+} scan_cmp_t;
+
+static int scan_cmp_call(void *ctx, const dmm_rec_t *r)
+{
+    scan_cmp_t *c = ctx;
+    cr_expect_neq(r->op, DMM_TRC_CLOCKSYNC, "the scan gives no CLOCKSYNC");
+    if (c->bad)
+        return 0;
+    if (c->at >= c->whole->nrecs) {
+        cr_expect_fail("the scan gives more calls than the %zu loaded", c->whole->nrecs);
+        c->bad = 1;
+        return 0;
+    }
+    const dmm_rec_t *w = &c->whole->recs[c->at];
+    if (w->op != r->op || w->tid != r->tid || w->seq != r->seq || w->size != r->size ||
+        w->arg != r->arg || w->ptr_in != r->ptr_in || w->ptr_out != r->ptr_out ||
+        w->stack != r->stack || w->flags != r->flags) {
+        cr_expect_fail("call %zu: the scan gives op %u tid %u seq %llu out %#llx, the loader "
+                       "op %u tid %u seq %llu out %#llx", c->at, r->op, r->tid,
+                       (unsigned long long)r->seq, (unsigned long long)r->ptr_out, w->op,
+                       w->tid, (unsigned long long)w->seq, (unsigned long long)w->ptr_out);
+        c->bad = 1;
+    }
+    c->at++;
+    return 0;
+}
+
+/* path read both ways; returns the number of calls (records the loader
+ * keeps). */
+static size_t assert_scan_matches_load(const char *path)
+{
+    dmm_trace_t whole, head;
+    dmm_err_t err;
+    cr_assert_eq(dmm_trace_load(path, &whole, &err), 0, "%s", err.msg);
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(dmm_read_file(path, &buf, &len, &err), 0, "%s", err.msg);
+    memset(&head, 0, sizeof head);
+    scan_cmp_t c = { .whole = &whole };
+    cr_assert_eq(dmm_scan_trc(path, buf, len, &head, scan_cmp_call, &c, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(c.at, whole.nrecs, "%s: the scan gave %zu calls, the loader %zu", path, c.at,
+                 whole.nrecs);
+    cr_expect_eq(head.pid, whole.pid);
+    cr_expect_eq(head.nstacks, whole.nstacks);
+    cr_expect_eq(head.nmodules, whole.nmodules);
+    cr_expect_eq(head.truncated, whole.truncated);
+    size_t n = whole.nrecs;
+    free(buf);
+    dmm_trace_free(&head);
+    dmm_trace_free(&whole);
+    return n;
+}
+
+#endif
