@@ -14,6 +14,7 @@
 #include "tracer/format/trace.h"
 #include "tracer/format/crc32.h"
 #include "tracer/format/load.h"
+#include "tracer/format/opstream.h"
 #include "tracer/format/trc_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -73,6 +74,12 @@ static void scan(const uint8_t *data, size_t size, int loaded, const dmm_trace_t
         want += t->recs[i].op != DMM_TRC_CLOCKSYNC;
     if (calls != want)
         __builtin_trap();
+    /* and the operation stream built as it scans (opcache's way to it) */
+    dmm_opstream_t os;
+    char note[512];
+    if (dmm_opstream_build_trc("fuzz.trc", data, size, &os, note, sizeof note, &err) != 0)
+        __builtin_trap();
+    dmm_opstream_free(&os);
 }
 
 static void parse(const uint8_t *data, size_t size)

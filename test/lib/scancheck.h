@@ -1,7 +1,8 @@
 /* scancheck.h - what the tests of dmm_scan_trc share: a trace file read
  * both ways, whole (dmm_trace_load: every record, sorted) and scanned
  * (dmm_scan_trc: a call at a time, one block per thread held), must give
- * the same calls in the same order.  Header-only: the test file that
+ * the same calls in the same order, and the same operation stream
+ * (dmm_opstream_build against dmm_opstream_build_trc).  Header-only: the test file that
  * includes it has Criterion and the core library. */
 #ifndef DMM_TEST_SCANCHECK_H
 #define DMM_TEST_SCANCHECK_H
@@ -12,6 +13,7 @@
 
 #include "tracer/base/file.h"
 #include "tracer/format/load.h"
+#include "tracer/format/opstream.h"
 #include "tracer/format/trc_read.h"
 
 typedef struct scan_cmp {
@@ -65,6 +67,21 @@ static size_t assert_scan_matches_load(const char *path)
     cr_expect_eq(head.nstacks, whole.nstacks);
     cr_expect_eq(head.nmodules, whole.nmodules);
     cr_expect_eq(head.truncated, whole.truncated);
+    dmm_opstream_t a, b;
+    char note[512];
+    cr_assert_eq(dmm_opstream_build(&whole, &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(dmm_opstream_build_trc(path, buf, len, &b, note, sizeof note, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(a.nops, b.nops, "%s: %zu ops built from the records, %zu scanned", path,
+                 a.nops, b.nops);
+    cr_expect(a.nops == b.nops && (a.nops == 0 || memcmp(a.ops, b.ops, a.nops * sizeof *a.ops) == 0),
+              "%s: the operation streams differ", path);
+    cr_expect(a.nids == b.nids && a.free_null == b.free_null &&
+              a.unknown_free == b.unknown_free && a.failed == b.failed &&
+              a.reused_live == b.reused_live, "%s: the streams' counts differ", path);
+    cr_expect_str_eq(note, whole.truncated ? whole.note : "");
+    dmm_opstream_free(&a);
+    dmm_opstream_free(&b);
     size_t n = whole.nrecs;
     free(buf);
     dmm_trace_free(&head);

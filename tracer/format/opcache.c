@@ -135,6 +135,32 @@ static int write_cache(const char *cache, const struct stat *st, const dmm_opstr
     return dmm_out_commit(&o, &e);
 }
 
+/* The stream of the trace at path: a .trc built as it is scanned (no
+ * record held), any other format loaded whole then reduced. */
+static int build(const char *path, dmm_opstream_t *s, dmm_opload_t *info, dmm_err_t *err)
+{
+    uint8_t *buf;
+    size_t len;
+    if (dmm_read_file(path, &buf, &len, err) != 0)
+        return -1;
+    int rc;
+    if (len && dmm_format_detect(buf, len) == DMM_FMT_TRC) {
+        rc = dmm_opstream_build_trc(path, buf, len, s, info->note, sizeof info->note, err);
+        free(buf);
+        return rc;
+    }
+    dmm_trace_t t;
+    rc = dmm_trace_parse(path, buf, len, DMM_FMT_UNKNOWN, &t, err);
+    free(buf);
+    if (rc != 0)
+        return -1;
+    if (t.truncated)
+        snprintf(info->note, sizeof info->note, "%s", t.note);
+    rc = dmm_opstream_build(&t, s, err);
+    dmm_trace_free(&t);
+    return rc;
+}
+
 int dmm_opstream_load(const char *path, int use_cache, dmm_opstream_t *s, dmm_opload_t *info,
                       dmm_err_t *err)
 {
@@ -147,14 +173,7 @@ int dmm_opstream_load(const char *path, int use_cache, dmm_opstream_t *s, dmm_op
         use_cache = 0;
     if (use_cache && read_cache(cache, &st, s, info))
         return 0;
-    dmm_trace_t t;
-    if (dmm_trace_load(path, &t, err) != 0)
-        return -1;
-    if (t.truncated)
-        snprintf(info->note, sizeof info->note, "%s", t.note);
-    int rc = dmm_opstream_build(&t, s, err);
-    dmm_trace_free(&t);
-    if (rc != 0)
+    if (build(path, s, info, err) != 0)
         return -1;
     /* the trace may have changed while it was read: then no cache */
     struct stat now;

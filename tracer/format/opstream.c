@@ -5,7 +5,9 @@
  * the moment it could first be reused) and then REALLOC (the new address);
  * between the two the block's id waits in a per-thread slot. */
 #include "tracer/format/opstream.h"
+#include "tracer/format/trc_read.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,6 +209,49 @@ int dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err)
                         t->path ? t->path : "trace", i);
     }
     dmm_opbuild_free(&b);
+    if (rc != 0) {
+        dmm_opstream_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* dmm_opstream_build_trc's record sink: each call into the builder. */
+typedef struct from_scan {
+    dmm_opbuild_t b;
+    size_t        idx;
+    const char   *name;
+    dmm_err_t    *err;
+} from_scan_t;
+
+static int put_scanned(void *ctx, const dmm_rec_t *r)
+{
+    from_scan_t *f = ctx;
+    if (dmm_opbuild_put(&f->b, r, f->idx, f->err) == 0) {
+        f->idx++;
+        return 0;
+    }
+    if (f->err && !f->err->msg[0])
+        dmm_err_set(f->err, "%s: record %zu: out of memory building the operation stream",
+                    f->name, f->idx);
+    return -1;
+}
+
+int dmm_opstream_build_trc(const char *name, const uint8_t *buf, size_t len, dmm_opstream_t *s,
+                           char *note, size_t notecap, dmm_err_t *err)
+{
+    if (err)
+        err->msg[0] = 0;
+    to_array_t a = { .s = s };
+    from_scan_t f = { .name = name, .err = err };
+    dmm_opbuild_init(&f.b, s, append_op, &a);
+    dmm_trace_t t;
+    memset(&t, 0, sizeof t);
+    int rc = dmm_scan_trc(name, buf, len, &t, put_scanned, &f, err);
+    if (rc == 0 && note && notecap)
+        snprintf(note, notecap, "%s", t.truncated ? t.note : "");
+    dmm_trace_free(&t);
+    dmm_opbuild_free(&f.b);
     if (rc != 0) {
         dmm_opstream_free(s);
         return -1;
