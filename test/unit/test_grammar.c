@@ -741,8 +741,25 @@ Test(cli, writes_the_grammar_of_a_trace)
     fclose(f);
 
     char *out, *err;
-    /* to standard output */
+    char ops[160];
+    snprintf(ops, sizeof ops, "%s.ops", trc);
+    /* --no-cache: no TRACE.ops written */
+    char *a0[] = { "grammar", "--no-cache", "--paper", trc, NULL };
+    cr_expect_eq(run_cli(4, a0, &out, &err), 0, "%s", err);
+    cr_expect_neq(access(ops, F_OK), 0, "--no-cache wrote %s", ops);
+    char *uncached = out;
+    free(err);
+    /* to standard output, from the operation stream, whose cache it
+     * writes for dmm evolve; and the same again read from that cache */
     char *a1[] = { "grammar", "--paper", trc, NULL };
+    for (int pass = 0; pass < 2; pass++) {
+        cr_expect_eq(run_cli(3, a1, &out, &err), 0, "%s", err);
+        cr_expect_eq(access(ops, F_OK), 0, "no %s", ops);
+        cr_expect_str_eq(out, uncached);
+        free(out);
+        free(err);
+    }
+    free(uncached);
     cr_expect_eq(run_cli(3, a1, &out, &err), 0, "%s", err);
     cr_expect_not_null(strstr(out, "<Size> ::= 8 | 24 | 100\n"), "%s", out);
     cr_expect_null(strstr(out, "Kingsley"));
@@ -823,6 +840,7 @@ Test(cli, writes_the_grammar_of_a_trace)
     free(err);
 
     unlink(trc);
+    unlink(ops);
     unlink(empty);
     unlink(bad);
     unlink(bnf);
