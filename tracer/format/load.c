@@ -80,6 +80,22 @@ dmm_format_t dmm_format_detect(const uint8_t *buf, size_t len)
  * convert them to nanoseconds through the line between the first and the
  * last CLOCKSYNC, and drop the CLOCKSYNC records.  Without two syncs far
  * enough apart there is no rate, and the trace says it has no times. */
+double dmm_tsc_rate(const dmm_rec_t *lo, const dmm_rec_t *hi)
+{
+    double rate = 0;   /* ns per tick */
+    if (lo && hi && hi->arg > lo->arg && hi->time > lo->time)
+        rate = (double)(hi->time - lo->time) / (double)(hi->arg - lo->arg);
+    if (!(rate > 1e-4 && rate < 1e4))   /* a TSC runs between 100 kHz and 10 THz */
+        rate = 0;
+    return rate;
+}
+
+uint64_t dmm_tsc_to_ns(double rate, const dmm_rec_t *lo, uint64_t ticks)
+{
+    double ns = (double)lo->time + ((double)ticks - (double)lo->arg) * rate;
+    return ns > 0 ? (uint64_t)ns : 0;
+}
+
 static void clock_to_ns(dmm_trace_t *t)
 {
     if (t->clock_id != DMM_TRC_CLOCK_TSC)
@@ -94,22 +110,14 @@ static void clock_to_ns(dmm_trace_t *t)
         if (!hi || r->arg > hi->arg)
             hi = r;
     }
-    double rate = 0;   /* ns per tick */
-    if (lo && hi && hi->arg > lo->arg && hi->time > lo->time)
-        rate = (double)(hi->time - lo->time) / (double)(hi->arg - lo->arg);
-    if (!(rate > 1e-4 && rate < 1e4))   /* a TSC runs between 100 kHz and 10 THz */
-        rate = 0;
+    double rate = dmm_tsc_rate(lo, hi);
+    dmm_rec_t base = lo ? *lo : (dmm_rec_t){ 0 };   /* lo's slot is overwritten below */
     size_t k = 0;
     for (size_t i = 0; i < t->nrecs; i++) {
         dmm_rec_t r = t->recs[i];
         if (r.op == DMM_TRC_CLOCKSYNC)
             continue;
-        if (rate) {
-            double ns = (double)lo->time + ((double)r.time - (double)lo->arg) * rate;
-            r.time = ns > 0 ? (uint64_t)ns : 0;
-        } else {
-            r.time = 0;
-        }
+        r.time = rate ? dmm_tsc_to_ns(rate, &base, r.time) : 0;
         t->recs[k++] = r;
     }
     t->nrecs = k;

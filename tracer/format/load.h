@@ -23,4 +23,10 @@ int dmm_trace_load(const char *path, dmm_trace_t *t, dmm_err_t *err);
 int dmm_trace_parse(const char *name, const uint8_t *buf, size_t len,
                     dmm_format_t fmt, dmm_trace_t *t, dmm_err_t *err);
 
+/* A TSC-timed trace's clock: ns per tick from its CLOCKSYNC records with
+ * the least (lo) and greatest (hi) tick count (arg; time = ns then), or 0
+ * when they give no believable rate; and a tick count in ns through it. */
+double   dmm_tsc_rate(const dmm_rec_t *lo, const dmm_rec_t *hi);
+uint64_t dmm_tsc_to_ns(double rate, const dmm_rec_t *lo, uint64_t ticks);
+
 #endif
