@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracer/base/file.h"
 #include "tracer/format/load.h"
 #include "tracer/stats/stats.h"
 
@@ -34,6 +35,40 @@ static int parse_top(const char *s, size_t *top)
     if (*end || v > 1000000)
         return -1;
     *top = (size_t)v;
+    return 0;
+}
+
+/* The statistics of the trace at path, and its header (and stacks) in t:
+ * a .trc counted as it is scanned, never held whole (dmm_stats_scan_trc),
+ * any other format loaded.  0, or -1 with err set and nothing to free. */
+static int compute(const char *path, dmm_trace_t *t, dmm_stats_t *st, dmm_err_t *err)
+{
+    uint8_t *buf;
+    size_t len;
+    memset(t, 0, sizeof *t);
+    if (dmm_read_file(path, &buf, &len, err) != 0)
+        return -1;
+    int rc;
+    if (len && dmm_format_detect(buf, len) == DMM_FMT_TRC) {
+        rc = dmm_stats_scan_trc(path, buf, len, t, st, err);
+        free(buf);
+        t->path = strdup(path);
+        if (rc != 0 || !t->path) {
+            if (rc == 0)
+                dmm_stats_free(st);
+            dmm_trace_free(t);
+            return rc ? -1 : dmm_err_set(err, "%s: out of memory", path);
+        }
+        return 0;
+    }
+    rc = dmm_trace_parse(path, buf, len, DMM_FMT_UNKNOWN, t, err);
+    free(buf);
+    if (rc != 0)
+        return -1;
+    if (dmm_stats_compute(t, st, err) != 0) {
+        dmm_trace_free(t);
+        return -1;
+    }
     return 0;
 }
 
@@ -85,15 +120,10 @@ int dmm_stats_main(int argc, char **argv)
     if (!(path = dmm_cli_trace("stats", path, picked, sizeof picked)))
         return 2;
     dmm_trace_t t;
-    dmm_err_t err = { { 0 } };
-    if (dmm_trace_load(path, &t, &err) != 0) {
-        fprintf(stderr, "dmm stats: %s\n", err.msg);
-        return 2;
-    }
     dmm_stats_t st;
-    if (dmm_stats_compute(&t, &st, &err) != 0) {
+    dmm_err_t err = { { 0 } };
+    if (compute(path, &t, &st, &err) != 0) {
         fprintf(stderr, "dmm stats: %s\n", err.msg);
-        dmm_trace_free(&t);
         return 2;
     }
     if (!json && t.truncated)

@@ -16,6 +16,7 @@
 #include "tracer/format/load.h"
 #include "tracer/format/opstream.h"
 #include "tracer/format/trc_read.h"
+#include "tracer/stats/stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,14 +50,13 @@ static void fix_crcs(uint8_t *b, size_t len)
 
 static int count_call(void *ctx, const dmm_rec_t *r)
 {
-    (void)r;
-    ++*(size_t *)ctx;
+    *(size_t *)ctx += r->op != DMM_TRC_CLOCKSYNC;
     return 0;
 }
 
 /* The same bytes scanned (dmm_scan_trc): it reads exactly when the loader
- * does, and then gives as many calls (the loader keeps CLOCKSYNC records
- * where the clock is not the TSC; the scan never gives them). */
+ * does, and then gives as many calls, CLOCKSYNC records apart (the loader
+ * keeps them where the clock is not the TSC). */
 static void scan(const uint8_t *data, size_t size, int loaded, const dmm_trace_t *t)
 {
     dmm_trace_t h;
@@ -74,12 +74,21 @@ static void scan(const uint8_t *data, size_t size, int loaded, const dmm_trace_t
         want += t->recs[i].op != DMM_TRC_CLOCKSYNC;
     if (calls != want)
         __builtin_trap();
-    /* and the operation stream built as it scans (opcache's way to it) */
+    /* and the operation stream built as it scans (opcache's way to it), and
+     * the statistics counted as it scans (dmm stats' and dmm record's) */
     dmm_opstream_t os;
     char note[512];
     if (dmm_opstream_build_trc("fuzz.trc", data, size, &os, note, sizeof note, &err) != 0)
         __builtin_trap();
     dmm_opstream_free(&os);
+    dmm_stats_t st;
+    memset(&h, 0, sizeof h);
+    if (dmm_stats_scan_trc("fuzz.trc", data, size, &h, &st, &err) != 0)
+        __builtin_trap();
+    if (st.records < want)
+        __builtin_trap();
+    dmm_stats_free(&st);
+    dmm_trace_free(&h);
 }
 
 static void parse(const uint8_t *data, size_t size)

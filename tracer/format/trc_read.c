@@ -63,7 +63,9 @@ typedef struct rd {
     dmm_u64map_t threads;      /* v2: tid -> index in states */
     dmm_trc2_state_t *states;  /* v2: each thread's stream after its last block */
     size_t       nstates, capstates;
-    struct recbuf *into;       /* scanning: calls go here, not into t */
+    struct recbuf *into;       /* scanning: calls go here, not into t, */
+    int (*sync_fn)(void *, const dmm_rec_t *);   /* and clock syncs here at once */
+    void        *sync_ctx;
 } rd_t;
 
 /* A block's calls, decoded, as a scan holds them until their turn. */
@@ -164,13 +166,13 @@ static int put_call(rd_t *r, const dmm_trc_rec_t *rec, uint32_t tid)
      * definition was lost with the end of a cut-short file. */
     if (rec->stack && need_stack(r, rec->stack))
         return -1;
-    dmm_rec_t *d;
-    if (r->into) {
+    dmm_rec_t *d, sync;
+    if (r->into && rec->op == DMM_TRC_CLOCKSYNC) {
         /* not a call, and numbered when its block was begun, perhaps after
          * the call that follows it took its seq: it would stand out of the
-         * thread's order */
-        if (rec->op == DMM_TRC_CLOCKSYNC)
-            return 0;
+         * thread's order, so it goes to the scan's reader as it is met */
+        d = &sync;
+    } else if (r->into) {
         recbuf_t *b = r->into;
         if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v))
             return -1;
@@ -190,6 +192,8 @@ static int put_call(rd_t *r, const dmm_trc_rec_t *rec, uint32_t tid)
     d->arg = rec->arg;
     d->ptr_in = rec->ptr_in;
     d->ptr_out = rec->ptr_out;
+    if (d == &sync)
+        r->sync_fn(r->sync_ctx, d);   /* its return is not asked for */
     return 0;
 }
 
@@ -551,7 +555,8 @@ int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *
  * calls.  Each thread's calls come in seq order (the recorder numbers them
  * so), so that is the loader's order; memory is one decoded block per
  * thread with calls still to come.  CLOCKSYNC records (the loader's, to
- * turn TSC ticks into time) are left out. */
+ * turn TSC ticks into time) are handed over as their block is decoded,
+ * outside that order. */
 typedef struct cursor {
     size_t   bi;        /* the block whose calls recs holds */
     recbuf_t recs;
@@ -717,6 +722,8 @@ int dmm_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *
         return -1;
     scan_t s = { .buf = buf };
     int rc = start_reader(&s.r, name, t, err, len, version);
+    s.r.sync_fn = fn;
+    s.r.sync_ctx = ctx;
     if (rc == 0)
         rc = index_blocks(&s, off);
     if (rc == 0)

@@ -22,10 +22,12 @@ int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *
  * (dmm_trace_load: by seq, file order among equals), handed one at a time
  * to fn (nonzero: stop; the scan returns -1 and fn sets err), without
  * holding them all: one decoded block per thread.  t (zeroed) gets the
- * header, stacks, modules and any cut-short note, never records; times
- * are as recorded (TSC ticks where the clock is the TSC), and the
- * CLOCKSYNC records, which the loader drops, are left out.  0, or -1 with
- * err set; dmm_trace_free(t) either way. */
+ * header (before fn sees any record), stacks, modules and any cut-short
+ * note, never records.  Times are as recorded (TSC ticks where the clock is
+ * the TSC: dmm_tsc_rate, load.h); the CLOCKSYNC records that convert them
+ * (which the loader then drops) come to fn as their block is decoded,
+ * outside the calls' order, and fn's return for them is not asked for.
+ * 0, or -1 with err set; dmm_trace_free(t) either way. */
 int dmm_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
                  int (*fn)(void *ctx, const dmm_rec_t *rec), void *ctx, dmm_err_t *err);
 

@@ -16,8 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tracer/format/opstream.h"
-#include "tracer/format/trc_read.h"
+#include "tracer/stats/stats.h"
 
 /* argv0 as execvp would find it, into buf: 0, or -1 (errno set). */
 static int find_program(const char *argv0, char *buf, size_t len)
@@ -194,63 +193,20 @@ static int by_pid(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid ? 1 : strcmp(x->file, y->file);
 }
 
-/* The summary's pass over a trace's calls: the operation stream built a
- * call at a time (opstream.h), and from it the allocating calls and the
- * peak of live requested bytes, counted as dmm stats counts them
- * (tracer/stats: Table 2's "Max in use").  Memory: the live blocks. */
-typedef struct tally {
-    dmm_opbuild_t  b;
-    dmm_opstream_t s;
-    dmm_u64map_t   size;     /* live id -> its size */
-    uint64_t       in_use, peak, alloc_calls, records;
-    dmm_err_t     *err;
-} tally_t;
-
-static int tally_op(void *ctx, const dmm_op_t *op)
-{
-    tally_t *y = ctx;
-    uint64_t old;
-    if (op->kind == DMM_OP_ALLOC || op->kind == DMM_OP_REALLOC) {
-        int fresh;
-        uint64_t *v = dmm_u64map_slot(&y->size, op->id, &fresh);
-        if (!v)
-            return -1;
-        if (!fresh)
-            y->in_use -= *v;
-        *v = op->size;
-        y->in_use += op->size;
-        y->alloc_calls++;
-    } else if (op->kind == DMM_OP_FREE && dmm_u64map_take(&y->size, op->id, &old)) {
-        y->in_use -= old;
-    }
-    if (y->in_use > y->peak)
-        y->peak = y->in_use;
-    return 0;
-}
-
-static int tally_call(void *ctx, const dmm_rec_t *r)
-{
-    tally_t *y = ctx;
-    if (dmm_opbuild_put(&y->b, r, y->records++, y->err) == 0)
-        return 0;
-    if (!y->err->msg[0])
-        dmm_err_set(y->err, "record %llu: out of memory", (unsigned long long)y->records);
-    return -1;
-}
-
-/* The trace at path, mapped, through dmm_scan_trc into y; t gets its
- * header.  0, or -1 with err set. */
-static int scan_file(const char *path, dmm_trace_t *t, tally_t *y, dmm_err_t *err)
+/* The statistics of the trace at path, mapped and counted as it is scanned
+ * (dmm_stats_scan_trc: memory is its live blocks, not its records); t gets
+ * its header.  0, or -1 with err set. */
+static int scan_file(const char *path, dmm_trace_t *t, dmm_stats_t *st, dmm_err_t *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
         dmm_err_set(err, "%s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
-    size_t len = (size_t)st.st_size;
+    size_t len = (size_t)sb.st_size;
     static const uint8_t none[1];
     const uint8_t *buf = none;
     if (len && (buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
@@ -261,7 +217,7 @@ static int scan_file(const char *path, dmm_trace_t *t, tally_t *y, dmm_err_t *er
     close(fd);
     if (len)
         madvise((void *)buf, len, MADV_SEQUENTIAL);
-    int rc = dmm_scan_trc(path, buf, len, t, tally_call, y, err);
+    int rc = dmm_stats_scan_trc(path, buf, len, t, st, err);
     if (len)
         munmap((void *)buf, len);
     return rc;
@@ -274,12 +230,8 @@ static void read_one(const char *dir, dmm_record_proc_t *p)
     dmm_trace_t t;
     memset(&t, 0, sizeof t);
     dmm_err_t err = { 0 };
-    tally_t y = { .err = &err };
-    dmm_opbuild_init(&y.b, &y.s, tally_op, &y);
-    int rc = scan_file(path, &t, &y, &err);
-    dmm_opbuild_free(&y.b);
-    dmm_u64map_free(&y.size);
-    if (rc != 0) {
+    dmm_stats_t st;
+    if (scan_file(path, &t, &st, &err) != 0) {
         p->unreadable = 1;
         snprintf(p->err, sizeof p->err, "%s", err.msg);
         dmm_trace_free(&t);
@@ -297,9 +249,10 @@ static void read_one(const char *dir, dmm_record_proc_t *p)
                                                                         : (char)ch;
     }
     p->command[k] = 0;
-    p->records = y.records;
-    p->alloc_calls = y.alloc_calls;
-    p->peak_live = y.peak;
+    p->records = st.records;
+    p->alloc_calls = st.alloc_calls;
+    p->peak_live = st.max_in_use;
+    dmm_stats_free(&st);
     dmm_trace_free(&t);
 }
 

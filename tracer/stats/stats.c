@@ -9,9 +9,10 @@
  * allocating ops; Memory ops = allocs + reallocs + frees.  Calls by kind are
  * counted over the records as recorded, failed calls included.
  *
- * Sizes and threads are counted in hash tables (tracer/base/hash.h), sites
- * in an array indexed by stack id, so a trace of n records costs O(n) plus
- * sorting the distinct values. */
+ * Sizes, threads and live blocks are counted in hash tables
+ * (tracer/base/hash.h), sites in an array indexed by stack id, so a trace of
+ * n records costs O(n) plus sorting the distinct values; nothing holds the
+ * records or the operations, so a .trc can be counted as it is scanned. */
 #include "tracer/stats/stats.h"
 
 #include <stddef.h>
@@ -19,7 +20,9 @@
 #include <string.h>
 
 #include "tracer/base/hash.h"
+#include "tracer/format/load.h"
 #include "tracer/format/opstream.h"
+#include "tracer/format/trc_read.h"
 
 /* Count one more of key. */
 static int count(dmm_u64map_t *m, uint64_t key)
@@ -74,169 +77,250 @@ static int cmp_site_by_bytes(const void *a, const void *b)
     return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-/* Table 2 and the size tables, from the operation stream. */
-static int walk_ops(const dmm_opstream_t *s, dmm_stats_t *st, dmm_u64map_t *sizes)
-{
-    uint64_t *bsize = calloc(s->nids ? s->nids : 1, sizeof *bsize);
-    uint8_t *live = calloc(s->nids / 8 + 1, 1);
-    if (!bsize || !live) {
-        free(bsize);
-        free(live);
-        return -1;
-    }
-    uint64_t in_use = 0, nlive = 0;
-    int rc = 0;
-    for (size_t i = 0; i < s->nops && rc == 0; i++) {
-        const dmm_op_t *op = &s->ops[i];
-        if (op->id >= s->nids)
-            continue;   /* the op stream never does this; be safe anyway */
-        uint8_t bit = (uint8_t)(1u << (op->id & 7));
-        uint8_t *lb = &live[op->id / 8];
-        switch (op->kind) {
-        case DMM_OP_ALLOC:
-        case DMM_OP_REALLOC:
-            if (op->kind == DMM_OP_ALLOC)
-                st->ops_alloc++;
-            else
-                st->ops_realloc++;
-            if (*lb & bit) {
-                in_use -= bsize[op->id];
-            } else {
-                *lb |= bit;
-                nlive++;
-            }
-            bsize[op->id] = op->size;
-            in_use += op->size;
-            st->total_bytes += op->size;
-            if (st->alloc_calls == 0 || op->size < st->min_size)
-                st->min_size = op->size;
-            if (op->size > st->max_size)
-                st->max_size = op->size;
-            st->alloc_calls++;
-            st->hist[dmm_stats_bucket(op->size)]++;
-            rc = count(sizes, op->size);
-            break;
-        case DMM_OP_FREE:
-            st->ops_free++;
-            if (*lb & bit) {
-                *lb &= (uint8_t)~bit;
-                in_use -= bsize[op->id];
-                nlive--;
-            }
-            break;
-        default:
-            break;
-        }
-        if (in_use > st->max_in_use)
-            st->max_in_use = in_use;
-    }
-    st->live_blocks = nlive;
-    st->live_bytes = in_use;
-    free(bsize);
-    free(live);
-    return rc;
-}
+/* ---- a record at a time ----
+ *
+ * The same accumulator serves a trace held whole (dmm_stats_compute) and one
+ * scanned (dmm_stats_scan_trc): each record feeds the operation stream's
+ * builder, whose ops feed Table 2 and the sizes, and then the counts by
+ * kind, threads, times and sites. */
+typedef struct acc {
+    dmm_stats_t      *st;
+    const dmm_trace_t *t;     /* its stacks: t->nstacks covers every record's */
+    dmm_opbuild_t     b;
+    dmm_opstream_t    s;      /* the builder's counts */
+    dmm_u64map_t      sizes;  /* request size -> allocating ops */
+    dmm_u64map_t      live;   /* op-stream id -> size, of each live block */
+    dmm_u64map_t      tids;
+    uint64_t          in_use;
+    dmm_stats_site_t *sites;  /* by stack id */
+    size_t            capsites;
+    uint64_t          tmin, tmax;
+    uint32_t          last_tid;
+    int               have_tid;
+    size_t            idx;
+    /* scanning a TSC-timed trace: its clock syncs of least and greatest
+     * tick count, to turn tmin and tmax into ns at the end */
+    int               tsc;
+    dmm_rec_t         sync_lo, sync_hi;
+    int               have_sync;
+} acc_t;
 
-/* Calls by kind, threads, duration and allocation sites, from the records. */
-static int walk_records(const dmm_trace_t *t, dmm_stats_t *st)
+/* Table 2 and the size tables: one op of the stream. */
+static int acc_op(void *ctx, const dmm_op_t *op)
 {
-    dmm_u64map_t tids = DMM_U64MAP_INIT;
-    dmm_stats_site_t *sites = NULL;
-    int rc = 0;
-    if (t->nstacks > 1 && t->stacks) {
-        sites = calloc(t->nstacks, sizeof *sites);
-        if (!sites)
+    acc_t *a = ctx;
+    dmm_stats_t *st = a->st;
+    uint64_t old;
+    switch (op->kind) {
+    case DMM_OP_ALLOC:
+    case DMM_OP_REALLOC: {
+        if (op->kind == DMM_OP_ALLOC)
+            st->ops_alloc++;
+        else
+            st->ops_realloc++;
+        int fresh;
+        uint64_t *v = dmm_u64map_slot(&a->live, op->id, &fresh);
+        if (!v)
             return -1;
+        if (!fresh)
+            a->in_use -= *v;
+        *v = op->size;
+        a->in_use += op->size;
+        st->total_bytes += op->size;
+        if (st->alloc_calls == 0 || op->size < st->min_size)
+            st->min_size = op->size;
+        if (op->size > st->max_size)
+            st->max_size = op->size;
+        st->alloc_calls++;
+        st->hist[dmm_stats_bucket(op->size)]++;
+        if (count(&a->sizes, op->size) != 0)
+            return -1;
+        break;
     }
-    uint64_t tmin = UINT64_MAX, tmax = 0;
-    uint32_t last_tid = 0;
-    int have_tid = 0;
-    for (size_t i = 0; i < t->nrecs && rc == 0; i++) {
-        const dmm_rec_t *r = &t->recs[i];
-        if (r->op >= DMM_TRC_OP_MAX)
-            continue;
-        st->op_count[r->op]++;
-        if (r->op == DMM_TRC_STACKDEF || r->op == DMM_TRC_MODULE)
-            continue;   /* bookkeeping, not calls of the program */
-        if (!have_tid || r->tid != last_tid) {   /* runs of one thread are common */
-            rc = count(&tids, r->tid);
-            last_tid = r->tid;
-            have_tid = 1;
-        }
-        if (r->time < tmin)
-            tmin = r->time;
-        if (r->time > tmax)
-            tmax = r->time;
-        int allocating = (dmm_op_is_alloc(r->op) || r->op == DMM_TRC_REALLOC ||
-                          r->op == DMM_TRC_REALLOCARRAY) &&
-                         !(r->flags & DMM_TRC_RF_FAILED) && r->ptr_out != 0;
-        if (sites && allocating && r->stack != 0 && r->stack < t->nstacks) {
-            sites[r->stack].count++;
-            sites[r->stack].bytes += r->size;
-        }
+    case DMM_OP_FREE:
+        st->ops_free++;
+        if (dmm_u64map_take(&a->live, op->id, &old))
+            a->in_use -= old;
+        break;
+    default:
+        break;
     }
-    st->threads = dmm_u64map_count(&tids);
-    dmm_u64map_free(&tids);
-    st->has_time = !(t->flags & DMM_TRC_F_NOTIME);
-    st->duration_ns = tmin <= tmax ? tmax - tmin : 0;
-    if (sites && rc == 0) {
-        size_t n = 0;
-        for (size_t k = 1; k < t->nstacks; k++)
-            if (sites[k].count) {
-                sites[n] = sites[k];
-                sites[n].stack = (uint32_t)k;
-                n++;
-            }
-        qsort(sites, n, sizeof *sites, cmp_site_by_bytes);
-        st->sites = sites;
-        st->nsites = n;
-    } else {
-        free(sites);
-    }
-    return rc;
+    st->memory_ops++;
+    if (a->in_use > st->max_in_use)
+        st->max_in_use = a->in_use;
+    return 0;
 }
 
-int dmm_stats_compute(const dmm_trace_t *t, dmm_stats_t *st, dmm_err_t *err)
+/* Calls by kind, threads, times and allocation sites: one record. */
+static int acc_sites(acc_t *a, const dmm_rec_t *r)
+{
+    if (r->stack == 0 || r->stack >= a->t->nstacks)
+        return 0;
+    if (r->stack >= a->capsites) {
+        size_t n = a->capsites ? a->capsites : 64;
+        while (n <= r->stack)
+            n *= 2;
+        dmm_stats_site_t *v = realloc(a->sites, n * sizeof *v);
+        if (!v)
+            return -1;
+        memset(v + a->capsites, 0, (n - a->capsites) * sizeof *v);
+        a->sites = v;
+        a->capsites = n;
+    }
+    a->sites[r->stack].count++;
+    a->sites[r->stack].bytes += r->size;
+    return 0;
+}
+
+static int acc_record(acc_t *a, const dmm_rec_t *r)
+{
+    dmm_stats_t *st = a->st;
+    if (dmm_opbuild_put(&a->b, r, a->idx++, NULL) != 0)
+        return -1;
+    st->records++;
+    if (r->op >= DMM_TRC_OP_MAX)
+        return 0;
+    st->op_count[r->op]++;
+    if (r->op == DMM_TRC_STACKDEF || r->op == DMM_TRC_MODULE)
+        return 0;   /* bookkeeping, not calls of the program */
+    if (!a->have_tid || r->tid != a->last_tid) {   /* runs of one thread are common */
+        if (count(&a->tids, r->tid) != 0)
+            return -1;
+        a->last_tid = r->tid;
+        a->have_tid = 1;
+    }
+    if (r->time < a->tmin)
+        a->tmin = r->time;
+    if (r->time > a->tmax)
+        a->tmax = r->time;
+    int allocating = (dmm_op_is_alloc(r->op) || r->op == DMM_TRC_REALLOC ||
+                      r->op == DMM_TRC_REALLOCARRAY) &&
+                     !(r->flags & DMM_TRC_RF_FAILED) && r->ptr_out != 0;
+    return allocating ? acc_sites(a, r) : 0;
+}
+
+static void acc_start(acc_t *a, dmm_stats_t *st, const dmm_trace_t *t)
 {
     memset(st, 0, sizeof *st);
-    const char *name = t->path ? t->path : "trace";
-    dmm_opstream_t s;
-    if (dmm_opstream_build(t, &s, err) != 0)
+    memset(a, 0, sizeof *a);
+    a->st = st;
+    a->t = t;
+    a->tmin = UINT64_MAX;
+    dmm_opbuild_init(&a->b, &a->s, acc_op, a);
+}
+
+/* The distinct sizes, ordered by popularity, and the sites, by bytes. */
+static int acc_lists(acc_t *a)
+{
+    dmm_stats_t *st = a->st;
+    size_t n = dmm_u64map_count(&a->sizes);
+    if (n && !(st->sizes = malloc(n * sizeof *st->sizes)))
         return -1;
-    st->objects = s.nids;
-    st->memory_ops = s.nops;
-    st->free_null = s.free_null;
-    st->unknown_free = s.unknown_free;
-    st->failed = s.failed;
-    st->reused_live = s.reused_live;
-    st->records = t->nrecs;
-
-    dmm_u64map_t sizes = DMM_U64MAP_INIT;   /* request size -> allocating ops */
-    int rc = walk_ops(&s, st, &sizes);
-    dmm_opstream_free(&s);
-    if (rc == 0)
-        rc = walk_records(t, st);
-    size_t n = dmm_u64map_count(&sizes);
-    if (rc == 0 && n && !(st->sizes = malloc(n * sizeof *st->sizes)))
-        rc = -1;
-    if (rc != 0) {
-        dmm_u64map_free(&sizes);
-        dmm_stats_free(st);
-        return dmm_err_set(err, "%s: out of memory computing statistics", name);
-    }
-    st->avg_size = st->alloc_calls ? (double)st->total_bytes / (double)st->alloc_calls : 0.0;
-
-    /* The distinct sizes, ordered by popularity. */
     size_t pos = 0, k = 0;
     uint64_t size, cnt;
-    while (dmm_u64map_next(&sizes, &pos, &size, &cnt))
+    while (dmm_u64map_next(&a->sizes, &pos, &size, &cnt))
         st->sizes[k++] = (dmm_stats_size_t){ .size = size, .count = cnt };
-    dmm_u64map_free(&sizes);
     if (n)
         qsort(st->sizes, n, sizeof *st->sizes, cmp_size_by_count);
     st->nsizes = n;
     st->distinct_sizes = n;
+    size_t m = 0;
+    for (size_t id = 1; id < a->capsites; id++)
+        if (a->sites[id].count) {
+            a->sites[m] = a->sites[id];
+            a->sites[m].stack = (uint32_t)id;
+            m++;
+        }
+    if (m) {
+        qsort(a->sites, m, sizeof *a->sites, cmp_site_by_bytes);
+        st->sites = a->sites;
+        st->nsites = m;
+        a->sites = NULL;
+    }
     return 0;
+}
+
+/* The rest from what was accumulated; a's memory given back.  rc: how the
+ * records went (0, or -1 out of memory). */
+static int acc_finish(acc_t *a, int rc, int has_time, const char *name, dmm_err_t *err)
+{
+    dmm_stats_t *st = a->st;
+    if (rc == 0)
+        rc = acc_lists(a);
+    st->objects = a->s.nids;
+    st->free_null = a->s.free_null;
+    st->unknown_free = a->s.unknown_free;
+    st->failed = a->s.failed;
+    st->reused_live = a->s.reused_live;
+    st->live_blocks = dmm_u64map_count(&a->live);
+    st->live_bytes = a->in_use;
+    st->threads = dmm_u64map_count(&a->tids);
+    st->has_time = has_time;
+    st->duration_ns = a->tmin <= a->tmax ? a->tmax - a->tmin : 0;
+    st->avg_size = st->alloc_calls ? (double)st->total_bytes / (double)st->alloc_calls : 0.0;
+    dmm_opbuild_free(&a->b);
+    dmm_u64map_free(&a->sizes);
+    dmm_u64map_free(&a->live);
+    dmm_u64map_free(&a->tids);
+    free(a->sites);
+    if (rc != 0) {
+        dmm_stats_free(st);
+        return dmm_err_set(err, "%s: out of memory computing statistics", name);
+    }
+    return 0;
+}
+
+int dmm_stats_compute(const dmm_trace_t *t, dmm_stats_t *st, dmm_err_t *err)
+{
+    acc_t a;
+    acc_start(&a, st, t);
+    int rc = 0;
+    for (size_t i = 0; i < t->nrecs && rc == 0; i++)
+        rc = acc_record(&a, &t->recs[i]);
+    return acc_finish(&a, rc, !(t->flags & DMM_TRC_F_NOTIME), t->path ? t->path : "trace",
+                      err);
+}
+
+/* dmm_stats_scan_trc's sink: the calls in order, the clock syncs apart
+ * (the loader converts TSC ticks through them and drops them). */
+static int scanned(void *ctx, const dmm_rec_t *r)
+{
+    acc_t *a = ctx;
+    a->tsc = a->t->clock_id == DMM_TRC_CLOCK_TSC;   /* the header is read before any record */
+    if (r->op == DMM_TRC_CLOCKSYNC && a->tsc) {
+        if (!a->have_sync || r->arg < a->sync_lo.arg)
+            a->sync_lo = *r;
+        if (!a->have_sync || r->arg > a->sync_hi.arg)
+            a->sync_hi = *r;
+        a->have_sync = 1;
+        return 0;
+    }
+    return acc_record(a, r);
+}
+
+int dmm_stats_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
+                       dmm_stats_t *st, dmm_err_t *err)
+{
+    acc_t a;
+    acc_start(&a, st, t);
+    int rc = dmm_scan_trc(name, buf, len, t, scanned, &a, err);
+    if (rc != 0) {
+        acc_finish(&a, 0, 0, name, err);   /* gives a's memory back; err stays the scan's */
+        dmm_stats_free(st);
+        return -1;
+    }
+    int has_time = !(t->flags & DMM_TRC_F_NOTIME);
+    if (a.tsc) {   /* as the loader converts, so the same duration */
+        double rate = a.have_sync ? dmm_tsc_rate(&a.sync_lo, &a.sync_hi) : 0;
+        if (rate && a.tmin <= a.tmax) {
+            a.tmin = dmm_tsc_to_ns(rate, &a.sync_lo, a.tmin);
+            a.tmax = dmm_tsc_to_ns(rate, &a.sync_lo, a.tmax);
+        } else if (!rate) {
+            a.tmin = a.tmax = 0;
+            has_time = 0;
+        }
+    }
+    return acc_finish(&a, 0, has_time, name, err);
 }
 
 void dmm_stats_free(dmm_stats_t *st)

@@ -69,6 +69,13 @@ typedef struct dmm_stats {
 /* Compute everything above; st is overwritten.  Returns 0, or -1 with err
  * set (out of memory).  Free with dmm_stats_free(). */
 int  dmm_stats_compute(const dmm_trace_t *t, dmm_stats_t *st, dmm_err_t *err);
+/* The same for the .trc held in buf, as dmm_scan_trc reads it: the records
+ * are never all held (memory: the live blocks, the distinct sizes, threads
+ * and stacks, one block per thread).  t (zeroed) gets the header, stacks and
+ * modules, for dmm_stats_print; st equals what dmm_stats_compute gives for
+ * the loaded trace.  0, or -1 with err set (st then empty). */
+int  dmm_stats_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
+                        dmm_stats_t *st, dmm_err_t *err);
 void dmm_stats_free(dmm_stats_t *st);
 
 /* Bucket of a size and its bounds, for the histogram above. */
