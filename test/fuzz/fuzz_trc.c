@@ -65,7 +65,7 @@ static void scan(const uint8_t *data, size_t size, int loaded, const dmm_trace_t
     size_t calls = 0;
     int rc = dmm_scan_trc("fuzz.trc", data, size, &h, count_call, &calls, &err);
     dmm_trace_free(&h);
-    if ((rc == 0) != loaded)
+    if ((rc >= 0) != loaded)
         __builtin_trap();
     if (!loaded)
         return;
@@ -76,10 +76,15 @@ static void scan(const uint8_t *data, size_t size, int loaded, const dmm_trace_t
         __builtin_trap();
     /* and the operation stream built as it scans (opcache's way to it), and
      * the statistics counted as it scans (dmm stats' and dmm record's) */
-    dmm_opstream_t os;
+    dmm_opstream_t os, whole;
     char note[512];
     if (dmm_opstream_build_trc("fuzz.trc", data, size, &os, note, sizeof note, &err) != 0)
         __builtin_trap();
+    /* the loader's stream, whatever order the file's calls are in */
+    if (dmm_opstream_build(t, &whole, &err) != 0 || whole.nops != os.nops ||
+        (os.nops && memcmp(os.ops, whole.ops, os.nops * sizeof *os.ops) != 0))
+        __builtin_trap();
+    dmm_opstream_free(&whole);
     dmm_opstream_free(&os);
     dmm_stats_t st;
     memset(&h, 0, sizeof h);

@@ -98,6 +98,8 @@ static size_t assert_scan_matches_load(const char *path)
     cr_assert_eq(dmm_read_file(path, &buf, &len, &err), 0, "%s", err.msg);
     memset(&head, 0, sizeof head);
     scan_cmp_t c = { .whole = &whole };
+    /* 0: every thread's calls in seq order in the file, as the recorder
+     * writes them (1 would say otherwise) */
     cr_assert_eq(dmm_scan_trc(path, buf, len, &head, scan_cmp_call, &c, &err), 0, "%s",
                  err.msg);
     cr_expect_eq(c.at, whole.nrecs, "%s: the scan gave %zu calls, the loader %zu", path, c.at,

@@ -16,6 +16,7 @@
 #include "tracer/base/file.h"
 #include "tracer/format/crc32.h"
 #include "test/lib/scancheck.h"
+#include "tracer/stats/stats.h"
 #include "tracer/format/dump.h"
 #include "tracer/format/load.h"
 #include "tracer/format/trc_read.h"
@@ -154,6 +155,71 @@ static void usual_trace(dmm_trace_t *t, size_t nusual)
             r->ptr_in = a;
         }
     }
+}
+
+static int count_calls(void *ctx, const dmm_rec_t *r)
+{
+    (void)r;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
+/* Two threads' blocks interleaved in the file: the scan (dmm_scan_trc,
+ * one block per thread held) meets the calls in the loader's order, and so
+ * do the stream and the statistics made from it.  A file where one
+ * thread's calls are out of seq order is said so (1), and the stream and
+ * statistics then come from the file loaded whole, still the loader's. */
+Test(trc, a_scan_gives_the_loaders_order_or_says_it_cannot)
+{
+    dmm_trace_t t;
+    dmm_err_t err;
+    memset(&t, 0, sizeof t);
+    usual_trace(&t, 2000);
+    const char *p = tmp_path("scan.trc");
+    cr_assert_eq(dmm_write_trc_ex(&t, p, 0, 1, &err), 0, "%s", err.msg);
+    cr_expect_eq(assert_scan_matches_load(p), t.nrecs);
+    /* a thread's two calls swapped (their seqs too) */
+    for (size_t i = 3000, n = 0; i < t.nrecs && n < 1; i++)
+        if (t.recs[i].tid == t.recs[i + 1].tid) {
+            uint64_t sq = t.recs[i].seq;
+            t.recs[i].seq = t.recs[i + 1].seq;
+            t.recs[i + 1].seq = sq;
+            n++;
+        }
+    const char *q = tmp_path("scan_bad.trc");
+    cr_assert_eq(dmm_write_trc_ex(&t, q, 0, 1, &err), 0, "%s", err.msg);
+    dmm_trace_free(&t);
+    size_t len;
+    uint8_t *buf = slurp(q, &len);
+    dmm_trace_t h, whole;
+    memset(&h, 0, sizeof h);
+    size_t calls = 0;
+    cr_expect_eq(dmm_scan_trc("bad", buf, len, &h, count_calls, &calls, &err), 1, "%s",
+                 err.msg);
+    dmm_trace_free(&h);
+    cr_assert_eq(dmm_trace_parse("bad", buf, len, DMM_FMT_TRC, &whole, &err), 0, "%s", err.msg);
+    cr_expect_eq(calls, whole.nrecs);
+    dmm_opstream_t a, b;
+    char note[64];
+    cr_assert_eq(dmm_opstream_build(&whole, &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(dmm_opstream_build_trc("bad", buf, len, &b, note, sizeof note, &err), 0, "%s",
+                 err.msg);
+    cr_expect(a.nops == b.nops && memcmp(a.ops, b.ops, a.nops * sizeof *a.ops) == 0,
+              "the stream is the loader's");
+    dmm_opstream_free(&a);
+    dmm_opstream_free(&b);
+    dmm_stats_t x, y;
+    memset(&h, 0, sizeof h);
+    cr_assert_eq(dmm_stats_compute(&whole, &x, &err), 0, "%s", err.msg);
+    cr_assert_eq(dmm_stats_scan_trc("bad", buf, len, &h, &y, &err), 0, "%s", err.msg);
+    cr_expect_eq(x.max_in_use, y.max_in_use);
+    cr_expect_eq(x.records, y.records);
+    cr_expect_eq(x.objects, y.objects);
+    dmm_stats_free(&x);
+    dmm_stats_free(&y);
+    dmm_trace_free(&h);
+    dmm_trace_free(&whole);
+    free(buf);
 }
 
 /* Version 3's short forms read back as written, in every block layout,

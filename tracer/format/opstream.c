@@ -5,6 +5,7 @@
  * the moment it could first be reused) and then REALLOC (the new address);
  * between the two the block's id waits in a per-thread slot. */
 #include "tracer/format/opstream.h"
+#include "tracer/format/load.h"
 #include "tracer/format/trc_read.h"
 
 #include <stdio.h>
@@ -250,10 +251,17 @@ int dmm_opstream_build_trc(const char *name, const uint8_t *buf, size_t len, dmm
     dmm_trace_t t;
     memset(&t, 0, sizeof t);
     int rc = dmm_scan_trc(name, buf, len, &t, put_scanned, &f, err);
+    dmm_opbuild_free(&f.b);
+    if (rc == 1) {   /* calls out of order in a thread: the loader's order, whole */
+        dmm_trace_free(&t);
+        dmm_opstream_free(s);
+        if (dmm_trace_parse(name, buf, len, DMM_FMT_TRC, &t, err) != 0)
+            return -1;
+        rc = dmm_opstream_build(&t, s, err);
+    }
     if (rc == 0 && note && notecap)
         snprintf(note, notecap, "%s", t.truncated ? t.note : "");
     dmm_trace_free(&t);
-    dmm_opbuild_free(&f.b);
     if (rc != 0) {
         dmm_opstream_free(s);
         return -1;

@@ -62,8 +62,9 @@ void dmm_opbuild_free(dmm_opbuild_t *b);
 /* The stream of a .trc held in buf (len bytes), built as dmm_scan_trc
  * reads it: the same stream as dmm_trace_parse then dmm_opstream_build
  * give, without ever holding the records (~56 bytes each, against the 16 of
- * an op).  note (notecap bytes) gets the cut-short note, or "".  0, or -1
- * with err set. */
+ * an op; a file whose threads' calls are not in seq order is loaded whole
+ * instead, see dmm_scan_trc).  note (notecap bytes) gets the cut-short note,
+ * or "".  0, or -1 with err set. */
 int dmm_opstream_build_trc(const char *name, const uint8_t *buf, size_t len, dmm_opstream_t *s,
                            char *note, size_t notecap, dmm_err_t *err);
 void dmm_opstream_free(dmm_opstream_t *s);

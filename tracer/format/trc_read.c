@@ -553,13 +553,16 @@ int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *
  * the file's order (as the decoder's state needs), and a heap that hands
  * out the least (seq, block, place in the block) of the cursors' next
  * calls.  Each thread's calls come in seq order (the recorder numbers them
- * so), so that is the loader's order; memory is one decoded block per
+ * so), so that is the loader's order (a file where they do not, damaged or
+ * made by hand, is said so: the caller reads it whole instead); memory is one decoded block per
  * thread with calls still to come.  CLOCKSYNC records (the loader's, to
  * turn TSC ticks into time) are handed over as their block is decoded,
  * outside that order. */
 typedef struct cursor {
     size_t   bi;        /* the block whose calls recs holds */
     recbuf_t recs;
+    uint64_t last;      /* the seq of the call it gave last */
+    int      gave;
 } cursor_t;
 
 typedef struct scan {
@@ -572,6 +575,7 @@ typedef struct scan {
     size_t    ncur;
     size_t   *heap;       /* cursor indices */
     size_t    nheap;
+    int       unordered;  /* a thread's calls came out of seq order */
 } scan_t;
 
 static int cursor_less(const scan_t *s, size_t a, size_t b)
@@ -698,7 +702,12 @@ static int merge(scan_t *s, int (*fn)(void *ctx, const dmm_rec_t *rec), void *ct
 {
     while (s->nheap) {
         cursor_t *c = &s->cur[s->heap[0]];
-        if (fn(ctx, &c->recs.v[c->recs.at]) != 0)
+        const dmm_rec_t *rec = &c->recs.v[c->recs.at];
+        if (c->gave && rec->seq < c->last)
+            s->unordered = 1;
+        c->last = rec->seq;
+        c->gave = 1;
+        if (fn(ctx, rec) != 0)
             return -1;
         if (++c->recs.at == c->recs.n) {
             int got = cursor_fill(s, c, s->next_same[c->bi]);
@@ -730,6 +739,8 @@ int dmm_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *
         rc = start_cursors(&s);
     if (rc == 0)
         rc = merge(&s, fn, ctx);
+    if (rc == 0 && s.unordered)
+        rc = 1;
     for (size_t i = 0; i < s.ncur; i++)
         free(s.cur[i].recs.v);
     free(s.cur);

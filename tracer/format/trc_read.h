@@ -27,7 +27,11 @@ int dmm_read_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *
  * the TSC: dmm_tsc_rate, load.h); the CLOCKSYNC records that convert them
  * (which the loader then drops) come to fn as their block is decoded,
  * outside the calls' order, and fn's return for them is not asked for.
- * 0, or -1 with err set; dmm_trace_free(t) either way. */
+ * 0; 1 when every call was given but some thread's calls were not in seq
+ * order in the file (never so as libdmmtrace.so writes them: a damaged or
+ * hand-made file), so that the order given is not the loader's and a
+ * caller that needs it reads the file whole instead; or -1 with err set.
+ * dmm_trace_free(t) in every case. */
 int dmm_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
                  int (*fn)(void *ctx, const dmm_rec_t *rec), void *ctx, dmm_err_t *err);
 

@@ -307,7 +307,13 @@ int dmm_stats_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_tra
     if (rc != 0) {
         acc_finish(&a, 0, 0, name, err);   /* gives a's memory back; err stays the scan's */
         dmm_stats_free(st);
-        return -1;
+        dmm_trace_free(t);
+        if (rc < 0)
+            return -1;
+        /* calls out of order in a thread: the loader's order, whole */
+        if (dmm_trace_parse(name, buf, len, DMM_FMT_TRC, t, err) != 0)
+            return -1;
+        return dmm_stats_compute(t, st, err);
     }
     int has_time = !(t->flags & DMM_TRC_F_NOTIME);
     if (a.tsc) {   /* as the loader converts, so the same duration */

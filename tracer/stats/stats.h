@@ -71,9 +71,11 @@ typedef struct dmm_stats {
 int  dmm_stats_compute(const dmm_trace_t *t, dmm_stats_t *st, dmm_err_t *err);
 /* The same for the .trc held in buf, as dmm_scan_trc reads it: the records
  * are never all held (memory: the live blocks, the distinct sizes, threads
- * and stacks, one block per thread).  t (zeroed) gets the header, stacks and
- * modules, for dmm_stats_print; st equals what dmm_stats_compute gives for
- * the loaded trace.  0, or -1 with err set (st then empty). */
+ * and stacks, one block per thread; a file whose threads' calls are not in
+ * seq order is loaded whole instead, see dmm_scan_trc).  t (zeroed) gets the
+ * header, stacks and modules, for dmm_stats_print; st equals what
+ * dmm_stats_compute gives for the loaded trace.  0, or -1 with err set (st
+ * then empty; dmm_trace_free(t) either way). */
 int  dmm_stats_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_trace_t *t,
                         dmm_stats_t *st, dmm_err_t *err);
 void dmm_stats_free(dmm_stats_t *st);
