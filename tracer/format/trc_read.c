@@ -1,6 +1,8 @@
 /* trc_read.c - the reader of dmm's binary trace files (.trc).
  *
- * Turns a whole file held in memory into a dmm_trace_t.  The layout is the one
+ * Turns a whole file held in memory into a dmm_trace_t (dmm_read_trc), or
+ * hands its calls one at a time, in order, to a reader that does not keep
+ * them (dmm_scan_trc, below).  The layout is the one
  * in trcfmt.h: a header, then self-delimiting blocks.  A file that ends inside
  * a block is what a killed process leaves behind, so it reads up to its last
  * whole block and says so in t->note; a block whose header is all there but
@@ -436,7 +438,6 @@ static int read_block(rd_t *r, const uint8_t *buf, uint64_t off, uint64_t *next)
     *next = off + sizeof(dmm_trc_block_t) + b.stored;
     return decode_block(r, buf, &b);
 }
-
 
 /* The header and command line of a .trc into t: 0 with *offp where the
  * blocks start and *versionp the file's version, or -1 with err set. */
