@@ -154,18 +154,29 @@ static void *large_place(dmm_chain_t *c, char *chunk, size_t len, size_t off)
     return p;
 }
 
-static void *large_alloc(dmm_chain_t *c, size_t n, size_t align)
+/* A block of n bytes on the fallback path; [zero[0], zero[1]) of it is
+ * known to read as zero (dmm_pagesrc_get_zero; empty when equal). */
+static void *large_alloc(dmm_chain_t *c, size_t n, size_t align, size_t zero[2])
 {
+    zero[0] = zero[1] = 0;
     size_t off = align > 16 ? align : 16;
     if (n > SIZE_MAX - off - DMM_PAGE || (n + off) / DMM_PAGE >= UINT32_MAX) {
         errno = ENOMEM;
         return NULL;
     }
     size_t len = dmm_align_up(n + off, DMM_PAGE);
-    char *chunk = dmm_pagesrc_get(&c->ps, len, align > DMM_PAGE ? align : 0, DMM_OWNER_LARGE);
+    size_t z[2];
+    char *chunk = dmm_pagesrc_get_zero(&c->ps, len, align > DMM_PAGE ? align : 0,
+                                       DMM_OWNER_LARGE, z);
     DMM_COST(&c->cost, pagesrc_calls, 1);
     if (!chunk)
         return NULL;
+    if (z[0] < z[1] && z[1] > off) {
+        zero[0] = z[0] > off ? z[0] - off : 0;
+        zero[1] = z[1] - off < n ? z[1] - off : n;
+        if (zero[0] >= zero[1])
+            zero[0] = zero[1] = 0;
+    }
     return large_place(c, chunk, len, off);
 }
 
@@ -236,7 +247,8 @@ static void *large_grow(dmm_chain_t *c, void *p, size_t n)
     if ((uintptr_t)p != old.chunk + 16)
         return NULL;
     size_t oldlen = (size_t)old.len_pages * DMM_PAGE;
-    char *q = large_alloc(c, n, 16);
+    size_t zero[2];
+    char *q = large_alloc(c, n, 16, zero);
     if (!q)
         return NULL;
     large_hdr_t nh = *large_hdr(q);
@@ -389,8 +401,10 @@ void *dmm_chain_malloc(dmm_chain_t *c, size_t n)
         n = 1;
     DMM_COST(&c->cost, ops, 1);
     int i = dmm_chain_which(c, n);
-    if (i < 0)
-        return large_alloc(c, n, 0);
+    if (i < 0) {
+        size_t zero[2];
+        return large_alloc(c, n, 0, zero);
+    }
     dmm_alloc_t *a = &c->alloc[i];
     lock(c, &c->locks[i]);
     void *p = a->ops->malloc(a, n);
@@ -409,9 +423,22 @@ void *dmm_chain_calloc(dmm_chain_t *c, size_t nmemb, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    void *p = dmm_chain_malloc(c, n);
-    if (p && c->mode == DMM_PS_REAL)
-        memset(p, 0, n);
+    /* the fallback path's block, as dmm_chain_malloc() takes it, may come
+     * in pages that read as zero: not written, they stay out of the RSS (a
+     * large table callocked and used in part, as glibc serves it) */
+    size_t zero[2] = { 0, 0 };
+    char *p;
+    if (!(c->desc.cache_max && n <= c->desc.cache_max) && n && dmm_chain_which(c, n) < 0) {
+        DMM_COST(&c->cost, ops, 1);
+        p = large_alloc(c, n, 0, zero);
+    } else {
+        p = dmm_chain_malloc(c, n);
+    }
+    if (p && c->mode == DMM_PS_REAL) {
+        memset(p, 0, zero[0] < zero[1] ? zero[0] : n);
+        if (zero[0] < zero[1])
+            memset(p + zero[1], 0, n - zero[1]);
+    }
     return p;
 }
 
@@ -422,7 +449,8 @@ void *dmm_chain_memalign(dmm_chain_t *c, size_t align, size_t n)
     DMM_COST(&c->cost, ops, 1);
     if (n == 0)
         n = 1;
-    return large_alloc(c, n, align);
+    size_t zero[2];
+    return large_alloc(c, n, align, zero);
 }
 
 int dmm_chain_owns(const dmm_chain_t *c, const void *p)

@@ -489,8 +489,43 @@ static uintptr_t from_retained(dmm_pagesrc_t *ps, size_t len, size_t align, unsi
 
 static uintptr_t bump(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner, size_t room);
 
+/* The part of [s, s+len) of arena a, a range given back, that reads as
+ * zero, into zero[] (offsets from s; empty when zero[0] == zero[1]): pages
+ * dropped, or never handed out.  Not the pool's (they stay), nor with huge
+ * pages those of an extent that is held (its pages go back only with its
+ * last one): only the range's first and last extents may be, those in
+ * between hold none of its pages.  Caller locks, before take(). */
+static void range_zero(const dmm_pagesrc_t *ps, const dmm_arena_t *a, uintptr_t s, size_t len,
+                       size_t zero[2])
+{
+    zero[0] = zero[1] = 0;
+    if (ps->kept_dirty)
+        return;
+    uintptr_t lo = s + len - beyond_pool(ps, s, len), hi = s + len;
+    if (ps->huge && lo < hi) {
+        size_t e = (lo - a->base) / DMM_EXTENT;
+        if (a->ext[e])
+            lo = a->base + (e + 1) * DMM_EXTENT;
+        e = (hi - 1 - a->base) / DMM_EXTENT;
+        if (lo < hi && a->ext[e])
+            hi = a->base + e * DMM_EXTENT;
+    }
+    if (lo < hi) {
+        zero[0] = lo - s;
+        zero[1] = hi - s;
+    }
+}
+
 void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner)
 {
+    size_t zero[2];
+    return dmm_pagesrc_get_zero(ps, len, align, owner, zero);
+}
+
+void *dmm_pagesrc_get_zero(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner,
+                           size_t zero[2])
+{
+    zero[0] = zero[1] = 0;
     if (len == 0 || len > SIZE_MAX - DMM_ARENA_ALIGN) {
         errno = ENOMEM;
         return NULL;
@@ -518,6 +553,7 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
         dmm_arena_t *a = arena_of(ps, r->start);
         uintptr_t rstart = r->start;
         size_t rlen = r->len;
+        range_zero(ps, a, s, len, zero);
         take(ps, a, s, len, owner);
         /* cut [s, s+len) out of the range */
         memmove(&ps->free[i], &ps->free[i + 1], (ps->nfree - i - 1) * sizeof ps->free[0]);
@@ -533,6 +569,8 @@ void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owne
     dmm_spin_unlock(&ps->lock);
     if (!s)
         errno = ENOMEM;
+    if (s)   /* never handed out (the pool's pages too: populated with zeros) */
+        zero[1] = len;
     return (void *)s;
 }
 
@@ -676,7 +714,8 @@ static void dontneed(dmm_pagesrc_t *ps, uintptr_t s, size_t len)
 {
     if (ps->mode == DMM_PS_REAL) {
         int e = errno;
-        madvise((void *)s, len, MADV_DONTNEED);
+        if (madvise((void *)s, len, MADV_DONTNEED) != 0)
+            ps->kept_dirty = 1;   /* mlock'ed: the pages keep what they held */
         errno = e;
     }
     if (ps->cost)

@@ -116,6 +116,8 @@ typedef struct dmm_pagesrc {
     int         lock;
     int         narenas;
     int         huge;         /* arenas held in 2 MiB extents (dmm_pagesrc_huge) */
+    int         kept_dirty;   /* a drop's madvise failed (locked pages): no range
+                                 given back is known to read as zero */
     dmm_arena_t *newest;      /* arenas[narenas - 1], published after it;
                                  before any, an empty arena (never NULL) */
     size_t      nfree;
@@ -165,6 +167,14 @@ void dmm_pagesrc_pool_populate(dmm_pagesrc_t *ps);
  * of two; 0 = DMM_PAGE), marked as owned by owner.  Its contents are
  * unspecified.  NULL with errno = ENOMEM when no memory is left. */
 void *dmm_pagesrc_get(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner);
+/* dmm_pagesrc_get, and in zero[] the part of the chunk known to read as
+ * zero, [zero[0], zero[1]) bytes from its start (empty when equal): REAL,
+ * calloc need not write it, nor fault its pages in.  Fresh arena space,
+ * and pages of a range given back that were dropped since they were last
+ * handed out; not a retained chunk, nor the pool's pages, nor with huge
+ * pages those of an extent held meanwhile. */
+void *dmm_pagesrc_get_zero(dmm_pagesrc_t *ps, size_t len, size_t align, unsigned owner,
+                           size_t zero[2]);
 /* A chunk of len bytes (rounded up to DMM_PAGE) from fresh arena space,
  * with room bytes after it kept for it to grow into (dmm_pagesrc_extend):
  * the room is neither held nor counted in the footprint (REAL: opened,

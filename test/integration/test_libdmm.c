@@ -163,3 +163,37 @@ Test(libdmm, real_footprint_equals_simulated_M)
     dmm_trace_free(&t);
     remove_tmpdir();
 }
+
+/* A large block callocked (past every class of the chain: the fallback
+ * path) is not written by calloc: the program holds the pages it touches,
+ * as under glibc, not the whole block.  1 GiB, a byte of each MiB touched,
+ * twice over (freed between): the peak RSS stays near 2 x 256 pages. */
+Test(libdmm, a_large_calloc_holds_only_the_pages_the_program_touches)
+{
+    make_tmpdir();
+    char cfg[300], out[300], envcfg[320];
+    snprintf(cfg, sizeof cfg, "%s/small.dmm", tmpdir);
+    FILE *f = fopen(cfg, "w");
+    cr_assert_not_null(f);
+    fputs("lea           range=(0,65536]       split=yes coalesce=yes list=dll   fit=best  order=fifo\n",
+          f);
+    fclose(f);
+    snprintf(envcfg, sizeof envcfg, "DMM_CONFIG=%s", cfg);
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    const char *with_cfg[] = { "LD_PRELOAD=" LIBDMM, envcfg, NULL };
+    const char *evolved[] = { "LD_PRELOAD=" EVOLVED, NULL };
+    const char *const *envs[] = { with_cfg, evolved };
+    for (size_t i = 0; i < 2; i++) {
+        char *argv[] = { TRACEE, "bigcalloc", "1024", NULL };
+        cr_assert_eq(run(argv, envs[i], tmpdir, NULL, out, NULL), 0, "%s", envs[i][0]);
+        char *o = slurp(out, NULL);
+        long kib = -1;
+        int bad = -1;
+        cr_assert_eq(sscanf(o, "tracee bigcalloc maxrss %ld bad %d", &kib, &bad), 2, "%s", o);
+        cr_expect_eq(bad, 0, "%s: a callocked byte was not zero", envs[i][0]);
+        cr_expect_lt(kib, 64 * 1024, "%s: peak RSS %ld KiB for 2 x 1024 pages touched",
+                     envs[i][0], kib);
+        free(o);
+    }
+    remove_tmpdir();
+}

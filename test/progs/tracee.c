@@ -36,6 +36,9 @@
  *              has no child
  *   killed N   N x main-pattern, prints its dmm-writer children, then
  *              SIGKILLs itself
+ *   bigcalloc N  calloc of N MiB, one byte of each MiB checked zero and
+ *              written, then the same again after freeing it; prints the
+ *              process's peak RSS in KiB (ru_maxrss)
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -53,6 +56,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -383,6 +387,23 @@ int main(int argc, char **argv)
         pattern(n);
         print_writers();
         raise(SIGKILL);
+    } else if (!strcmp(mode, "bigcalloc")) {
+        size_t mib = (size_t)n << 20;
+        int bad = 0;
+        for (int round = 0; round < 2; round++) {
+            unsigned char *p = calloc(mib, 1);
+            if (!p)
+                return 1;
+            for (size_t off = 0; off < mib; off += (1u << 20) - 4096 * (size_t)round) {
+                bad |= p[off] != 0;
+                p[off] = 1;
+            }
+            free(p);
+        }
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("tracee bigcalloc maxrss %ld bad %d\n", ru.ru_maxrss, bad);
+        return bad;
     } else if (!strcmp(mode, "secure")) {
         printf("tracee secure %lu\n", getauxval(AT_SECURE));
         pattern(n);

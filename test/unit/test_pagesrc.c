@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -604,4 +605,162 @@ Test(pagesrc, huge_pages_hold_whole_extents)
                      fp[1][k]);
     cr_expect_eq(pages[0], pages[1]);
     cr_expect_eq(sys[0], sys[1]);
+}
+
+/* Every byte of [p, p + len) is 0. */
+static int all_zero(const char *p, size_t len)
+{
+    static const char zero[4096];
+    for (size_t i = 0; i < len; i += sizeof zero)
+        if (memcmp(p + i, zero, len - i < sizeof zero ? len - i : sizeof zero))
+            return 0;
+    return 1;
+}
+
+/* What get_zero said of a chunk of len bytes: 1 all of it zero, 0 none,
+ * -1 a part. */
+static int said(const size_t z[2], size_t len)
+{
+    if (z[0] == z[1])
+        return 0;
+    return z[0] == 0 && z[1] == len ? 1 : -1;
+}
+
+/* dmm_pagesrc_get_zero says a part of a chunk reads as zero only when it
+ * does (what calloc relies on to leave it unwritten): fresh space and
+ * dropped ranges yes; retained chunks, the pool's reused pages, and with
+ * huge pages the pages of an extent still held, no; and once a drop could
+ * not drop (the pages locked), no range given back. */
+Test(pagesrc, a_chunk_reads_as_zero_where_it_says_so)
+{
+    size_t z[2];
+    dmm_pagesrc_t *ps = new_ps(DMM_PS_REAL);
+    char *a = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+    cr_assert_not_null(a);
+    cr_expect_eq(said(z, 8192), 1, "fresh space");
+    memset(a, 0xff, 8192);
+    dmm_pagesrc_put(ps, a, 8192);   /* small: dropped */
+    char *b = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+    cr_expect_eq(b, a, "the range given back");
+    cr_expect_eq(said(z, 8192), 1, "its pages were dropped");
+    cr_expect(all_zero(b, 8192));
+    size_t big = 256 << 10;
+    char *r = dmm_pagesrc_get_zero(ps, big, 0, 1, z);
+    memset(r, 0xff, big);
+    dmm_pagesrc_put(ps, r, big);   /* retained */
+    char *r2 = dmm_pagesrc_get_zero(ps, big, 0, 1, z);
+    cr_expect_eq(r2, r);
+    cr_expect_eq(said(z, big), 0, "a retained chunk keeps its pages");
+    cr_expect_eq((unsigned char)r2[5], 0xff);
+    /* pages that could not be dropped: a locked chunk given back */
+    if (mlock(b, 8192) == 0) {
+        memset(b, 0xff, 8192);
+        dmm_pagesrc_put(ps, b, 8192);
+        char *c = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+        cr_expect_eq(c, b);
+        cr_expect_eq(said(z, 8192), 0, "a drop failed: nothing given back is known zero");
+        cr_expect_eq((unsigned char)c[0], 0xff, "the locked pages kept their bytes");
+        munlock(c, 8192);
+    }
+    del_ps(ps);
+
+    /* the pool: fresh once, its pages kept when given back */
+    ps = new_ps(DMM_PS_REAL);
+    cr_assert_eq(dmm_pagesrc_pool(ps, 1 << 20), 0);
+    a = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+    cr_expect_eq(said(z, 8192), 1, "fresh pool space");
+    cr_expect(all_zero(a, 8192));
+    memset(a, 0xff, 8192);
+    dmm_pagesrc_put(ps, a, 8192);
+    b = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+    cr_expect_eq(b, a);
+    cr_expect_eq(said(z, 8192), 0, "the pool's pages stay");
+    del_ps(ps);
+
+    /* huge pages: an extent's pages go only with its last chunk */
+    const size_t X = DMM_EXTENT;
+    ps = new_ps(DMM_PS_REAL);
+    cr_assert_eq(dmm_pagesrc_huge(ps), 0);
+    dmm_pagesrc_retain(ps, 0);
+    a = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+    b = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+    memset(a, 0xff, 8192);
+    dmm_pagesrc_put(ps, a, 8192);
+    char *c = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+    cr_expect_eq(c, a);
+    cr_expect_eq(said(z, 8192), 0, "its extent was held by b all along");
+    cr_expect_eq((unsigned char)c[0], 0xff);
+    dmm_pagesrc_put(ps, c, 8192);
+    dmm_pagesrc_put(ps, b, 8192);   /* the extent goes */
+    c = dmm_pagesrc_get_zero(ps, 8192, 0, 1, z);
+    cr_expect_eq(c, a);
+    cr_expect_eq(said(z, 8192), 1, "the extent was dropped whole");
+    cr_expect(all_zero(c, 8192));
+    /* a chunk over three extents, the first held by c: the rest is zero */
+    char *d = dmm_pagesrc_get_zero(ps, 2 * X, 0, 1, z);
+    cr_expect_eq(said(z, 2 * X), 1);
+    memset(d, 0xff, 2 * X);
+    dmm_pagesrc_put(ps, d, 2 * X);
+    char *e = dmm_pagesrc_get_zero(ps, 2 * X, 0, 1, z);
+    cr_assert_lt((uintptr_t)e % X, X - 8192, "e starts in c's extent");
+    size_t head = X - (size_t)((uintptr_t)e % X);
+    cr_expect_eq(z[0], head, "the first extent, c's, is held: %zu", z[0]);
+    cr_expect_eq(z[1], 2 * X, "the last one went");
+    cr_expect(all_zero(e + z[0], z[1] - z[0]));
+    cr_expect_eq((unsigned char)e[head - 1], 0xff, "d's bytes in the held extent stay");
+    del_ps(ps);
+}
+
+/* The same, at random: chunks of 1 to 64 pages (and now and then 1 to 3
+ * extents) taken and given back in any order under every kind of page
+ * source, each written whole before it goes back; every part of a chunk
+ * said to read as zero must. */
+Test(pagesrc, no_part_said_to_be_zero_holds_a_byte)
+{
+    enum { N = 32 };
+    for (int kind = 0; kind < 5; kind++) {
+        dmm_pagesrc_t *ps = new_ps(DMM_PS_REAL);
+        if (kind == 1 || kind == 4)
+            cr_assert_eq(dmm_pagesrc_huge(ps), 0);
+        if (kind == 2 || kind == 4)
+            cr_assert_eq(dmm_pagesrc_pool(ps, 3 << 20), 0);
+        if (kind == 3)
+            dmm_pagesrc_retain(ps, 0);
+        char *p[N] = { 0 };
+        size_t len[N] = { 0 };
+        unsigned seed = 12345u + (unsigned)kind;
+        size_t counts[3] = { 0, 0, 0 }, got = 0;
+        for (int step = 0; step < 1500; step++) {
+            seed = seed * 1103515245u + 12345u;
+            int i = (int)((seed >> 8) % N);
+            if (p[i]) {
+                memset(p[i], 0xa5, len[i]);
+                dmm_pagesrc_put(ps, p[i], len[i]);
+                p[i] = NULL;
+                continue;
+            }
+            seed = seed * 1103515245u + 12345u;
+            len[i] = (1 + (seed >> 8) % 64) * 4096;
+            if ((seed >> 20) % 16 == 0)
+                len[i] = (1 + (seed >> 8) % 3) * DMM_EXTENT - 4096 * ((seed >> 12) % 2);
+            size_t z[2] = { 7, 3 };
+            p[i] = dmm_pagesrc_get_zero(ps, len[i], 0, 1, z);
+            cr_assert_not_null(p[i]);
+            cr_assert(z[0] <= z[1] && z[1] <= len[i], "kind %d step %d: [%zu, %zu) of %zu", kind,
+                      step, z[0], z[1], len[i]);
+            cr_assert(all_zero(p[i] + z[0], z[1] - z[0]),
+                      "kind %d step %d: a part said zero is not", kind, step);
+            counts[said(z, len[i]) + 1]++;
+            got++;
+        }
+        cr_expect_gt(counts[2], 0, "kind %d: some chunk all zero", kind);
+        if (kind == 3)   /* nothing retained, pooled or held in extents */
+            cr_expect_eq(counts[2], got, "every chunk is fresh or dropped");
+        else
+            cr_expect_lt(counts[2], got, "kind %d: some reused chunk is not known zero", kind);
+        for (int i = 0; i < N; i++)
+            if (p[i])
+                dmm_pagesrc_put(ps, p[i], len[i]);
+        del_ps(ps);
+    }
 }
