@@ -12,6 +12,7 @@
 #include "codegen/cli/cli.h"
 #include "codegen/cli/util.h"
 #include "tracer/format/textfmt.h"
+#include "tracer/format/convert.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/trc_write.h"
 #include "tracer/base/file.h"
@@ -20,6 +21,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -119,32 +121,56 @@ int dmm_convert_main(int argc, char **argv)
     if (!(in = dmm_cli_trace("convert", in, picked, sizeof picked)))
         return 2;
     dmm_err_t err = {{0}};
-    dmm_trace_t t;
-    if (dmm_trace_load(in, &t, &err) != 0) {
+    uint8_t *buf;
+    size_t len;
+    if (dmm_read_file(in, &buf, &len, &err) != 0) {
         fprintf(stderr, "dmm convert: %s\n", err.msg);
         return 2;
     }
-    if (t.truncated)
-        fprintf(stderr, "dmm convert: warning: %s\n", t.note);
+    /* a .trc into a text format: a record at a time, not held whole */
+    dmm_convert_t cv;
+    int streamed = 1;
+    if (len && dmm_format_detect(buf, len) == DMM_FMT_TRC)
+        streamed = dmm_convert_begin(&cv, in, buf, len, fmt, &err);
+    else
+        memset(&cv, 0, sizeof cv);
+    dmm_trace_t t;
+    memset(&t, 0, sizeof t);
+    if (streamed == 1 && dmm_trace_parse(in, buf, len, DMM_FMT_UNKNOWN, &t, &err) != 0)
+        streamed = -1;
+    if (streamed < 0) {
+        fprintf(stderr, "dmm convert: %s\n", err.msg);
+        dmm_convert_free(&cv);
+        free(buf);
+        return 2;
+    }
+    const char *note = streamed == 0 ? cv.note : t.truncated ? t.note : "";
+    if (note[0])
+        fprintf(stderr, "dmm convert: warning: %s\n", note);
 
     int rc = 0;
-    if (to_stdout) {
-        if (write_as(fmt, &t, stdout, "(stdout)", zstd, &err) != 0)
-            rc = -1;
-        else if (fflush(stdout) != 0 || ferror(stdout))
-            rc = dmm_err_set(&err, "(stdout): write error: %s", strerror(errno ? errno : EIO));
-    } else {
-        dmm_outfile_t o;
+    FILE *fp = stdout;
+    const char *outname = "(stdout)";
+    dmm_outfile_t o;
+    if (!to_stdout) {
         rc = dmm_out_open(&o, outp, force, &err);
-        if (rc == 0) {
-            if (write_as(fmt, &t, o.fp, outp, zstd, &err) != 0) {
-                dmm_out_abort(&o);
-                rc = -1;
-            } else {
-                rc = dmm_out_commit(&o, &err);
-            }
+        fp = o.fp;
+        outname = outp;
+    }
+    if (rc == 0) {
+        rc = streamed == 0 ? dmm_convert_write(&cv, fp, outname, &err)
+                           : write_as(fmt, &t, fp, outname, zstd, &err);
+        if (to_stdout) {
+            if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+                rc = dmm_err_set(&err, "(stdout): write error: %s", strerror(errno ? errno : EIO));
+        } else if (rc != 0) {
+            dmm_out_abort(&o);
+        } else {
+            rc = dmm_out_commit(&o, &err);
         }
     }
+    dmm_convert_free(&cv);
+    free(buf);
     dmm_trace_free(&t);
     if (rc != 0) {
         fprintf(stderr, "dmm convert: %s\n", err.msg);

@@ -6,15 +6,22 @@
  * (dmm_scan_trc), which must agree: as it is, and with every block checksum made
  * right, because a mutated block almost never has a matching CRC and the
  * fuzzer would otherwise never reach the record and zstd decoding behind it.
+ * Where the scan gives the loader's order, the text dump and the Android
+ * text streamed from the file (convert.h) must be the loaded trace's, byte
+ * for byte.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracer/format/trace.h"
+#include "tracer/format/convert.h"
 #include "tracer/format/crc32.h"
+#include "tracer/format/dump.h"
 #include "tracer/format/load.h"
 #include "tracer/format/opstream.h"
+#include "tracer/format/textfmt.h"
 #include "tracer/format/trc_read.h"
 #include "tracer/stats/stats.h"
 
@@ -52,6 +59,31 @@ static int count_call(void *ctx, const dmm_rec_t *r)
 {
     *(size_t *)ctx += r->op != DMM_TRC_CLOCKSYNC;
     return 0;
+}
+
+/* The loaded trace t written whole as fmt, and the file streamed into it:
+ * the same bytes. */
+static void same_conversion(const uint8_t *data, size_t size, const dmm_trace_t *t,
+                            dmm_format_t fmt)
+{
+    char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    dmm_err_t err;
+    FILE *fa = open_memstream(&a, &na), *fb = open_memstream(&b, &nb);
+    if (!fa || !fb)
+        abort();
+    int rc = fmt == DMM_FMT_TEXT ? dmm_write_text(t, fa) : dmm_write_android(t, fa, &err);
+    dmm_convert_t cv;
+    if (rc != 0 || dmm_convert_begin(&cv, "fuzz.trc", data, size, fmt, &err) != 0 ||
+        dmm_convert_write(&cv, fb, "out", &err) != 0)
+        __builtin_trap();
+    dmm_convert_free(&cv);
+    fclose(fa);
+    fclose(fb);
+    if (na != nb || memcmp(a, b, na) != 0)
+        __builtin_trap();
+    free(a);
+    free(b);
 }
 
 /* The same bytes scanned (dmm_scan_trc): it reads exactly when the loader
@@ -94,6 +126,10 @@ static void scan(const uint8_t *data, size_t size, int loaded, const dmm_trace_t
         __builtin_trap();
     dmm_stats_free(&st);
     dmm_trace_free(&h);
+    if (rc == 0) {   /* the loader's order: dmm convert streams it */
+        same_conversion(data, size, t, DMM_FMT_TEXT);
+        same_conversion(data, size, t, DMM_FMT_ANDROID);
+    }
 }
 
 static void parse(const uint8_t *data, size_t size)

@@ -3,8 +3,10 @@
  * (dmm_scan_trc: a call at a time, one block per thread held), must give
  * the same calls in the same order, the same operation stream
  * (dmm_opstream_build against dmm_opstream_build_trc) and the same
- * statistics (dmm_stats_compute against dmm_stats_scan_trc).  Header-only: the test file that
- * includes it has Criterion and the core library. */
+ * statistics (dmm_stats_compute against dmm_stats_scan_trc), and the same
+ * bytes in every text format (the whole-trace writers against convert.h,
+ * which streams).  Header-only: the test file that includes it has
+ * Criterion and the core library. */
 #ifndef DMM_TEST_SCANCHECK_H
 #define DMM_TEST_SCANCHECK_H
 
@@ -13,7 +15,10 @@
 #include <string.h>
 
 #include "tracer/base/file.h"
+#include "tracer/format/convert.h"
+#include "tracer/format/dump.h"
 #include "tracer/format/load.h"
+#include "tracer/format/textfmt.h"
 #include "tracer/format/opstream.h"
 #include "tracer/format/trc_read.h"
 #include "tracer/stats/stats.h"
@@ -86,6 +91,47 @@ static void assert_same_stats(const char *path, const dmm_trace_t *whole, const 
     dmm_trace_free(&head);
 }
 
+/* The loaded trace in each text format, and the file streamed into it
+ * (dmm convert's two ways): the same bytes. */
+static void assert_same_conversions(const char *path, const dmm_trace_t *whole,
+                                    const uint8_t *buf, size_t len)
+{
+    static const dmm_format_t fmts[] = { DMM_FMT_TEXT, DMM_FMT_MTRACE, DMM_FMT_ANDROID,
+                                         DMM_FMT_REP, DMM_FMT_WEE };
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+        char *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        dmm_err_t err;
+        FILE *fa = open_memstream(&a, &na), *fb = open_memstream(&b, &nb);
+        cr_assert(fa && fb);
+        int rc;
+        switch (fmts[k]) {
+        case DMM_FMT_TEXT:    rc = dmm_write_text(whole, fa); break;
+        case DMM_FMT_MTRACE:  rc = dmm_write_mtrace(whole, fa, &err); break;
+        case DMM_FMT_ANDROID: rc = dmm_write_android(whole, fa, &err); break;
+        case DMM_FMT_REP:     rc = dmm_write_rep(whole, fa, &err); break;
+        default:              rc = dmm_write_wee(whole, fa, &err); break;
+        }
+        cr_assert_eq(rc, 0);
+        dmm_convert_t cv;
+        const char *fname = dmm_format_name(fmts[k]);
+        cr_assert_eq(dmm_convert_begin(&cv, path, buf, len, fmts[k], &err), 0, "%s to %s: %s",
+                     path, fname, err.msg);
+        cr_expect_str_eq(cv.note, whole->truncated ? whole->note : "");
+        cr_assert_eq(dmm_convert_write(&cv, fb, "out", &err), 0, "%s", err.msg);
+        dmm_convert_free(&cv);
+        fclose(fa);
+        fclose(fb);
+        size_t at = 0;
+        while (at < na && at < nb && a[at] == b[at])
+            at++;
+        cr_expect(na == nb && at == na, "%s to %s: %zu bytes whole, %zu streamed, first "
+                  "difference at byte %zu", path, fname, na, nb, at);
+        free(a);
+        free(b);
+    }
+}
+
 /* path read both ways; returns the number of calls (records the loader
  * keeps). */
 static size_t assert_scan_matches_load(const char *path)
@@ -124,6 +170,7 @@ static size_t assert_scan_matches_load(const char *path)
     dmm_opstream_free(&a);
     dmm_opstream_free(&b);
     assert_same_stats(path, &whole, buf, len);
+    assert_same_conversions(path, &whole, buf, len);
     size_t n = whole.nrecs;
     free(buf);
     dmm_trace_free(&head);

@@ -126,69 +126,75 @@ int dmm_read_android(const char *name, const uint8_t *buf, size_t len, dmm_trace
 
 /* ---- writer ---- */
 
+int dmm_android_rec(const dmm_rec_t *r, FILE *out, dmm_u64map_t *pending, int timed)
+{
+    int failed = (r->flags & DMM_TRC_RF_FAILED) != 0;
+    uint64_t ptr = failed ? 0 : r->ptr_out, old;
+    int printed = 1;
+    if (failed && (r->op == DMM_TRC_FREE || r->op == DMM_TRC_RELEASE))
+        return 0;   /* opstream.c ignores them: so does the text */
+    switch (r->op) {
+    case DMM_TRC_MALLOC:
+        fprintf(out, "%" PRIu32 ": malloc 0x%" PRIx64 " %" PRIu64, r->tid, ptr, r->size);
+        break;
+    case DMM_TRC_CALLOC: {
+        uint64_t n = r->arg && r->size % r->arg == 0 ? r->arg : 1;
+        fprintf(out, "%" PRIu32 ": calloc 0x%" PRIx64 " %" PRIu64 " %" PRIu64, r->tid, ptr, n,
+                r->size / n);
+        break;
+    }
+    case DMM_TRC_MEMALIGN: case DMM_TRC_POSIX_MEMALIGN: case DMM_TRC_ALIGNED_ALLOC:
+    case DMM_TRC_VALLOC: case DMM_TRC_PVALLOC:
+        fprintf(out, "%" PRIu32 ": memalign 0x%" PRIx64 " %" PRIu64 " %" PRIu64, r->tid, ptr,
+                r->arg, r->size);
+        break;
+    case DMM_TRC_FREE:
+        fprintf(out, "%" PRIu32 ": free 0x%" PRIx64, r->tid, r->ptr_in);
+        break;
+    case DMM_TRC_THREAD_EXIT:
+        fprintf(out, "%" PRIu32 ": thread_done 0x0", r->tid);
+        break;
+    case DMM_TRC_RELEASE:
+        printed = 0;
+        if (r->ptr_in && dmm_u64map_put(pending, (uint64_t)r->tid + 1, r->ptr_in) != 0)
+            return -1;
+        break;
+    case DMM_TRC_REALLOC: case DMM_TRC_REALLOCARRAY:
+        if (failed) {
+            /* "realloc 0x0 old size" reads back as a failed call; a
+             * failed realloc(p, 0) has no such form, and changes nothing */
+            printed = r->size != 0;
+            if (printed)
+                fprintf(out, "%" PRIu32 ": realloc 0x0 0x%" PRIx64 " %" PRIu64, r->tid,
+                        r->ptr_in, r->size);
+            break;
+        }
+        old = dmm_text_realloc_old(pending, r);
+        /* a NULL result without failure freed the block: size 0 says so */
+        fprintf(out, "%" PRIu32 ": realloc 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64, r->tid,
+                r->ptr_out, old, r->ptr_out ? r->size : 0);
+        break;
+    default:
+        printed = 0;
+        break;
+    }
+    if (printed) {
+        /* the end of the call is not recorded: both stamps are its start */
+        if (timed)
+            fprintf(out, " %" PRIu64 " %" PRIu64, r->time, r->time);
+        fputc('\n', out);
+    }
+    return 0;
+}
+
 int dmm_write_android(const dmm_trace_t *t, FILE *out, dmm_err_t *err)
 {
     dmm_u64map_t pending = DMM_U64MAP_INIT;
     int timed = !(t->flags & DMM_TRC_F_NOTIME);
     for (size_t i = 0; i < t->nrecs; i++) {
-        const dmm_rec_t *r = &t->recs[i];
-        int failed = (r->flags & DMM_TRC_RF_FAILED) != 0;
-        uint64_t ptr = failed ? 0 : r->ptr_out, old;
-        int printed = 1;
-        if (failed && (r->op == DMM_TRC_FREE || r->op == DMM_TRC_RELEASE))
-            continue;   /* opstream.c ignores them: so does the text */
-        switch (r->op) {
-        case DMM_TRC_MALLOC:
-            fprintf(out, "%" PRIu32 ": malloc 0x%" PRIx64 " %" PRIu64, r->tid, ptr, r->size);
-            break;
-        case DMM_TRC_CALLOC: {
-            uint64_t n = r->arg && r->size % r->arg == 0 ? r->arg : 1;
-            fprintf(out, "%" PRIu32 ": calloc 0x%" PRIx64 " %" PRIu64 " %" PRIu64, r->tid, ptr, n,
-                    r->size / n);
-            break;
-        }
-        case DMM_TRC_MEMALIGN: case DMM_TRC_POSIX_MEMALIGN: case DMM_TRC_ALIGNED_ALLOC:
-        case DMM_TRC_VALLOC: case DMM_TRC_PVALLOC:
-            fprintf(out, "%" PRIu32 ": memalign 0x%" PRIx64 " %" PRIu64 " %" PRIu64, r->tid, ptr,
-                    r->arg, r->size);
-            break;
-        case DMM_TRC_FREE:
-            fprintf(out, "%" PRIu32 ": free 0x%" PRIx64, r->tid, r->ptr_in);
-            break;
-        case DMM_TRC_THREAD_EXIT:
-            fprintf(out, "%" PRIu32 ": thread_done 0x0", r->tid);
-            break;
-        case DMM_TRC_RELEASE:
-            printed = 0;
-            if (r->ptr_in && dmm_u64map_put(&pending, (uint64_t)r->tid + 1, r->ptr_in) != 0) {
-                dmm_u64map_free(&pending);
-                return dmm_err_set(err, "%s: out of memory writing android", dmm_text_trace_name(t));
-            }
-            break;
-        case DMM_TRC_REALLOC: case DMM_TRC_REALLOCARRAY:
-            if (failed) {
-                /* "realloc 0x0 old size" reads back as a failed call; a
-                 * failed realloc(p, 0) has no such form, and changes nothing */
-                printed = r->size != 0;
-                if (printed)
-                    fprintf(out, "%" PRIu32 ": realloc 0x0 0x%" PRIx64 " %" PRIu64, r->tid,
-                            r->ptr_in, r->size);
-                break;
-            }
-            old = dmm_text_realloc_old(&pending, r);
-            /* a NULL result without failure freed the block: size 0 says so */
-            fprintf(out, "%" PRIu32 ": realloc 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64, r->tid,
-                    r->ptr_out, old, r->ptr_out ? r->size : 0);
-            break;
-        default:
-            printed = 0;
-            break;
-        }
-        if (printed) {
-            /* the end of the call is not recorded: both stamps are its start */
-            if (timed)
-                fprintf(out, " %" PRIu64 " %" PRIu64, r->time, r->time);
-            fputc('\n', out);
+        if (dmm_android_rec(&t->recs[i], out, &pending, timed) != 0) {
+            dmm_u64map_free(&pending);
+            return dmm_err_set(err, "%s: out of memory writing android", dmm_text_trace_name(t));
         }
     }
     dmm_u64map_free(&pending);

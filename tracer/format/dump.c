@@ -36,7 +36,7 @@ static void put_escaped(FILE *out, const char *s, size_t n)
         fputc('\n', out);
 }
 
-int dmm_write_text(const dmm_trace_t *t, FILE *out)
+void dmm_dump_begin(const dmm_trace_t *t, FILE *out)
 {
     fprintf(out, "# dmm trace dump\n");
     if (t->path) {
@@ -69,22 +69,27 @@ int dmm_write_text(const dmm_trace_t *t, FILE *out)
         put_escaped(out, m->path ? m->path : "", m->path ? strlen(m->path) : 0);
     }
     fprintf(out, "# seq time_ns tid op size= [nmemb=|align=] in= out= [failed errno=] [stack=]\n");
-    for (size_t i = 0; i < t->nrecs; i++) {
-        const dmm_rec_t *r = &t->recs[i];
-        fprintf(out, "%llu %llu %u %s size=%llu", (ull)r->seq, (ull)r->time, r->tid,
-                dmm_op_name(r->op), (ull)r->size);
-        const char *an = arg_name(r->op);
-        if (an)
-            fprintf(out, " %s=%llu", an, (ull)r->arg);
-        else if (r->arg)
-            fprintf(out, " arg=%llu", (ull)r->arg);
-        fprintf(out, " in=0x%llx out=0x%llx", (ull)r->ptr_in, (ull)r->ptr_out);
-        if (r->flags & DMM_TRC_RF_FAILED)
-            fprintf(out, " failed errno=%d", r->errnum);
-        if (r->stack)
-            fprintf(out, " stack=%u", r->stack);
-        fputc('\n', out);
-    }
+}
+
+void dmm_dump_rec(const dmm_rec_t *r, FILE *out)
+{
+    fprintf(out, "%llu %llu %u %s size=%llu", (ull)r->seq, (ull)r->time, r->tid,
+            dmm_op_name(r->op), (ull)r->size);
+    const char *an = arg_name(r->op);
+    if (an)
+        fprintf(out, " %s=%llu", an, (ull)r->arg);
+    else if (r->arg)
+        fprintf(out, " arg=%llu", (ull)r->arg);
+    fprintf(out, " in=0x%llx out=0x%llx", (ull)r->ptr_in, (ull)r->ptr_out);
+    if (r->flags & DMM_TRC_RF_FAILED)
+        fprintf(out, " failed errno=%d", r->errnum);
+    if (r->stack)
+        fprintf(out, " stack=%u", r->stack);
+    fputc('\n', out);
+}
+
+int dmm_dump_end(const dmm_trace_t *t, FILE *out)
+{
     for (size_t id = 1; id < t->nstacks; id++) {
         const dmm_stack_t *s = &t->stacks[id];
         fprintf(out, "# stack %zu:", id);
@@ -95,4 +100,12 @@ int dmm_write_text(const dmm_trace_t *t, FILE *out)
     if (fflush(out) != 0 || ferror(out))
         return -1;
     return 0;
+}
+
+int dmm_write_text(const dmm_trace_t *t, FILE *out)
+{
+    dmm_dump_begin(t, out);
+    for (size_t i = 0; i < t->nrecs; i++)
+        dmm_dump_rec(&t->recs[i], out);
+    return dmm_dump_end(t, out);
 }

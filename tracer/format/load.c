@@ -96,6 +96,20 @@ uint64_t dmm_tsc_to_ns(double rate, const dmm_rec_t *lo, uint64_t ticks)
     return ns > 0 ? (uint64_t)ns : 0;
 }
 
+void dmm_tsc_syncs_add(dmm_tsc_syncs_t *s, const dmm_rec_t *r)
+{
+    if (!s->have || r->arg < s->lo.arg || (r->arg == s->lo.arg && r->seq < s->lo.seq))
+        s->lo = *r;
+    if (!s->have || r->arg > s->hi.arg || (r->arg == s->hi.arg && r->seq < s->hi.seq))
+        s->hi = *r;
+    s->have = 1;
+}
+
+double dmm_tsc_syncs_rate(const dmm_tsc_syncs_t *s)
+{
+    return s->have ? dmm_tsc_rate(&s->lo, &s->hi) : 0;
+}
+
 static void clock_to_ns(dmm_trace_t *t)
 {
     if (t->clock_id != DMM_TRC_CLOCK_TSC)

@@ -29,4 +29,15 @@ int dmm_trace_parse(const char *name, const uint8_t *buf, size_t len,
 double   dmm_tsc_rate(const dmm_rec_t *lo, const dmm_rec_t *hi);
 uint64_t dmm_tsc_to_ns(double rate, const dmm_rec_t *lo, uint64_t ticks);
 
+/* Those two syncs gathered as a scan meets them (dmm_scan_trc gives the
+ * CLOCKSYNC records outside the calls' order): the least and greatest tick
+ * count, the lower seq among equals, as the loader finds them in the
+ * sorted trace.  Zeroed to start; rate() is 0 without any. */
+typedef struct dmm_tsc_syncs {
+    dmm_rec_t lo, hi;
+    int       have;
+} dmm_tsc_syncs_t;
+void   dmm_tsc_syncs_add(dmm_tsc_syncs_t *s, const dmm_rec_t *r);
+double dmm_tsc_syncs_rate(const dmm_tsc_syncs_t *s);
+
 #endif

@@ -118,52 +118,58 @@ int dmm_read_mtrace(const char *name, const uint8_t *buf, size_t len, dmm_trace_
 
 /* ---- writer ---- */
 
+int dmm_mtrace_rec(const dmm_rec_t *r, FILE *out, dmm_u64map_t *pending)
+{
+    int failed = (r->flags & DMM_TRC_RF_FAILED) != 0;
+    uint64_t old;
+    if (failed && (r->op == DMM_TRC_FREE || r->op == DMM_TRC_RELEASE))
+        return 0;   /* opstream.c ignores them: so does the text */
+    if (dmm_op_is_alloc(r->op)) {
+        if (failed || !r->ptr_out)
+            fprintf(out, "+ (nil) 0x%" PRIx64 "\n", r->size);
+        else
+            fprintf(out, "+ 0x%" PRIx64 " 0x%" PRIx64 "\n", r->ptr_out, r->size);
+    } else if (r->op == DMM_TRC_FREE) {
+        if (r->ptr_in)
+            fprintf(out, "- 0x%" PRIx64 "\n", r->ptr_in);
+        else
+            fputs("- (nil)\n", out);
+    } else if (r->op == DMM_TRC_RELEASE) {
+        if (r->ptr_in && dmm_u64map_put(pending, (uint64_t)r->tid + 1, r->ptr_in) != 0)
+            return -1;
+    } else if (dmm_text_is_realloc(r->op)) {
+        if (failed) {       /* leaves the block alone, as in opstream.c */
+            if (r->ptr_in)
+                fprintf(out, "! 0x%" PRIx64 " 0x%" PRIx64 "\n", r->ptr_in, r->size);
+            else
+                fprintf(out, "+ (nil) 0x%" PRIx64 "\n", r->size);
+            return 0;
+        }
+        old = dmm_text_realloc_old(pending, r);
+        if (!old) {
+            if (r->ptr_out)
+                fprintf(out, "+ 0x%" PRIx64 " 0x%" PRIx64 "\n", r->ptr_out, r->size);
+        } else if (!r->ptr_out) {
+            fprintf(out, "- 0x%" PRIx64 "\n", old);
+        } else {
+            fprintf(out, "< 0x%" PRIx64 "\n> 0x%" PRIx64 " 0x%" PRIx64 "\n", old, r->ptr_out,
+                    r->size);
+        }
+    }
+    return 0;
+}
+
 int dmm_write_mtrace(const dmm_trace_t *t, FILE *out, dmm_err_t *err)
 {
     dmm_u64map_t pending = DMM_U64MAP_INIT;
-    fputs("= Start\n", out);
+    fputs(DMM_MTRACE_START, out);
     for (size_t i = 0; i < t->nrecs; i++) {
-        const dmm_rec_t *r = &t->recs[i];
-        int failed = (r->flags & DMM_TRC_RF_FAILED) != 0;
-        uint64_t old;
-        if (failed && (r->op == DMM_TRC_FREE || r->op == DMM_TRC_RELEASE))
-            continue;   /* opstream.c ignores them: so does the text */
-        if (dmm_op_is_alloc(r->op)) {
-            if (failed || !r->ptr_out)
-                fprintf(out, "+ (nil) 0x%" PRIx64 "\n", r->size);
-            else
-                fprintf(out, "+ 0x%" PRIx64 " 0x%" PRIx64 "\n", r->ptr_out, r->size);
-        } else if (r->op == DMM_TRC_FREE) {
-            if (r->ptr_in)
-                fprintf(out, "- 0x%" PRIx64 "\n", r->ptr_in);
-            else
-                fputs("- (nil)\n", out);
-        } else if (r->op == DMM_TRC_RELEASE) {
-            if (r->ptr_in && dmm_u64map_put(&pending, (uint64_t)r->tid + 1, r->ptr_in) != 0) {
-                dmm_u64map_free(&pending);
-                return dmm_err_set(err, "%s: out of memory writing mtrace", dmm_text_trace_name(t));
-            }
-        } else if (dmm_text_is_realloc(r->op)) {
-            if (failed) {       /* leaves the block alone, as in opstream.c */
-                if (r->ptr_in)
-                    fprintf(out, "! 0x%" PRIx64 " 0x%" PRIx64 "\n", r->ptr_in, r->size);
-                else
-                    fprintf(out, "+ (nil) 0x%" PRIx64 "\n", r->size);
-                continue;
-            }
-            old = dmm_text_realloc_old(&pending, r);
-            if (!old) {
-                if (r->ptr_out)
-                    fprintf(out, "+ 0x%" PRIx64 " 0x%" PRIx64 "\n", r->ptr_out, r->size);
-            } else if (!r->ptr_out) {
-                fprintf(out, "- 0x%" PRIx64 "\n", old);
-            } else {
-                fprintf(out, "< 0x%" PRIx64 "\n> 0x%" PRIx64 " 0x%" PRIx64 "\n", old, r->ptr_out,
-                        r->size);
-            }
+        if (dmm_mtrace_rec(&t->recs[i], out, &pending) != 0) {
+            dmm_u64map_free(&pending);
+            return dmm_err_set(err, "%s: out of memory writing mtrace", dmm_text_trace_name(t));
         }
     }
-    fputs("= End\n", out);
+    fputs(DMM_MTRACE_END, out);
     dmm_u64map_free(&pending);
     return dmm_text_finish(t, out, err);
 }

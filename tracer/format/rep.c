@@ -2,6 +2,7 @@
  * stream as `a id size`, `r id size`, `f id`, after a header of numbers). */
 #include "tracer/format/textfmt.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,11 +106,17 @@ int dmm_write_rep(const dmm_trace_t *t, FILE *out, dmm_err_t *err)
     dmm_opstream_t s;
     if (dmm_opstream_build(t, &s, err) != 0)
         return -1;
+    int rc = dmm_write_rep_ops(dmm_text_trace_name(t), &s, out, err);
+    dmm_opstream_free(&s);
+    return rc;
+}
+
+int dmm_write_rep_ops(const char *name, const dmm_opstream_t *sp, FILE *out, dmm_err_t *err)
+{
+    const dmm_opstream_t s = *sp;
     uint64_t *size = calloc(s.nids ? s.nids : 1, sizeof *size);
-    if (!size) {
-        dmm_opstream_free(&s);
-        return dmm_err_set(err, "%s: out of memory writing .rep", dmm_text_trace_name(t));
-    }
+    if (!size)
+        return dmm_err_set(err, "%s: out of memory writing .rep", name);
     /* mdriver's first header line is a suggested heap size: the peak of
      * live requested bytes, rounded up to whole 4 KiB pages. */
     uint64_t live = 0, peak = 0;
@@ -135,6 +142,7 @@ int dmm_write_rep(const dmm_trace_t *t, FILE *out, dmm_err_t *err)
                     o->id, o->size);
     }
     free(size);
-    dmm_opstream_free(&s);
-    return dmm_text_finish(t, out, err);
+    if (fflush(out) != 0 || ferror(out))
+        return dmm_err_set(err, "%s: write error: %s", name, strerror(errno ? errno : EIO));
+    return 0;
 }

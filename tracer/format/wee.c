@@ -2,6 +2,7 @@
  * i the number of the Alloc line). */
 #include "tracer/format/textfmt.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,13 +92,19 @@ int dmm_write_wee(const dmm_trace_t *t, FILE *out, dmm_err_t *err)
     dmm_opstream_t s;
     if (dmm_opstream_build(t, &s, err) != 0)
         return -1;
+    int rc = dmm_write_wee_ops(dmm_text_trace_name(t), &s, out, err);
+    dmm_opstream_free(&s);
+    return rc;
+}
+
+int dmm_write_wee_ops(const char *name, const dmm_opstream_t *sp, FILE *out, dmm_err_t *err)
+{
+    const dmm_opstream_t s = *sp;
     /* each block's index is the number of its Alloc line; a realloc is a
      * Free of the old index and a new Alloc, as wee_alloc's tracer did */
     uint64_t *line = calloc(s.nids ? s.nids : 1, sizeof *line);
-    if (!line) {
-        dmm_opstream_free(&s);
-        return dmm_err_set(err, "%s: out of memory writing wee", dmm_text_trace_name(t));
-    }
+    if (!line)
+        return dmm_err_set(err, "%s: out of memory writing wee", name);
     uint64_t nalloc = 0;
     for (size_t i = 0; i < s.nops; i++) {
         const dmm_op_t *o = &s.ops[i];
@@ -109,6 +116,7 @@ int dmm_write_wee(const dmm_trace_t *t, FILE *out, dmm_err_t *err)
         }
     }
     free(line);
-    dmm_opstream_free(&s);
-    return dmm_text_finish(t, out, err);
+    if (fflush(out) != 0 || ferror(out))
+        return dmm_err_set(err, "%s: write error: %s", name, strerror(errno ? errno : EIO));
+    return 0;
 }

@@ -101,8 +101,7 @@ typedef struct acc {
     /* scanning a TSC-timed trace: its clock syncs of least and greatest
      * tick count, to turn tmin and tmax into ns at the end */
     int               tsc;
-    dmm_rec_t         sync_lo, sync_hi;
-    int               have_sync;
+    dmm_tsc_syncs_t   syncs;
 } acc_t;
 
 /* Table 2 and the size tables: one op of the stream. */
@@ -288,11 +287,7 @@ static int scanned(void *ctx, const dmm_rec_t *r)
     acc_t *a = ctx;
     a->tsc = a->t->clock_id == DMM_TRC_CLOCK_TSC;   /* the header is read before any record */
     if (r->op == DMM_TRC_CLOCKSYNC && a->tsc) {
-        if (!a->have_sync || r->arg < a->sync_lo.arg)
-            a->sync_lo = *r;
-        if (!a->have_sync || r->arg > a->sync_hi.arg)
-            a->sync_hi = *r;
-        a->have_sync = 1;
+        dmm_tsc_syncs_add(&a->syncs, r);
         return 0;
     }
     return acc_record(a, r);
@@ -317,10 +312,10 @@ int dmm_stats_scan_trc(const char *name, const uint8_t *buf, size_t len, dmm_tra
     }
     int has_time = !(t->flags & DMM_TRC_F_NOTIME);
     if (a.tsc) {   /* as the loader converts, so the same duration */
-        double rate = a.have_sync ? dmm_tsc_rate(&a.sync_lo, &a.sync_hi) : 0;
+        double rate = dmm_tsc_syncs_rate(&a.syncs);
         if (rate && a.tmin <= a.tmax) {
-            a.tmin = dmm_tsc_to_ns(rate, &a.sync_lo, a.tmin);
-            a.tmax = dmm_tsc_to_ns(rate, &a.sync_lo, a.tmax);
+            a.tmin = dmm_tsc_to_ns(rate, &a.syncs.lo, a.tmin);
+            a.tmax = dmm_tsc_to_ns(rate, &a.syncs.lo, a.tmax);
         } else if (!rate) {
             a.tmin = a.tmax = 0;
             has_time = 0;
