@@ -184,6 +184,15 @@ static inline uint64_t stamp(void)
     return now_ns() - g_clock0;
 }
 
+/* A clock reading: the thread's last, and the least seq of its next
+ * record once it has threads (seq_mt: the numbers follow the clock). */
+static inline void set_now(tstate_t *s, uint64_t t)
+{
+    s->tnow = t;
+    if (s->lclock < t)
+        s->lclock = t;
+}
+
 static void *map_pages(size_t len)
 {
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -748,7 +757,8 @@ static void thread_exit(void *arg)
     memset(&r, 0, sizeof r);
     r.op = DMM_TRC_THREAD_EXIT;
     r.seq = dmm_tw_seq();
-    r.time = s->tnow = stamp();   /* later records carry this reading, not an older one */
+    set_now(s, stamp());   /* later records carry this reading, not an older one */
+    r.time = s->tnow;
     s->tleft = g_stride;
     append(s, &r);
     flush_own(s);
@@ -1161,7 +1171,7 @@ static inline uint64_t stamp_sampled(tstate_t *s)
 {
     if (__builtin_expect(--s->tleft == 0, 0)) {
         s->tleft = g_stride;
-        s->tnow = stamp();
+        set_now(s, stamp());
     }
     return s->tnow;
 }
@@ -1232,12 +1242,10 @@ static uint64_t g_order[ORDER_SLOTS] __attribute__((aligned(64)));
 
 static inline __attribute__((always_inline)) uint64_t seq_mt(tstate_t *s, uintptr_t addr)
 {
-    uint64_t seq = s->lclock;
+    uint64_t seq = s->lclock;   /* at least the last clock reading: set_now */
     uint64_t st = __atomic_load_n(&dmm_tw_next_seq, __ATOMIC_RELAXED);
     if (seq < st)
         seq = st;
-    if (seq < s->tnow)
-        seq = s->tnow;
     if (addr) {
         uint64_t *e = &g_order[((addr >> 12) * 0x9e3779b97f4a7c15ull) >> 52];
         uint64_t v = __atomic_load_n(e, __ATOMIC_RELAXED);
@@ -1245,8 +1253,8 @@ static inline __attribute__((always_inline)) uint64_t seq_mt(tstate_t *s, uintpt
             seq = v + 1;
         /* raise the entry to seq; one raised higher meanwhile is a call
          * that nothing orders against this one */
-        while (v < seq && !__atomic_compare_exchange_n(e, &v, seq, 1, __ATOMIC_RELAXED,
-                                                       __ATOMIC_RELAXED))
+        while (!__atomic_compare_exchange_n(e, &v, seq, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
+               v < seq)
             ;
     }
     s->lclock = seq + 1;
@@ -1272,24 +1280,27 @@ static inline __attribute__((always_inline)) int lean(tstate_t *s)
     return __builtin_expect(s->pos < __atomic_load_n(&s->lim, __ATOMIC_RELAXED), 1);
 }
 
-/* The time of a lean record, as stamp_sampled(), into *t; 1 when it or
- * seq is not what the _same encoders take. */
+/* A lean record's clock reading, as stamp_sampled() takes it. */
 static inline __attribute__((always_inline)) void lean_clock(tstate_t *s)
 {
     s->tleft = g_stride;
 #if defined(__x86_64__)
-    s->tnow = __rdtsc() - g_tsc0;   /* the lean way runs on the TSC alone */
+    set_now(s, __rdtsc() - g_tsc0);   /* the lean way runs on the TSC alone */
 #endif
 }
 
+/* A multi-threaded lean record's seq into *seq, the clock read first when
+ * it is due: 1 when the record has a time or a seq of its own.  Its time
+ * needs no comparing: it changes only with a reading, which this record
+ * (or one with a time of its own before it, time_kept()) then carries. */
 static inline __attribute__((always_inline)) int lean_other(tstate_t *s, uintptr_t addr,
-                                                            uint64_t *seq, uint64_t *t)
+                                                            uint64_t *seq)
 {
-    if (__builtin_expect(--s->tleft == 0, 0))
+    int clock = __builtin_expect(--s->tleft == 0, 0);
+    if (clock)
         lean_clock(s);
-    *t = s->tnow;
     *seq = seq_mt(s, addr);   /* after the clock: seq_mt follows it */
-    return s->tnow != s->st.time || *seq != s->st.seq + 1;
+    return clock | (*seq != s->st.seq + 1);
 }
 
 /* A lean record with a time or a seq of its own, and the rest of the way
@@ -1320,9 +1331,9 @@ static __attribute__((noinline)) void *malloc_mt(size_t n, void *p)
     tstate_t *s = &ts;
     if (!__builtin_expect(p != NULL && lean(s), 1))
         return malloc_full(dmm_tw_seq_at(p), n, p);
-    uint64_t seq, t;
-    if (lean_other(s, (uintptr_t)p, &seq, &t))
-        return malloc_other(s, seq, t, n, p);
+    uint64_t seq;
+    if (lean_other(s, (uintptr_t)p, &seq))
+        return malloc_other(s, seq, s->tnow, n, p);
     uint32_t pos = s->pos;
     pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
@@ -1354,9 +1365,9 @@ static __attribute__((noinline)) void free_mt(void *p)
         free_full(dmm_tw_seq_at(p), p);
         return;
     }
-    uint64_t seq, t;
-    if (lean_other(s, (uintptr_t)p, &seq, &t)) {
-        free_other(s, seq, t, p);
+    uint64_t seq;
+    if (lean_other(s, (uintptr_t)p, &seq)) {
+        free_other(s, seq, s->tnow, p);
         return;
     }
     uint32_t pos = s->pos;
