@@ -74,13 +74,14 @@ static void same_conversion(const uint8_t *data, size_t size, const dmm_trace_t 
         abort();
     int rc = fmt == DMM_FMT_TEXT ? dmm_write_text(t, fa) : dmm_write_android(t, fa, &err);
     dmm_convert_t cv;
-    if (rc != 0 || dmm_convert_begin(&cv, "fuzz.trc", data, size, fmt, &err) != 0 ||
-        dmm_convert_write(&cv, fb, "out", &err) != 0)
+    int how = dmm_convert_begin(&cv, "fuzz.trc", data, size, fmt, &err);
+    /* 1: clock syncs kept among the calls (not the TSC's): read whole */
+    if (rc != 0 || how < 0 || (how == 0 && dmm_convert_write(&cv, fb, "out", &err) != 0))
         __builtin_trap();
     dmm_convert_free(&cv);
     fclose(fa);
     fclose(fb);
-    if (na != nb || memcmp(a, b, na) != 0)
+    if (how == 0 && (na != nb || memcmp(a, b, na) != 0))
         __builtin_trap();
     free(a);
     free(b);

@@ -18,6 +18,7 @@
 #include "test/lib/scancheck.h"
 #include "tracer/stats/stats.h"
 #include "tracer/format/dump.h"
+#include "tracer/format/convert.h"
 #include "tracer/format/load.h"
 #include "tracer/format/trc_read.h"
 #include "tracer/format/trcenc.h"
@@ -218,6 +219,45 @@ Test(trc, a_scan_gives_the_loaders_order_or_says_it_cannot)
     dmm_stats_free(&x);
     dmm_stats_free(&y);
     dmm_trace_free(&h);
+    dmm_trace_free(&whole);
+    free(buf);
+}
+
+/* A trace whose clock is not the TSC keeps its clock syncs among the calls
+ * (the loader sorts them by seq), which a scan gives apart: dmm convert
+ * reads such a file whole for the record formats, and streams the others. */
+Test(trc, a_kept_clock_sync_is_converted_from_the_loaded_trace)
+{
+    dmm_trace_t t;
+    dmm_err_t err;
+    memset(&t, 0, sizeof t);
+    usual_trace(&t, 100);
+    t.clock_id = 1;   /* CLOCK_MONOTONIC */
+    dmm_rec_t *r = dmm_trace_push(&t);
+    cr_assert_not_null(r);
+    memset(r, 0, sizeof *r);
+    r->op = DMM_TRC_CLOCKSYNC;
+    r->tid = 4300;
+    r->seq = 5001;
+    r->time = 900001;
+    r->arg = 123456;
+    dmm_trace_sort(&t);
+    const char *p = tmp_path("kept_sync.trc");
+    cr_assert_eq(dmm_write_trc_ex(&t, p, 0, 1, &err), 0, "%s", err.msg);
+    dmm_trace_free(&t);
+    size_t len;
+    uint8_t *buf = slurp(p, &len);
+    dmm_trace_t whole;
+    cr_assert_eq(dmm_trace_parse(p, buf, len, DMM_FMT_TRC, &whole, &err), 0, "%s", err.msg);
+    size_t syncs = 0;
+    for (size_t i = 0; i < whole.nrecs; i++)
+        syncs += whole.recs[i].op == DMM_TRC_CLOCKSYNC;
+    cr_assert_eq(syncs, 1, "the loader keeps it");
+    dmm_convert_t cv;
+    cr_expect_eq(dmm_convert_begin(&cv, p, buf, len, DMM_FMT_TEXT, &err), 1);
+    dmm_convert_free(&cv);
+    cr_expect_eq(dmm_convert_begin(&cv, p, buf, len, DMM_FMT_REP, &err), 0, "%s", err.msg);
+    dmm_convert_free(&cv);
     dmm_trace_free(&whole);
     free(buf);
 }

@@ -11,14 +11,19 @@
 #include "tracer/format/textfmt.h"
 #include "tracer/format/trc_read.h"
 
-/* The first scan: how many calls, and the clock syncs. */
+/* The first scan: how many calls, and the clock syncs.  Where the clock
+ * is not the TSC the loader keeps a sync (none that libdmmtrace.so writes)
+ * among the calls, by seq, which the scan does not give: such a file is
+ * read whole. */
 static int count_rec(void *ctx, const dmm_rec_t *r)
 {
     dmm_convert_t *c = ctx;
-    if (r->op == DMM_TRC_CLOCKSYNC)
+    if (r->op != DMM_TRC_CLOCKSYNC)
+        c->h.nrecs++;
+    else if (c->h.clock_id == DMM_TRC_CLOCK_TSC)   /* the header comes before any record */
         dmm_tsc_syncs_add(&c->syncs, r);
     else
-        c->h.nrecs++;
+        c->kept_syncs = 1;
     return 0;
 }
 
@@ -35,8 +40,8 @@ int dmm_convert_begin(dmm_convert_t *c, const char *name, const uint8_t *buf, si
     if (fmt != DMM_FMT_TEXT && fmt != DMM_FMT_MTRACE && fmt != DMM_FMT_ANDROID)
         return 1;
     int rc = dmm_scan_trc(name, buf, len, &c->h, count_rec, c, err);
-    if (rc != 0)
-        return rc;
+    if (rc != 0 || c->kept_syncs)
+        return rc < 0 ? -1 : 1;
     /* the header as the loader leaves it */
     c->h.format = DMM_FMT_TRC;
     if (c->h.clock_id == DMM_TRC_CLOCK_TSC) {

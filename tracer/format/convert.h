@@ -24,6 +24,7 @@ typedef struct dmm_convert {
     dmm_trace_t     h;       /* the loader's header, stacks, modules; nrecs: the calls */
     dmm_tsc_syncs_t syncs;
     int             tsc;     /* the file's times are TSC ticks */
+    int             kept_syncs;  /* clock syncs the loader keeps as records */
     dmm_opstream_t  ops;     /* .rep and wee */
     char            note[512];   /* the cut-short note, "" when the file is whole */
 } dmm_convert_t;
@@ -32,7 +33,9 @@ typedef struct dmm_convert {
  * the input shows here, before anything is written.  0: ready (buf must
  * live until dmm_convert_write); 1: not this way, the caller loads the
  * trace and writes it whole (fmt is trc; or a thread's calls are not in
- * seq order in the file, which the loader sorts); -1: err says why.
+ * seq order in the file, which the loader sorts; or the clock is not the
+ * TSC and the file holds clock syncs, which the loader keeps among the
+ * calls); -1: err says why.
  * dmm_convert_free(c) in every case. */
 int  dmm_convert_begin(dmm_convert_t *c, const char *name, const uint8_t *buf, size_t len,
                        dmm_format_t fmt, dmm_err_t *err);
