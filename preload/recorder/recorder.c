@@ -6,7 +6,7 @@
  * the calling thread's buffer (thread-local, no lock), stamped with a
  * sequence number (a plain add while the process is single-threaded, a
  * clock of the thread's own after: seq_mt() below) and the TSC, read every DMM_TRACE_TIME_STRIDE
- * records of the thread (default 32: a read costs more than the rest of a
+ * records of the thread (default 128: a read costs more than the rest of a
  * record); the records between carry the last reading.  malloc and free
  * write theirs the lean way (below: ~57 instructions a call on the
  * bundled workload, the shim's included), every other record through
@@ -70,7 +70,7 @@ extern char **environ;
 
 #define BUF_BYTES    DMM_BLOCK_MAX /* a thread's buffer: tens of thousands of records */
 #define SMALL_BYTES  1024u        /* in-TLS buffer of exiting threads */
-#define TIME_STRIDE  32u          /* records per clock read, by default */
+#define TIME_STRIDE  128u         /* records per clock read, by default */
 #define MAX_DEPTH    64u         /* DMM_TRACE_STACK is capped here */
 #define STACK_TABLE  (1u << 20)  /* distinct call stacks we can name */
 
@@ -238,7 +238,7 @@ static void read_options(void)
         unsigned long n = strtoul(v, &end, 10);
         if (*end || n < 1 || n > 65536)
             say("DMM_TRACE_TIME_STRIDE=", v, ": expected 1 to 65536 records per clock read; "
-                "using 32");
+                "using 128");
         else
             g_stride = (uint32_t)n;
     }
