@@ -43,6 +43,10 @@
 #include "tracer/base/err.h"
 #include "allocators/core/pagesrc.h"
 
+/* Aligned requests whose slot (the block and a 16-byte header, rounded
+ * up to the alignment) takes at most this many bytes share slabs. */
+#define DMM_SLAB_SLOT_MAX 4096u
+
 typedef struct dmm_chain {
     dmm_pagesrc_t ps;
     dmm_desc_t    desc;
@@ -55,6 +59,10 @@ typedef struct dmm_chain {
     int           cache_tls;     /* the cache is per thread (dmm_chain_thread_cache) */
     int           cache_lock;    /* else it is cache, under this lock */
     dmm_cache_t   cache;
+    /* small blocks aligned past 16 bytes: the fallback path's slabs with a
+     * free slot, one list per slot size (chain.c), under slab_lock */
+    struct dmm_slab *slabs[DMM_SLAB_SLOT_MAX / 32];
+    int           slab_lock;
 } dmm_chain_t;
 
 /* The calling thread's block cache, for the one chain that keeps its cache

@@ -39,6 +39,9 @@
  *   bigcalloc N  calloc of N MiB, one byte of each MiB checked zero and
  *              written, then the same again after freeing it; prints the
  *              process's peak RSS in KiB (ru_maxrss)
+ *   smallaligned N  N blocks of 48 to 147 bytes, 64-byte aligned
+ *              (posix_memalign), each written, all held, then freed; prints
+ *              the peak RSS in KiB
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -403,6 +406,24 @@ int main(int argc, char **argv)
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         printf("tracee bigcalloc maxrss %ld bad %d\n", ru.ru_maxrss, bad);
+        return bad;
+    } else if (!strcmp(mode, "smallaligned")) {
+        void **v = malloc((size_t)n * sizeof *v);
+        int bad = !v;
+        for (int i = 0; !bad && i < n; i++) {
+            bad |= posix_memalign(&v[i], 64, 48 + (size_t)(i % 100)) != 0;
+            bad |= !bad && (uintptr_t)v[i] % 64 != 0;
+            if (!bad)
+                memset(v[i], i & 0xff, 48);
+        }
+        for (int i = 0; !bad && i < n; i++) {
+            bad |= ((unsigned char *)v[i])[47] != (i & 0xff);
+            free(v[i]);
+        }
+        free(v);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("tracee smallaligned maxrss %ld bad %d\n", ru.ru_maxrss, bad);
         return bad;
     } else if (!strcmp(mode, "secure")) {
         printf("tracee secure %lu\n", getauxval(AT_SECURE));
