@@ -47,6 +47,8 @@ RUN_TIMEOUT_S = 180
 ROUND_S = 1.0
 MAX_ROUNDS = 5
 MALLOC_DEBUG = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
+# glibc's dynamic thresholds pinned where work_media's frames never reach them
+T2_FIXED = "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=67108864"
 
 # --------------------------------------------------------------------------
 # workloads: benchlib's texts and input; python3 as it comes (-I: pymalloc,
@@ -66,6 +68,15 @@ def workloads(build, tmp, quick):
          [wm, "-f", str(f1)], {}, wm, None),
         ("work_media_t2", "build/bench/work_media -f %d -t 2" % f2,
          [wm, "-f", str(f2), "-t", "2"], {}, wm, None),
+        # The same with glibc's mmap and trim thresholds fixed (for the plain
+        # run too).  They move with the program's frees, so where its two
+        # threads' frees fall in time decides how often glibc trims its arenas
+        # and faults the pages in again: any delay in malloc and free shifts
+        # that (an interposer that only spends the tracer's instructions
+        # costs as much as the tracer there), and this row is the tracer's own
+        # cost on threads without that effect.
+        ("work_media_t2_fixed", "build/bench/work_media -f %d -t 2, glibc thresholds fixed"
+         % f2, [wm, "-f", str(f2), "-t", "2"], {"GLIBC_TUNABLES": T2_FIXED}, wm, None),
         ("sort", "sort of a generated %dk-line file (LC_ALL=C)" % (nsort // 1000),
          [shutil.which("sort") or "/usr/bin/sort", sort_in], {"LC_ALL": "C"},
          shutil.which("sort"), lambda: benchlib.sort_input(sort_in, nsort)),
