@@ -12,6 +12,10 @@
  *              addresses one thread frees come back to the other (glibc
  *              moves them between its arenas), so their reuse is ordered
  *              only by the trace's numbering across threads
+ *   handoff12 N  the same with 12 threads in a ring (each hands to the next),
+ *              in two waves (the second starts when the first has exited):
+ *              more threads at once than the recorder has order tables
+ *              for, and tables taken again by later threads
  *   threxit N  a thread allocates N blocks, frees them and exits, while main
  *              waits (pthread_join) and then returns
  *   fork N     N x main-pattern, fork; child does N more and exits, parent
@@ -101,14 +105,14 @@ static void *thread_body(void *arg)
 /* handoff: each thread mallocs into its outgoing ring and frees what the
  * other put into its incoming one. */
 #define RING 256
+#define HANDOFF_MAX 12
 typedef struct {
     pthread_mutex_t lock;
     void *slot[RING];
     unsigned head, tail;
 } ring_t;
-static ring_t rings[2] = { { .lock = PTHREAD_MUTEX_INITIALIZER },
-                           { .lock = PTHREAD_MUTEX_INITIALIZER } };
-static int handoff_n;
+static ring_t rings[HANDOFF_MAX];
+static int handoff_n, handoff_threads;
 
 static int ring_put(ring_t *r, void *p)
 {
@@ -131,7 +135,7 @@ static void *ring_get(ring_t *r)
 static void *handoff_body(void *arg)
 {
     int t = (int)(intptr_t)arg;
-    ring_t *out = &rings[t], *in = &rings[1 - t];
+    ring_t *out = &rings[t], *in = &rings[(t + handoff_threads - 1) % handoff_threads];
     int made = 0, freed = 0;
     while (made < handoff_n || freed < handoff_n) {
         void *p;
@@ -266,14 +270,22 @@ int main(int argc, char **argv)
         for (int t = 0; t < THREADS; t++)
             pthread_join(th[t], NULL);
         checksum = THREADS * 1024;
-    } else if (!strcmp(mode, "handoff")) {
-        pthread_t th[2];
+    } else if (!strcmp(mode, "handoff") || !strcmp(mode, "handoff12")) {
+        pthread_t th[HANDOFF_MAX];
+        int waves = mode[7] ? 2 : 1;
         handoff_n = n;
-        for (int t = 0; t < 2; t++)
-            pthread_create(&th[t], NULL, handoff_body, (void *)(intptr_t)t);
-        for (int t = 0; t < 2; t++)
-            pthread_join(th[t], NULL);
-        checksum = 2 * (unsigned long)n;
+        handoff_threads = mode[7] ? HANDOFF_MAX : 2;
+        for (int w = 0; w < waves; w++) {
+            for (int t = 0; t < handoff_threads; t++) {
+                pthread_mutex_init(&rings[t].lock, NULL);
+                rings[t].head = rings[t].tail = 0;
+            }
+            for (int t = 0; t < handoff_threads; t++)
+                pthread_create(&th[t], NULL, handoff_body, (void *)(intptr_t)t);
+            for (int t = 0; t < handoff_threads; t++)
+                pthread_join(th[t], NULL);
+        }
+        checksum = (unsigned long)(waves * handoff_threads) * (unsigned long)n;
     } else if (!strcmp(mode, "execfail")) {
         pthread_t th;
         pthread_create(&th, NULL, busy_thread, NULL);
