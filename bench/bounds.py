@@ -25,7 +25,19 @@ part is an estimate: it assumes the peaks coincide and every live byte is
 resident; where rest + live reaches glibc's own peak RSS, glibc holds next
 to nothing beyond the live heap and the part is taken as 1.  Where F_min is
 above a goal (issue 13 asks 0.85), no allocator reaches the goal on that
-program.  Writes DIR/bench/bounds.md and .json."""
+program.
+
+Where programs.py has run (DIR/bench/programs.json, each program's library in
+DIR/bench/programs/NAME/), also what is left to the evolved library itself:
+
+  evolved share   its share of the program's instructions under it
+                  (callgrind: every instruction of its code, inlined or not)
+  F_free          0.5 t (1 - evolved share) + 0.5 m, with t and m its
+                  measured time and peak RSS against glibc's (programs.json):
+                  its F_real had its calls cost nothing, page faults and RSS
+                  as they are (instructions again: at best that)
+
+Writes DIR/bench/bounds.md and .json."""
 import json
 import os
 import re
@@ -45,7 +57,8 @@ ENTRY = ("malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc
 
 
 def callgrind_share(argv, extra, output, work):
-    """(allocator instructions, total instructions) of one run under glibc."""
+    """(allocator instructions, total instructions) of one run (under glibc,
+    or the library extra's LD_PRELOAD names)."""
     out = os.path.join(work, "callgrind.out")
     env = dict(benchlib.clean_env(), **extra)
     r = benchlib.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv,
@@ -103,6 +116,66 @@ def live_peak(build, argv, extra, output, work):
     return json.loads(st.stdout)["table2"]["max_in_use"] / 1024
 
 
+def callgrind_object_share(argv, extra, output, work, obj):
+    """(instructions executed in obj's code, total instructions) of one run:
+    the self cost of every function of obj, its inlined code included, read
+    from callgrind's own file (its entry points' inclusive counts miss what
+    they reach by a jump, which the library's fast paths end in)."""
+    out = os.path.join(work, "callgrind.out")
+    env = dict(benchlib.clean_env(), **extra)
+    r = benchlib.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv,
+                     env, stdout=os.devnull, timeout=3600)
+    if output:
+        output(b"")
+    if r["exit"] != 0:
+        raise RuntimeError("callgrind: exit %s: %s" % (r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
+    names, cur, inside, after_calls, total = {}, None, 0, False, None
+    with open(out) as f:
+        for line in f:
+            if line[0].isdigit() or line[0] in "+-*":
+                # a cost line: the current function's own, or (after calls=)
+                # what a call cost, counted where the callee is
+                if not after_calls and cur == obj:
+                    inside += int(line.split()[1])
+                after_calls = False
+                continue
+            after_calls = line.startswith("calls=")
+            # "ob=(id) name" or "cob=(id) name" names an object the first
+            # time, "ob=(id)" after; ob= is the current function's
+            m = re.match(r"c?ob=(\(\d+\))?\s*(.*)", line.rstrip("\n"))
+            if m:
+                if m.group(1) and m.group(2):
+                    names[m.group(1)] = m.group(2)
+                if line.startswith("ob="):
+                    cur = names.get(m.group(1)) if m.group(1) else m.group(2)
+            elif line.startswith(("totals:", "summary:")):
+                total = int(line.split()[1])
+    os.unlink(out)
+    if not total:
+        raise RuntimeError("callgrind gave no total")
+    return inside, total
+
+
+def evolved_headroom(build, name, argv, extra, output, work):
+    """The evolved library's row (evolved_share, its measured t and m, F_free)
+    or None where programs.py has not run for the program."""
+    lib = os.path.join(build, "bench", "programs", name, "libdmm_evolved.so")
+    try:
+        with open(os.path.join(build, "bench", "programs.json")) as f:
+            med = {r["name"]: r["median"] for r in json.load(f)["rows"]}[name]
+        t = med["evolved"]["wall"] / med["glibc"]["wall"]
+        m = med["evolved"]["rss"] / med["glibc"]["rss"]
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
+    if not os.path.exists(lib):
+        return None
+    alloc, total = callgrind_object_share(argv, dict(extra, LD_PRELOAD=lib), output, work,
+                                          os.path.realpath(lib))
+    share = alloc / total
+    return dict(evolved_share=share, evolved_t=t, evolved_m=m,
+                evolved_f=0.5 * t + 0.5 * m, f_free=0.5 * t * (1 - share) + 0.5 * m)
+
+
 def main():
     ap = benchlib.parser(__doc__, 3)
     ap.add_argument("--only", default=",".join(programs.PROGRAMS))
@@ -135,9 +208,11 @@ def main():
             rest = max(dmm_rss - held, 0)
             share = alloc / total
             m_min = min(1.0, (rest + live) / rss)
-            rows.append(dict(name=name, share=share, alloc_ir=alloc, total_ir=total,
-                             rss_kib=rss, rest_kib=rest, live_kib=live,
-                             t_min=1 - share, m_min=m_min, f_min=0.5 * (1 - share) + 0.5 * m_min))
+            row = dict(name=name, share=share, alloc_ir=alloc, total_ir=total,
+                       rss_kib=rss, rest_kib=rest, live_kib=live,
+                       t_min=1 - share, m_min=m_min, f_min=0.5 * (1 - share) + 0.5 * m_min)
+            row.update(evolved_headroom(build, name, argv, extra, output, work) or {})
+            rows.append(row)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     lines = ["# What bounds F_real on each real program", "", benchlib.machine_line(), "",
@@ -155,6 +230,22 @@ def main():
             r["live_kib"] / 1024, r["t_min"], r["m_min"], r["f_min"]))
     if rows:
         lines.append("| geometric mean | | | | | | | **%.3f** |" % geomean([r["f_min"] for r in rows]))
+    ev = [r for r in rows if "f_free" in r]
+    if ev:
+        lines += ["", "What is left to each program's evolved library (programs.py's): its share of "
+                  "the program's instructions under it (callgrind: every instruction of its "
+                  "code), its measured time "
+                  "and peak RSS against glibc's (programs.json), its F_real, and F_free = "
+                  "½·time·(1 − share) + ½·RSS: its F_real had its calls cost nothing, page faults "
+                  "and RSS as they are.", "",
+                  "| program | evolved share of instructions | time vs glibc | RSS vs glibc | "
+                  "F_real | F_free |", "|---|---:|---:|---:|---:|---:|"]
+        for r in ev:
+            lines.append("| %s | %.1f %% | %.3f | %.3f | %.3f | **%.3f** |" % (
+                r["name"], 100 * r["evolved_share"], r["evolved_t"], r["evolved_m"],
+                r["evolved_f"], r["f_free"]))
+        lines.append("| geometric mean | | | | %.3f | **%.3f** |" % (
+            geomean([r["evolved_f"] for r in ev]), geomean([r["f_free"] for r in ev])))
     lines += [""] + ["- " + n for n in notes]
     text = "\n".join(lines) + "\n"
     print(text)
