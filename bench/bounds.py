@@ -57,8 +57,7 @@ ENTRY = ("malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc
 
 
 def callgrind_share(argv, extra, output, work):
-    """(allocator instructions, total instructions) of one run (under glibc,
-    or the library extra's LD_PRELOAD names)."""
+    """(allocator instructions, total instructions) of one run under glibc."""
     out = os.path.join(work, "callgrind.out")
     env = dict(benchlib.clean_env(), **extra)
     r = benchlib.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv,
