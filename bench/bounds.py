@@ -56,8 +56,8 @@ ENTRY = ("malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc
          "valloc", "pvalloc")
 
 
-def callgrind_share(argv, extra, output, work):
-    """(allocator instructions, total instructions) of one run under glibc."""
+def callgrind(argv, extra, output, work):
+    """Runs the program under callgrind: the path of its output file."""
     out = os.path.join(work, "callgrind.out")
     env = dict(benchlib.clean_env(), **extra)
     r = benchlib.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv,
@@ -66,6 +66,12 @@ def callgrind_share(argv, extra, output, work):
         output(b"")
     if r["exit"] != 0:
         raise RuntimeError("callgrind: exit %s: %s" % (r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
+    return out
+
+
+def callgrind_share(argv, extra, output, work):
+    """(allocator instructions, total instructions) of one run under glibc."""
+    out = callgrind(argv, extra, output, work)
     a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
                        capture_output=True, text=True, check=True).stdout
     os.unlink(out)
@@ -120,14 +126,7 @@ def callgrind_object_share(argv, extra, output, work, obj):
     the self cost of every function of obj, its inlined code included, read
     from callgrind's own file (its entry points' inclusive counts miss what
     they reach by a jump, which the library's fast paths end in)."""
-    out = os.path.join(work, "callgrind.out")
-    env = dict(benchlib.clean_env(), **extra)
-    r = benchlib.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv,
-                     env, stdout=os.devnull, timeout=3600)
-    if output:
-        output(b"")
-    if r["exit"] != 0:
-        raise RuntimeError("callgrind: exit %s: %s" % (r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
+    out = callgrind(argv, extra, output, work)
     names, cur, inside, after_calls, total = {}, None, 0, False, None
     with open(out) as f:
         for line in f:
