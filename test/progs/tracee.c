@@ -272,9 +272,10 @@ int main(int argc, char **argv)
         checksum = THREADS * 1024;
     } else if (!strcmp(mode, "handoff") || !strcmp(mode, "handoff12")) {
         pthread_t th[HANDOFF_MAX];
-        int waves = mode[7] ? 2 : 1;
+        int many = !strcmp(mode, "handoff12");
+        int waves = many ? 2 : 1;
         handoff_n = n;
-        handoff_threads = mode[7] ? HANDOFF_MAX : 2;
+        handoff_threads = many ? HANDOFF_MAX : 2;
         for (int w = 0; w < waves; w++) {
             for (int t = 0; t < handoff_threads; t++) {
                 pthread_mutex_init(&rings[t].lock, NULL);
