@@ -124,10 +124,44 @@ Test(record, traces_every_process_and_says_which_allocated_most)
     remove_tmpdir();
 }
 
+/* "Allocated most" is bytes, then calls: a process that asks for 32 MiB in
+ * a few callocs is the one picked over one that makes 1500 small calls
+ * (a wrapper's shell against the Python it starts, in small). */
+Test(record, the_process_that_allocated_most_is_the_one_that_asked_for_most_bytes)
+{
+    make_tmpdir();
+    char script[900];
+    snprintf(script, sizeof script, "%s bigcalloc 16 >/dev/null; %s main 300 >/dev/null; true",
+             TRACEE, TRACEE);
+    const char *a[] = { "-o", "rec", "--", "/bin/sh", "-c", script, NULL };
+    cr_assert_eq(record(a), 0);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/rec", tmpdir);
+    dmm_record_proc_t *v;
+    size_t n;
+    long most;
+    dmm_err_t err;
+    cr_assert_eq(dmm_record_scan(dir, &v, &n, &most, &err), 0, "%s", err.msg);
+    cr_assert_geq(n, 3, "the shell and both tracees");
+    cr_assert_geq(most, 0);
+    cr_expect(strstr(v[most].command, "bigcalloc") != NULL, "picked: %s", v[most].command);
+    cr_expect_geq(v[most].alloc_bytes, (uint64_t)32 << 20);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(v[i].command, "main 300"))
+            cr_expect_gt(v[i].alloc_calls, v[most].alloc_calls, "more calls, fewer bytes");
+    free(v);
+    const char *p[] = { "--pick", "rec", NULL };
+    cr_assert_eq(record(p), 0);
+    char *out = slurp_text(out_path);
+    cr_expect(strstr(out, "rec/tracee.") != NULL, "%s", out);
+    free(out);
+    remove_tmpdir();
+}
+
 /* The summary (dmm_record_scan: each trace read a call at a time, in the
  * loader's order, holding one block per thread) counts what dmm stats
- * counts, exactly: records, allocating calls, and the peak of live bytes,
- * on threads that free each other's blocks and on a fork. */
+ * counts, exactly: records, allocating calls, the bytes they asked for and
+ * the peak of live bytes, on threads that free each other's blocks and on a fork. */
 Test(record, the_summary_counts_what_dmm_stats_counts)
 {
     make_tmpdir();
@@ -156,6 +190,8 @@ Test(record, the_summary_counts_what_dmm_stats_counts)
             cr_expect_eq(v[i].pid, t.pid);
             cr_expect_eq(v[i].records, t.nrecs, "%s", f);
             cr_expect_eq(v[i].alloc_calls, st.alloc_calls, "%s", f);
+            cr_expect_eq(v[i].alloc_bytes, st.total_bytes, "%s", f);
+            cr_expect_geq(v[i].alloc_bytes, v[i].peak_live, "%s", f);
             cr_expect_eq(v[i].peak_live, st.max_in_use, "%s", f);
             cr_expect_gt(v[i].peak_live, 0);
             if (d == 0)

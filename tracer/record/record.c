@@ -251,6 +251,7 @@ static void read_one(const char *dir, dmm_record_proc_t *p)
     p->command[k] = 0;
     p->records = st.records;
     p->alloc_calls = st.alloc_calls;
+    p->alloc_bytes = st.total_bytes;
     p->peak_live = st.max_in_use;
     dmm_stats_free(&st);
     dmm_trace_free(&t);
@@ -292,6 +293,17 @@ int dmm_record_list(const char *dir, dmm_record_proc_t **procs, size_t *n, dmm_e
     return 0;
 }
 
+/* Whether a allocated more than b: more bytes asked for in total (a wrapper
+ * script's shell makes as many calls as the program it starts, a Python
+ * whose small objects pymalloc serves makes few, but asks for far more
+ * bytes), then more allocating calls. */
+static int more(const dmm_record_proc_t *a, const dmm_record_proc_t *b)
+{
+    if (a->alloc_bytes != b->alloc_bytes)
+        return a->alloc_bytes > b->alloc_bytes;
+    return a->alloc_calls > b->alloc_calls;
+}
+
 int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long *most,
                     dmm_err_t *err)
 {
@@ -304,7 +316,7 @@ int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long 
     qsort(v, k, sizeof *v, by_pid);
     *most = -1;
     for (size_t i = 0; i < k; i++)
-        if (!v[i].unreadable && (*most < 0 || v[i].alloc_calls > v[*most].alloc_calls))
+        if (!v[i].unreadable && (*most < 0 || more(&v[i], &v[*most])))
             *most = (long)i;
     *procs = v;
     *n = k;
@@ -330,9 +342,9 @@ const char *dmm_record_pick(const char *prefix, const char *path, char *buf, siz
     snprintf(buf, len, "%s/%s", path, v[most].file);
     if (n > 1)
         fprintf(stderr, "%s: %s holds %zu traces; reading %s, the process that allocated "
-                        "most (%llu calls: %s); name a file to read another\n",
-                prefix, path, n, v[most].file, (unsigned long long)v[most].alloc_calls,
-                v[most].command);
+                        "most (%llu bytes in %llu calls: %s); name a file to read another\n",
+                prefix, path, n, v[most].file, (unsigned long long)v[most].alloc_bytes,
+                (unsigned long long)v[most].alloc_calls, v[most].command);
     free(v);
     return buf;
 }

@@ -38,6 +38,7 @@ typedef struct dmm_record_proc {
     char     command[160];     /* its command line, arguments joined by spaces */
     uint64_t records;          /* calls recorded */
     uint64_t alloc_calls;      /* allocating calls (malloc, calloc, realloc, ...) */
+    uint64_t alloc_bytes;      /* bytes they asked for, in total (frees ignored) */
     uint64_t peak_live;        /* peak of live requested bytes */
     int      unreadable;       /* 1: the file did not read (err names why) */
     char     err[768];         /* dmm_err_t's size */
@@ -49,13 +50,14 @@ int dmm_record_list(const char *dir, dmm_record_proc_t **procs, size_t *n, dmm_e
 
 /* The .trc files of dir, each read whole, sorted by pid, in *procs
  * (free()); *most: the
- * index of the one with the most allocating calls (-1 if none read).
+ * index of the one that allocated most: the most bytes asked for in total,
+ * then the most allocating calls (-1 if none read).
  * 0, or -1 with err set (dir cannot be read, or holds no trace). */
 int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long *most,
                     dmm_err_t *err);
 
-/* path if it is not a directory; else the trace of it with the most
- * allocating calls, into buf, after a line on stderr that says which and
+/* path if it is not a directory; else the trace of it that allocated most
+ * (dmm_record_scan), into buf, after a line on stderr that says which and
  * why ("PREFIX: DIR holds N traces; reading ...").  NULL with err set. */
 const char *dmm_record_pick(const char *prefix, const char *path, char *buf, size_t len,
                             dmm_err_t *err);
