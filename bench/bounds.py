@@ -18,14 +18,17 @@ For each program (the same workloads as programs.py):
            (preset lea) minus the peak footprint its allocator reports
            (DMM_STATS), i.e. code, stacks, libraries, mappings of their own
 
-An allocator that took no time and held exactly the live bytes would reach
+An allocator that took no instructions and held exactly the live bytes,
+with the program's page faults and TLB misses as they are under glibc,
+would reach
   F_min = 0.5 (1 - share) + 0.5 min(1, (rest + live) / RSS)
-The time part counts instructions (a bound in those terms).  The memory
-part is an estimate: it assumes the peaks coincide and every live byte is
-resident; where rest + live reaches glibc's own peak RSS, glibc holds next
-to nothing beyond the live heap and the part is taken as 1.  Where F_min is
-above a goal (issue 13 asks 0.85), no allocator reaches the goal on that
-program.
+The time part counts instructions (a bound in those terms only: an
+allocator that causes fewer page faults or TLB misses than glibc, as huge
+pages do, takes time off the program that no instruction count shows, and
+the report says on which programs the evolved library came in below F_min).
+The memory part is an estimate: it assumes the peaks coincide and every
+live byte is resident; where rest + live reaches glibc's own peak RSS, glibc
+holds next to nothing beyond the live heap and the part is taken as 1.
 
 Where programs.py has run (DIR/bench/programs.json, each program's library in
 DIR/bench/programs/NAME/), also what is left to the evolved library itself:
@@ -213,6 +216,13 @@ def main():
             rows.append(row)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    text = report(rows, notes)
+    print(text)
+    benchlib.write_results(build, "bounds", text, dict(rows=rows, notes=notes))
+
+
+def report(rows, notes):
+    """bounds.md's text for the rows main() measured."""
     lines = ["# What bounds F_real on each real program", "", benchlib.machine_line(), "",
              "F_min = ½·(1 − share) + ½·min(1, (rest + live)/RSS): about the F_real of an "
              "allocator that took no instructions and held exactly the live bytes (glibc = 1). share: the "
@@ -244,10 +254,16 @@ def main():
                 r["evolved_f"], r["f_free"]))
         lines.append("| geometric mean | | | | %.3f | **%.3f** |" % (
             geomean([r["evolved_f"] for r in ev]), geomean([r["f_free"] for r in ev])))
+        below = [r["name"] for r in ev if r["evolved_f"] < r["f_min"]]
+        if below:
+            lines += ["", "The evolved library's F_real is below F_min on %d of %d programs (%s): "
+                      "F_min counts the allocator's instructions, and an allocator also changes "
+                      "the time the program spends in page faults and TLB misses (huge pages, "
+                      "glibc's trimming), which no instruction count shows. F_min is a guide to "
+                      "the allocator's share, not a bound." % (len(below), len(ev),
+                                                              ", ".join(below))]
     lines += [""] + ["- " + n for n in notes]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    benchlib.write_results(build, "bounds", text, dict(rows=rows, notes=notes))
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
