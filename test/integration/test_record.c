@@ -149,11 +149,15 @@ Test(record, the_process_that_allocated_most_is_the_one_that_asked_for_most_byte
     for (size_t i = 0; i < n; i++)
         if (strstr(v[i].command, "main 300"))
             cr_expect_gt(v[i].alloc_calls, v[most].alloc_calls, "more calls, fewer bytes");
+    char picked[300];
+    snprintf(picked, sizeof picked, "rec/%s", v[most].file);
     free(v);
+    /* --pick (what dmm stats DIR and make evolve TRACE=DIR read) names that one */
     const char *p[] = { "--pick", "rec", NULL };
     cr_assert_eq(record(p), 0);
     char *out = slurp_text(out_path);
     cr_expect(strstr(out, "rec/tracee.") != NULL, "%s", out);
+    cr_expect(strstr(out, picked) != NULL, "%s, not %s", out, picked);
     free(out);
     remove_tmpdir();
 }
