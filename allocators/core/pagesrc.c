@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "allocators/core/prefault.h"
 #include "tracer/base/spinlock.h"
 
 #define MIN_ARENA   (64u << 20)
@@ -71,6 +72,7 @@ static int spare_take(size_t size, dmm_arena_t *out)
         memset(out->map_mem, DMM_OWNER_NONE, (out->used + DMM_PAGE - 1) / DMM_PAGE);
         out->used = 0;
         out->opened = 0;
+        out->ahead = 0;
         out->map_pages = 0;
     }
     return found;
@@ -141,6 +143,11 @@ int dmm_pagesrc_huge(dmm_pagesrc_t *ps)
     }
     ps->huge = 1;
     return 0;
+}
+
+void dmm_pagesrc_prefault(dmm_pagesrc_t *ps, int on)
+{
+    ps->prefault = on && ps->mode == DMM_PS_REAL;
 }
 
 void dmm_pagesrc_retain(dmm_pagesrc_t *ps, size_t bytes)
@@ -591,6 +598,32 @@ void *dmm_pagesrc_get_room(dmm_pagesrc_t *ps, size_t len, size_t room, unsigned 
     return (void *)s;
 }
 
+/* Faulting in ahead (pagesrc.h): the extent after a's opened space opened
+ * and handed to the helper, unless it was already; from PREFAULT_FROM bytes
+ * opened on, so that the extent faulted in ahead and never used, at the
+ * heap's peak, is at most 1/32 of it (3 % of RSS; measured on sqlite3, 28
+ * MB, and git pack-objects, 47 MB: no time gained, and 4 % more RSS for the
+ * latter).  A refusal (no helper, or its queue full) leaves it open: it
+ * faults in when used. */
+#define PREFAULT_FROM ((size_t)32 * DMM_EXTENT)
+static void prefault_next(dmm_arena_t *a)
+{
+    if (a->opened < PREFAULT_FROM)
+        return;
+    size_t from = a->ahead > a->opened ? a->ahead : a->opened;
+    size_t to = a->opened + DMM_EXTENT;
+    if (to > a->size)
+        to = a->size;
+    if (to <= from)
+        return;
+    int err = errno;
+    if (mprotect((void *)(a->base + from), to - from, PROT_READ | PROT_WRITE) == 0) {
+        a->ahead = to;
+        (void)dmm_prefault((void *)(a->base + from), to - from);
+    }
+    errno = err;
+}
+
 /* Open arena a's space up to end (REAL: mprotect; with huge pages, up to
  * the end of its extent: a huge page lies in one mapping), counting the
  * system call and the extent counts' pages.  0, or -1 (nothing opened). */
@@ -602,10 +635,14 @@ static int open_upto(dmm_pagesrc_t *ps, dmm_arena_t *a, uintptr_t end)
     uintptr_t open_to = ps->huge ? round_up(end, DMM_EXTENT) : end;
     if (open_to > a->base + a->size)
         open_to = a->base + a->size;
-    if (ps->mode == DMM_PS_REAL &&
+    if (a->ahead > a->opened)   /* opened ahead already */
+        open_from = a->base + a->ahead;
+    if (ps->mode == DMM_PS_REAL && open_to > open_from &&
         mprotect((void *)open_from, open_to - open_from, PROT_READ | PROT_WRITE) != 0)
         return -1;
     a->opened = open_to - a->base;
+    if (ps->prefault && ps->huge)
+        prefault_next(a);
     ext_cover(ps, a);
     if (ps->cost)
         DMM_COST(ps->cost, syscalls, 1);   /* the mprotect, in both modes */

@@ -43,6 +43,15 @@
  * 2 MiB for a chunk of 4 KiB: the footprint is what the process holds
  * either way.
  *
+ * Faulting in ahead (dmm_pagesrc_prefault; REAL, with huge pages): once an
+ * arena has 64 MiB open, each time the bump opens more, the extent after it is
+ * opened too and handed to the helper thread of prefault.h, which faults
+ * it in while the program runs on; when the bump gets there, its pages are
+ * resident.  Nothing else changes: the footprint counts an extent from its
+ * first chunk page, as without it (so it stays equal to the simulated
+ * one), and what is faulted in ahead -- at most one extent an arena -- is
+ * resident memory outside it.
+ *
  * Thread-safe (a spinlock; page-source calls are rare).  Allocates nothing
  * through malloc. */
 #ifndef DMM_PAGESRC_H
@@ -104,6 +113,8 @@ typedef struct dmm_arena {
     size_t    opened;         /* bytes from base open for use (REAL: mprotect'ed) */
     uint16_t *ext;            /* huge pages: chunk pages held in each extent */
     size_t    ext_pages;      /* pages of ext counted in the footprint */
+    size_t    ahead;          /* REAL, prefaulting: bytes from base open and
+                                 asked of the helper (beyond opened) */
 } dmm_arena_t;
 
 typedef struct dmm_range {
@@ -116,6 +127,7 @@ typedef struct dmm_pagesrc {
     int         lock;
     int         narenas;
     int         huge;         /* arenas held in 2 MiB extents (dmm_pagesrc_huge) */
+    int         prefault;     /* REAL, huge: extents faulted in ahead (dmm_pagesrc_prefault) */
     int         kept_dirty;   /* a drop's madvise failed (locked pages): no range
                                  given back is known to read as zero */
     dmm_arena_t *newest;      /* arenas[narenas - 1], published after it;
@@ -158,6 +170,9 @@ int  dmm_pagesrc_huge(dmm_pagesrc_t *ps);
  * now on; 0 keeps none.  Before the first put (the chunks retained so far
  * are not looked at again). */
 void dmm_pagesrc_retain(dmm_pagesrc_t *ps, size_t bytes);
+/* REAL page sources with huge pages: fault the next extent in ahead from now
+ * on (on = 1; see above), or not (0, as at init).  Ignored otherwise. */
+void dmm_pagesrc_prefault(dmm_pagesrc_t *ps, int on);
 /* Populate the pool's pages (REAL): at its start, and in a forked child
  * (its pages are its parent's until written); every page written once from
  * user space too (see pagesrc.c); nothing without a pool. */

@@ -12,6 +12,7 @@ static const char *const known[] = {
     "DMM_TRACE_TIME_STRIDE", "DMM_TRACE_FOLLOW_EXEC", "DMM_TRACE_FOLLOW_FORK",
     "DMM_TRACE_WRITER",
     "DMM_CONFIG", "DMM_STATS", "DMM_CHECK", "DMM_OFFLOAD",       /* libdmm.so */
+    "DMM_PREFAULT",
 };
 
 void dmm_options_report_unknown(void)

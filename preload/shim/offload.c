@@ -71,7 +71,8 @@
  * batch, and frees still queued are simply not done.  A helper never
  * keeps a process alive: when it has been idle for OFL_NAP_MAX_NS it looks
  * in /proc/self/task for another live thread (main may have called
- * pthread_exit); if there is none it returns, and glibc ends the process
+ * pthread_exit), the page source's helper (prefault.h) aside; if there is
+ * none it returns, and glibc ends the process
  * as it would have without it (exit(0) when the last thread ends).
  *
  * Signals.  A handler that frees while its thread is inside the group code
@@ -114,6 +115,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocators/core/prefault.h"
 #include "preload/shim/backend.h"
 #include "preload/shim/shim.h"
 #include "tracer/base/spinlock.h"
@@ -324,7 +326,7 @@ static int ofl_others_alive(void)
     int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return 1;
-    long self = syscall(SYS_gettid);
+    long self = syscall(SYS_gettid), pf = dmm_prefault_tid();
     int alive = 0;
     char buf[2048];
     long n;
@@ -334,8 +336,9 @@ static int ofl_others_alive(void)
             memcpy(&reclen, buf + off + 16, sizeof reclen);
             const char *name = buf + off + 19;
             off += reclen;
-            if (name[0] < '0' || name[0] > '9' || strtol(name, NULL, 10) == self)
-                continue;
+            long tid = strtol(name, NULL, 10);
+            if (name[0] < '0' || name[0] > '9' || tid == self || tid == pf)
+                continue;   /* (the page source's helper ends with the process) */
             char path[64], st[512];
             snprintf(path, sizeof path, "%s/stat", name);
             int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);

@@ -159,6 +159,8 @@ static void init(void)
     g_stats = st && *st && strcmp(st, "0") != 0;
     int check = ck && *ck && strcmp(ck, "0") != 0;
     int offload = of && strcmp(of, "1") == 0;
+    const char *pf = environ ? secure_getenv("DMM_PREFAULT") : NULL;
+    int prefault = !pf || strcmp(pf, "0") != 0;
     if (of && *of && strcmp(of, "0") != 0 && !offload)
         dmm_shim_say("DMM_OFFLOAD is 0 or 1; not offloading: DMM_OFFLOAD=", of);
     dmm_options_report_unknown();
@@ -175,6 +177,7 @@ static void init(void)
         return;
     }
     dmm_shim_chain = c;
+    dmm_pagesrc_prefault(&c->ps, prefault);   /* with huge pages only */
     if (check) {
         dmm_check_init();
         g_check = 1;

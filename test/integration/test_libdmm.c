@@ -120,6 +120,48 @@ Test(libdmm, a_forked_child_populates_its_pool_and_chain_at_once)
     remove_tmpdir();
 }
 
+/* Faulting in ahead (on by default with huge pages; DMM_PREFAULT=0 turns
+ * it off): a heap grown past 64 MiB gets the allocator's helper thread
+ * (a second task), which glibc does not count (the process stays
+ * single-threaded to it, and keeps its one-thread paths), which a fork
+ * child starts again for itself, and which does not keep a process alive
+ * whose main thread ended with pthread_exit.  The blocks' bytes are checked
+ * throughout (stress.c). */
+Test(libdmm, faulting_in_ahead_keeps_the_process_single_threaded_and_ends_with_it)
+{
+    make_tmpdir();
+    char cfg[300], out[300], envcfg[320];
+    snprintf(cfg, sizeof cfg, "%s/huge.dmm", tmpdir);
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    FILE *f = fopen(cfg, "w");
+    cr_assert_not_null(f);
+    fputs("lea range=(0,inf] split=yes coalesce=yes list=dll fit=best order=lifo\n"
+          "pages huge=yes\n", f);
+    fclose(f);
+    snprintf(envcfg, sizeof envcfg, "DMM_CONFIG=%s", cfg);
+    char *argv[] = { STRESS, "grow", "80", "pthread_exit", NULL };
+    const char *plain[] = { NULL };
+    const char *ahead[] = { "LD_PRELOAD=" LIBDMM, envcfg, NULL };
+    const char *off[] = { "LD_PRELOAD=" LIBDMM, envcfg, "DMM_PREFAULT=0", NULL };
+    /* with DMM_OFFLOAD's helper too (a pthread: then not single-threaded),
+     * which must not take this one for a thread that keeps the process */
+    const char *both[] = { "LD_PRELOAD=" LIBDMM, envcfg, "DMM_OFFLOAD=1", NULL };
+    const char *const *envs[] = { plain, ahead, off, both };
+    const int want_tasks[] = { 1, 2, 1, 3 };
+    for (int k = 0; k < 4; k++) {
+        int st = run_limited(argv, envs[k], tmpdir, NULL, out, NULL, 120, 0);
+        cr_assert_neq(st, RUN_TIMED_OUT, "run %d: the process did not end", k);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "run %d: status %d", k, st);
+        char *o = slurp(out, NULL);
+        char want[100];
+        snprintf(want, sizeof want, "grow mib=80 single=%d tasks=%d bad=0\n", k < 3,
+                 want_tasks[k]);
+        cr_expect_str_eq(o, want, "run %d", k);
+        free(o);
+    }
+    remove_tmpdir();
+}
+
 /* A program's footprint on libdmm.so equals dmm sim's M for the trace of
  * the same run (the page source counts both alike). */
 Test(libdmm, real_footprint_equals_simulated_M)

@@ -38,6 +38,16 @@
  *                          minor page faults of each ("poolfork pages=P
  *                          parent=F child=G calls=C": under a pooled dmm
  *                          library, F and G are few)
+ *   stress grow M [end]    a heap grown to M MiB in blocks of 60 KiB, each
+ *                          written; then fork: the child grows its own by M/2
+ *                          MiB, checks what it inherited and exits; the
+ *                          parent frees every other block, grows again by as
+ *                          much and checks them all.  Prints whether glibc
+ *                          still sees one thread (__libc_single_threaded) and
+ *                          the process's tasks (/proc/self/task: a helper
+ *                          thread of the allocator's shows there); with
+ *                          "end" = pthread_exit, main ends that way (the
+ *                          process must still end, with status 0)
  *   stress signal HOW N    main makes N allocation operations while signals
  *                          arrive: HOW is alarm-alloc, alarm-quiet (SIGALRM
  *                          every 50 us from setitimer) or kill-alloc,
@@ -60,6 +70,7 @@
  * Each mode prints one line (mix with "tids": more) that does not depend on
  * scheduling, so that a test can compare it with a plain run; exit status 0
  * when every check passed, 1 otherwise (the first failures on stderr). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
@@ -68,6 +79,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/single_threaded.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -955,6 +967,73 @@ static int mode_oom(int any)
     return bad ? 1 : 0;
 }
 
+/* ---- grow: a large heap, fork, and the way main ends ------------------- */
+
+static int tasks(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Blocks [from, to) of b, each 60 KiB, allocated and written. */
+static void grow_blocks(blk_t *b, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        b[i] = (blk_t){ malloc(60 << 10), 60 << 10, (uint32_t)i };
+        if (!b[i].p) {
+            fail("malloc for grow", i, 0);
+            continue;
+        }
+        fill(&b[i], 0, b[i].n);
+    }
+}
+
+static int mode_grow(long mib, int by_pthread_exit)
+{
+    size_t n = (size_t)mib * 1024 / 60;
+    blk_t *b = calloc(2 * n, sizeof *b);
+    if (!b || mib <= 0)
+        return 1;
+    grow_blocks(b, 0, n);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fail("fork", 0, (unsigned long)errno);
+        return 1;
+    }
+    if (pid == 0) {
+        grow_blocks(b, n, n + n / 2);
+        for (size_t i = 0; i < n + n / 2; i++)
+            if (b[i].p)
+                check(&b[i], 0, b[i].n, "grow: the child's block changed");
+        _exit(bad ? 1 : 0);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail("grow: the child failed", 0, (unsigned long)st);
+    for (size_t i = 0; i < n; i += 2) {
+        check(&b[i], 0, b[i].n, "grow: a block changed across fork");
+        free(b[i].p);
+        b[i].p = NULL;
+    }
+    grow_blocks(b, n, 2 * n);
+    for (size_t i = 0; i < 2 * n; i++)
+        if (b[i].p)
+            check(&b[i], 0, b[i].n, "grow: a block changed");
+    printf("grow mib=%ld single=%d tasks=%d bad=%d\n", mib, (int)__libc_single_threaded, tasks(),
+           bad);
+    fflush(stdout);
+    if (by_pthread_exit && !bad)
+        pthread_exit(NULL);   /* the process ends when its last thread does: status 0 */
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -977,6 +1056,8 @@ int main(int argc, char **argv)
         rc = mode_after(atoi(argv[2]));
     } else if (!strcmp(mode, "poolfork") && argc == 3) {
         rc = mode_poolfork(atol(argv[2]));
+    } else if (!strcmp(mode, "grow") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "pthread_exit")))) {
+        rc = mode_grow(atol(argv[2]), argc == 4);
     } else if (!strcmp(mode, "signal") && argc == 4) {
         rc = mode_signal(argv[2], atol(argv[3]));
     } else if (!strcmp(mode, "oom") && argc == 3 &&
@@ -987,6 +1068,6 @@ int main(int argc, char **argv)
     }
     return rc;
 usage:
-    fprintf(stderr, "usage: stress mix|held|forkmt|execmt|after|poolfork|signal|oom ARGS (see stress.c)\n");
+    fprintf(stderr, "usage: stress mix|held|forkmt|execmt|after|poolfork|grow|signal|oom ARGS (see stress.c)\n");
     return 2;
 }

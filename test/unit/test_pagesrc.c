@@ -8,10 +8,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "allocators/core/pagesrc.h"
+#include "allocators/core/prefault.h"
 
 static dmm_pagesrc_t *new_ps(int mode)
 {
@@ -765,4 +767,78 @@ Test(pagesrc, no_part_said_to_be_zero_holds_a_byte)
                 dmm_pagesrc_put(ps, p[i], len[i]);
         del_ps(ps);
     }
+}
+
+/* The pages of [p, p + len) that are resident (mincore). */
+static size_t resident_pages(const void *p, size_t len)
+{
+    unsigned char v[1024];
+    size_t n = len / DMM_PAGE, got = 0;
+    cr_assert_leq(n, sizeof v);
+    cr_assert_eq(mincore((void *)p, len, v), 0);
+    for (size_t i = 0; i < n; i++)
+        got += v[i] & 1;
+    return got;
+}
+
+/* The helper of prefault.h faults a range in while the caller goes on,
+ * leaves its bytes alone (a page written before it got there keeps what was
+ * written), and is no thread of glibc's: the process stays single-threaded
+ * to it.  Where it cannot run (the sanitizers' builds) requests are refused
+ * and nothing else changes. */
+Test(prefault, the_helper_faults_a_range_in_and_changes_nothing)
+{
+    int single = __libc_single_threaded;
+    size_t len = 64 * DMM_PAGE;
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(p, MAP_FAILED);
+    p[5 * DMM_PAGE] = 42;
+    errno = 1234;
+    unsigned long done = dmm_prefault_done();
+    int rc = dmm_prefault(p, len);
+    cr_expect_eq(errno, 1234, "errno kept");
+    if (rc != 0) {
+        cr_log_info("no helper here (a sanitizer's build?): the request was refused");
+        cr_expect_eq(resident_pages(p, len), 1);
+    } else {
+        for (int i = 0; i < 5000 && dmm_prefault_done() == done; i++)
+            usleep(1000);
+        cr_assert_gt(dmm_prefault_done(), done, "the helper did not finish in 5 s");
+        cr_expect_eq(resident_pages(p, len), 64, "every page faulted in");
+        cr_expect_eq(p[5 * DMM_PAGE], 42, "a written page keeps its byte");
+        cr_expect_eq(p[6 * DMM_PAGE], 0, "a fresh page reads zero");
+    }
+    cr_expect_eq(__libc_single_threaded, single, "glibc sees the threads it saw before");
+    munmap(p, len);
+}
+
+/* A REAL page source with huge pages, faulting in ahead: once 64 MiB are
+ * open, the extent after the open space is opened too (and asked of the
+ * helper); the footprint is the same as without, and the same as a
+ * simulated page source's: what is faulted in ahead is not held. */
+Test(prefault, the_page_source_opens_the_next_extent_ahead_and_counts_nothing_more)
+{
+    size_t fp[3];
+    for (int k = 0; k < 3; k++) {   /* REAL ahead, REAL not, SIM */
+        dmm_pagesrc_t *ps = new_ps(k == 2 ? DMM_PS_SIM : DMM_PS_REAL);
+        cr_assert_eq(dmm_pagesrc_huge(ps), 0);
+        dmm_pagesrc_prefault(ps, k == 0);
+        for (int i = 0; i < 70; i++)
+            cr_assert_not_null(dmm_pagesrc_get(ps, 1u << 20, 0, 3));
+        const dmm_arena_t *a = ps->newest;
+        cr_expect_eq(a->opened, 35 * (size_t)DMM_EXTENT, "k %d: %zu opened", k, a->opened);
+        if (k == 0) {
+            cr_expect_eq(a->ahead, a->opened + DMM_EXTENT, "the next extent opened ahead");
+            char *next = (char *)(a->base + a->opened);
+            next[100] = 7;   /* open for writing: no fault */
+            cr_expect_eq(next[100], 7);
+            next[100] = 0;
+        } else {
+            cr_expect_eq(a->ahead, 0, "k %d: nothing ahead", k);
+        }
+        fp[k] = ps->footprint;
+        del_ps(ps);
+    }
+    cr_expect_eq(fp[0], fp[1], "ahead %zu, not %zu", fp[0], fp[1]);
+    cr_expect_eq(fp[0], fp[2], "real %zu, simulated %zu", fp[0], fp[2]);
 }
