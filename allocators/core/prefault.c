@@ -9,6 +9,12 @@
  * only while g_seq still holds what it read, so no request is missed.  A
  * full ring refuses: the memory then faults in where it is used.
  *
+ * A helper ends after IDLE_NS without a request, clearing g_tid under
+ * g_lock when the ring is empty; the next request starts another, once the
+ * kernel has cleared g_ctid (CLONE_CHILD_CLEARTID: the last one has left
+ * the stack they share).  A request that finds the last one still exiting
+ * is refused.
+ *
  * After a fork the child has no helper: g_pid (the process whose helper
  * the state describes) differs from the caller's, and the first request in
  * the child empties the ring and starts one. */
@@ -40,6 +46,11 @@
  * whether faults have become slow). */
 #define SLOW_NS 500000u
 #define PROBE   16u
+/* A helper with nothing to do for IDLE_NS ends (the next request starts
+ * another): a thread exists only while the heap grows, so that a program
+ * that later changes its credentials or unshares its user namespace (which
+ * a second thread forbids) has no helper left over from before. */
+#define IDLE_NS 100000000L
 
 typedef struct range {
     void  *p;
@@ -49,6 +60,8 @@ typedef struct range {
 static int      g_lock;
 static pid_t    g_pid;               /* the process the state below is of */
 static long     g_tid;               /* its helper's thread id, or 0 */
+static int      g_ctid;              /* the kernel's: a helper's id until it has exited */
+static int      g_cannot;            /* no helper can start here (clone refused) */
 static range_t  g_ring[RING];
 static unsigned g_head, g_tail;      /* added by callers / taken by the helper */
 static unsigned g_seq;               /* the helper's futex */
@@ -72,7 +85,9 @@ static unsigned g_asked;             /* requests seen in this process */
 
 /* The helper's stack, and the block its thread pointer points into (it
  * reads nothing there: a guard against code that would, such as a stack
- * protector's canary, which then reads a constant). */
+ * protector's canary, which then reads a constant).  One helper at a time
+ * uses them: a new one starts only once the kernel has cleared g_ctid, at
+ * the end of the last one's exit. */
 static char g_stack[16384] __attribute__((aligned(64)));
 static char g_tls[4096] __attribute__((aligned(64)));
 
@@ -114,7 +129,22 @@ static inline long raw6(long nr, long a, long b, long c, long d, long e, long f)
 #define NO_SSP
 #endif
 
-/* The helper: fault in each range asked for, sleep while none is. */
+/* The helper's end, after IDLE_NS without a request: 1 when the ring is
+ * still empty, g_tid then 0 (the next request starts another), under
+ * g_lock (taken with raw yields). */
+static NO_SSP int helper_quits(void)
+{
+    while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE))
+        raw6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+    int quit = __atomic_load_n(&g_tail, __ATOMIC_RELAXED) == g_head;
+    if (quit)
+        __atomic_store_n(&g_tid, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+    return quit;
+}
+
+/* The helper: fault in each range asked for, sleep while none is, end
+ * after IDLE_NS without one. */
 static NO_SSP __attribute__((noinline)) int helper(void *arg)
 {
     (void)arg;
@@ -122,7 +152,10 @@ static NO_SSP __attribute__((noinline)) int helper(void *arg)
         unsigned seq = __atomic_load_n(&g_seq, __ATOMIC_ACQUIRE);
         unsigned t = __atomic_load_n(&g_tail, __ATOMIC_RELAXED);
         if (t == __atomic_load_n(&g_head, __ATOMIC_ACQUIRE)) {
-            raw6(SYS_futex, (long)&g_seq, FUTEX_WAIT_PRIVATE, seq, 0, 0, 0);
+            struct timespec idle = { 0, IDLE_NS };
+            long r = raw6(SYS_futex, (long)&g_seq, FUTEX_WAIT_PRIVATE, seq, (long)&idle, 0, 0);
+            if (r == -ETIMEDOUT && helper_quits())
+                raw6(SYS_exit, 0, 0, 0, 0, 0, 0);
             continue;
         }
         range_t r = g_ring[t % RING];
@@ -139,9 +172,10 @@ static NO_SSP __attribute__((noinline)) int helper(void *arg)
     return 0;
 }
 
-/* Start this process's helper: its thread id, or 0.  Every signal blocked around the
+/* Start a helper: its thread id, or 0.  Every signal blocked around the
  * clone (raw: glibc's sigprocmask keeps its own two open), so that the
- * helper has them all blocked and no handler ever runs on it. */
+ * helper has them all blocked and no handler ever runs on it.  The kernel
+ * sets g_ctid to its id and clears it when it has exited. */
 static long start(void)
 {
     uint64_t all = ~(uint64_t)0, old = 0;
@@ -149,8 +183,8 @@ static long start(void)
     void **tp = (void **)(g_tls + sizeof g_tls / 2);
     tp[0] = tp;   /* x86-64: the thread pointer's self-pointer */
     int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-                CLONE_SYSVSEM | CLONE_SETTLS;
-    int tid = clone(helper, g_stack + sizeof g_stack, flags, NULL, NULL, (void *)tp, NULL);
+                CLONE_SYSVSEM | CLONE_SETTLS | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
+    int tid = clone(helper, g_stack + sizeof g_stack, flags, NULL, NULL, (void *)tp, &g_ctid);
     raw6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof old, 0, 0);
     return tid > 0 ? tid : 0;
 }
@@ -166,15 +200,22 @@ int dmm_prefault(void *p, size_t len)
     int err = errno, rc = -1;
     pid_t pid = getpid();
     dmm_spin_lock(&g_lock);
-    if (g_pid != pid) {
+    if (g_pid != pid) {   /* the first request here: this process's state */
         g_pid = pid;
         g_head = g_tail = 0;
         g_slow = 0;
         g_asked = 0;
-        __atomic_store_n(&g_tid, start(), __ATOMIC_RELEASE);
+        g_tid = 0;
+        g_ctid = 0;       /* a fork child: its parent's helper is not its own */
+        g_cannot = 0;
     }
     int want = __atomic_load_n(&g_slow, __ATOMIC_RELAXED) || g_asked++ % PROBE == 0;
-    if (g_tid && want && g_head - __atomic_load_n(&g_tail, __ATOMIC_ACQUIRE) < RING) {
+    if (want && !g_tid && !g_cannot && !__atomic_load_n(&g_ctid, __ATOMIC_ACQUIRE)) {
+        long tid = start();
+        __atomic_store_n(&g_tid, tid, __ATOMIC_RELEASE);
+        g_cannot = !tid;
+    }
+    if (want && g_tid && g_head - __atomic_load_n(&g_tail, __ATOMIC_ACQUIRE) < RING) {
         g_ring[g_head % RING] = (range_t){ p, len };
         __atomic_store_n(&g_head, g_head + 1, __ATOMIC_RELEASE);
         __atomic_add_fetch(&g_seq, 1, __ATOMIC_RELEASE);

@@ -19,9 +19,10 @@
  * preload libraries and of glibc.  It is a thread of the kernel's (clone,
  * its own stack and thread pointer, every signal blocked) that makes raw
  * system calls only -- madvise and futex -- and touches nothing of libc's:
- * no errno, no TLS.  It sleeps on a futex while nothing is asked, and ends
- * with the process (exit and exec end every thread; a fork child, which has
- * none, starts its own at its first request).  Where it cannot start (an
+ * no errno, no TLS.  It sleeps on a futex while nothing is asked and ends
+ * after 100 ms without a request (the next one starts another), so that it
+ * exists only while a heap grows; and with the process (exit and exec end
+ * every thread; a fork child, which has none, starts its own).  Where it cannot start (an
  * architecture without the raw calls below, a sandbox that refuses clone,
  * valgrind), requests are refused and memory faults in where it is used,
  * as without it. */

@@ -44,8 +44,9 @@
  *                          parent frees every other block, grows again by as
  *                          much and checks them all.  Prints whether glibc
  *                          still sees one thread (__libc_single_threaded) and
- *                          the process's tasks (/proc/self/task: a helper
- *                          thread of the allocator's shows there); with
+ *                          the process's tasks as the heap had just grown
+ *                          (/proc/self/task: a helper thread of the
+ *                          allocator's shows there); with
  *                          "end" = pthread_exit, main ends that way (the
  *                          process must still end, with status 0)
  *   stress signal HOW N    main makes N allocation operations while signals
@@ -1001,6 +1002,7 @@ static int mode_grow(long mib, int by_pthread_exit)
     if (!b || mib <= 0)
         return 1;
     grow_blocks(b, 0, n);
+    int grown = tasks();   /* while the heap has just grown */
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {
@@ -1026,7 +1028,7 @@ static int mode_grow(long mib, int by_pthread_exit)
     for (size_t i = 0; i < 2 * n; i++)
         if (b[i].p)
             check(&b[i], 0, b[i].n, "grow: a block changed");
-    printf("grow mib=%ld single=%d tasks=%d bad=%d\n", mib, (int)__libc_single_threaded, tasks(),
+    printf("grow mib=%ld single=%d tasks=%d bad=%d\n", mib, (int)__libc_single_threaded, grown,
            bad);
     fflush(stdout);
     if (by_pthread_exit && !bad)

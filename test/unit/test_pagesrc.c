@@ -807,6 +807,27 @@ Test(prefault, the_helper_faults_a_range_in_and_changes_nothing)
         cr_expect_eq(resident_pages(p, len), 64, "every page faulted in");
         cr_expect_eq(p[5 * DMM_PAGE], 42, "a written page keeps its byte");
         cr_expect_eq(p[6 * DMM_PAGE], 0, "a fresh page reads zero");
+        /* idle, it ends (its id is no longer the process's), and the next
+         * request starts another, which faults in what it asks */
+        cr_expect_neq(dmm_prefault_tid(), 0);
+        for (int i = 0; i < 5000 && dmm_prefault_tid() != 0; i++)
+            usleep(1000);
+        cr_expect_eq(dmm_prefault_tid(), 0, "the helper did not end when idle");
+        munmap(p, len);
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        cr_assert_neq(p, MAP_FAILED);
+        done = dmm_prefault_done();
+        int again = -1;
+        /* refused while the last one exits, and 15 of 16 times while
+         * faults are fast (prefault.c) */
+        for (int i = 0; i < 5000 && again != 0; i++) {
+            if ((again = dmm_prefault(p, len)) != 0)
+                usleep(1000);
+        }
+        cr_assert_eq(again, 0, "no new helper");
+        for (int i = 0; i < 5000 && dmm_prefault_done() == done; i++)
+            usleep(1000);
+        cr_expect_eq(resident_pages(p, len), 64, "the new helper faulted it in");
     }
     cr_expect_eq(__libc_single_threaded, single, "glibc sees the threads it saw before");
     munmap(p, len);
