@@ -12,22 +12,25 @@ For each program (the same workloads as programs.py):
            the aligned calls, over the program's total (deterministic; page
            faults and cache misses are not instructions, so this is a
            proxy for the share of time)
-  live     the peak of live requested bytes (the trace's Max in use)
+  live     the peak of live requested bytes (the trace's Max in use), and
+           the peak with each block rounded up to 16 bytes (at least 16):
+           what a heap of 16-byte aligned blocks, glibc's and dmm's (and
+           any allocator's for blocks above 8 bytes), holds at least
   RSS      peak RSS under glibc (GNU time, median of --reps runs)
   rest     the peak RSS that is not the heap: peak RSS under libdmm.so
            (preset lea) minus the peak footprint its allocator reports
            (DMM_STATS), i.e. code, stacks, libraries, mappings of their own
 
-An allocator that took no instructions and held exactly the live bytes,
-with the program's page faults and TLB misses as they are under glibc,
-would reach
-  F_min = 0.5 (1 - share) + 0.5 min(1, (rest + live) / RSS)
+An allocator that took no instructions and held exactly the live blocks,
+16-byte aligned, with the program's page faults and TLB misses as they are
+under glibc, would reach
+  F_min = 0.5 (1 - share) + 0.5 min(1, (rest + live16) / RSS)
 The time part counts instructions (a bound in those terms only: an
 allocator that causes fewer page faults or TLB misses than glibc, as huge
 pages do, takes time off the program that no instruction count shows, and
 the report says on which programs the evolved library came in below F_min).
 The memory part is an estimate: it assumes the peaks coincide and every
-live byte is resident; where rest + live reaches glibc's own peak RSS, glibc
+live byte is resident; where rest + live16 reaches glibc's own peak RSS, glibc
 holds next to nothing beyond the live heap and the part is taken as 1.
 
 Where programs.py has run (DIR/bench/programs.json, each program's library in
@@ -121,7 +124,8 @@ def live_peak(build, argv, extra, output, work):
     for f in os.listdir(work):
         if f.startswith("bounds.trc"):
             os.unlink(os.path.join(work, f))
-    return json.loads(st.stdout)["table2"]["max_in_use"] / 1024
+    doc = json.loads(st.stdout)
+    return doc["table2"]["max_in_use"] / 1024, doc["sizes"]["max_in_use_16"] / 1024
 
 
 def callgrind_object_share(argv, extra, output, work, obj):
@@ -205,12 +209,12 @@ def main():
             rss = benchlib.median(rss)
             alloc, total = callgrind_share(argv, extra, output, work)
             dmm_rss, held = heap_rest(build, argv, extra, output, gnu_time)
-            live = live_peak(build, argv, extra, output, work)
+            live, live16 = live_peak(build, argv, extra, output, work)
             rest = max(dmm_rss - held, 0)
             share = alloc / total
-            m_min = min(1.0, (rest + live) / rss)
+            m_min = min(1.0, (rest + live16) / rss)
             row = dict(name=name, share=share, alloc_ir=alloc, total_ir=total,
-                       rss_kib=rss, rest_kib=rest, live_kib=live,
+                       rss_kib=rss, rest_kib=rest, live_kib=live, live16_kib=live16,
                        t_min=1 - share, m_min=m_min, f_min=0.5 * (1 - share) + 0.5 * m_min)
             row.update(evolved_headroom(build, name, argv, extra, output, work) or {})
             rows.append(row)
@@ -224,20 +228,24 @@ def main():
 def report(rows, notes):
     """bounds.md's text for the rows main() measured."""
     lines = ["# What bounds F_real on each real program", "", benchlib.machine_line(), "",
-             "F_min = ½·(1 − share) + ½·min(1, (rest + live)/RSS): about the F_real of an "
-             "allocator that took no instructions and held exactly the live bytes (glibc = 1). share: the "
+             "F_min = ½·(1 − share) + ½·min(1, (rest + live16)/RSS): about the F_real of an "
+             "allocator that took no instructions and held exactly the live blocks, 16-byte aligned "
+             "(glibc = 1). share: the "
              "allocator's share of the program's instructions under glibc (callgrind, "
-             "inclusive); live: peak live requested bytes (the trace); rest: peak RSS under "
+             "inclusive); live: peak live requested bytes (the trace), and live16 the same with "
+             "each block rounded up to 16 bytes (at least 16), what any heap of 16-byte aligned "
+             "blocks holds at least; rest: peak RSS under "
              "libdmm.so minus its allocator's peak footprint.", "",
              "| program | allocator share of instructions | peak RSS MiB (glibc) | not heap MiB | "
-             "live peak MiB | time part ≥ | memory part ≥ | F_min |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "live peak MiB | in 16-byte blocks | time part ≥ | memory part ≥ | F_min |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append("| %s | %.1f %% | %.1f | %.1f | %.1f | %.3f | %.3f | **%.3f** |" % (
+        lines.append("| %s | %.1f %% | %.1f | %.1f | %.1f | %s | %.3f | %.3f | **%.3f** |" % (
             r["name"], 100 * r["share"], r["rss_kib"] / 1024, r["rest_kib"] / 1024,
-            r["live_kib"] / 1024, r["t_min"], r["m_min"], r["f_min"]))
+            r["live_kib"] / 1024, "%.1f" % (r["live16_kib"] / 1024) if "live16_kib" in r else "-",
+            r["t_min"], r["m_min"], r["f_min"]))
     if rows:
-        lines.append("| geometric mean | | | | | | | **%.3f** |" % geomean([r["f_min"] for r in rows]))
+        lines.append("| geometric mean | | | | | | | | **%.3f** |" % geomean([r["f_min"] for r in rows]))
     ev = [r for r in rows if "f_free" in r]
     if ev:
         lines += ["", "What is left to each program's evolved library (programs.py's): its share of "

@@ -74,6 +74,8 @@ Test(stats, table2_numbers)
     cr_expect_eq(st.objects, 4);
     cr_expect_eq(st.total_bytes, 100 + 200 + 300 + 16 + 50 + 32);
     cr_expect_eq(st.max_in_use, 516);
+    /* in 16-byte blocks: A 112, B 208, A -> 304 (512), C 16 (528), B -> 64 */
+    cr_expect_eq(st.max_in_use_16, 528);
     cr_expect_eq(st.alloc_calls, 6);
     cr_expect_float_eq(st.avg_size, 698.0 / 6.0, 1e-9);
     cr_expect_eq(st.memory_ops, 7);
@@ -141,6 +143,8 @@ Test(stats, peak_follows_realloc_growth_and_shrink)
     rec(&t, DMM_TRC_MALLOC, 1, 2400, 0, 0x400);            /* 2400 < peak */
     compute(&t, &st);
     cr_expect_eq(st.max_in_use, 2500);
+    /* 16-byte blocks: 1008 at the first peak, then 2000 + 512 */
+    cr_expect_eq(st.max_in_use_16, 2512);
     cr_expect_eq(st.objects, 3);
     cr_expect_eq(st.total_bytes, 10 + 1000 + 5 + 500 + 2000 + 2400);
     cr_expect_eq(st.memory_ops, 8);   /* 3 allocs, 3 reallocs, 2 frees */
@@ -439,6 +443,7 @@ Test(stats, json_has_the_numbers)
     cr_expect_str_eq(json_get(doc, "table2.memory_ops"), "7");
     cr_expect_str_eq(json_get(doc, "op_stream.reallocs"), "2");
     cr_expect_str_eq(json_get(doc, "sizes.distinct"), "6");
+    cr_expect_str_eq(json_get(doc, "sizes.max_in_use_16"), "528");
     cr_expect_str_eq(json_get(doc, "sizes.min"), "16");
     cr_expect_str_eq(json_get(doc, "sizes.max"), "300");
     cr_expect_str_eq(json_get(doc, "calls.malloc"), "3");

@@ -6,8 +6,11 @@
  * lifetimes (ids); Total memory = the sizes of all allocating ops (allocs
  * and the new sizes of reallocs); Max in use = the peak of live requested
  * bytes, a realloc changing its block's size; Average size = Total memory /
- * allocating ops; Memory ops = allocs + reallocs + frees.  Calls by kind are
- * counted over the records as recorded, failed calls included.
+ * allocating ops; Memory ops = allocs + reallocs + frees.  Beside them, the
+ * same peak with every block rounded up to 16 bytes (at least 16): what a
+ * heap of 16-byte aligned blocks holds at least (bench/bounds.py's floor).
+ * Calls by kind are counted over the records as recorded, failed calls
+ * included.
  *
  * Sizes, threads and live blocks are counted in hash tables
  * (tracer/base/hash.h), sites in an array indexed by stack id, so a trace of
@@ -91,7 +94,7 @@ typedef struct acc {
     dmm_u64map_t      sizes;  /* request size -> allocating ops */
     dmm_u64map_t      live;   /* op-stream id -> size, of each live block */
     dmm_u64map_t      tids;
-    uint64_t          in_use;
+    uint64_t          in_use, in_use16;
     dmm_stats_site_t *sites;  /* by stack id */
     size_t            capsites;
     uint64_t          tmin, tmax;
@@ -103,6 +106,13 @@ typedef struct acc {
     int               tsc;
     dmm_tsc_syncs_t   syncs;
 } acc_t;
+
+/* The bytes a block of n bytes takes at least when every block is 16-byte
+ * aligned (malloc(0) included). */
+static uint64_t granules16(uint64_t n)
+{
+    return n <= 16 ? 16 : (n + 15) & ~(uint64_t)15;
+}
 
 /* Table 2 and the size tables: one op of the stream. */
 static int acc_op(void *ctx, const dmm_op_t *op)
@@ -121,10 +131,13 @@ static int acc_op(void *ctx, const dmm_op_t *op)
         uint64_t *v = dmm_u64map_slot(&a->live, op->id, &fresh);
         if (!v)
             return -1;
-        if (!fresh)
+        if (!fresh) {
             a->in_use -= *v;
+            a->in_use16 -= granules16(*v);
+        }
         *v = op->size;
         a->in_use += op->size;
+        a->in_use16 += granules16(op->size);
         st->total_bytes += op->size;
         if (st->alloc_calls == 0 || op->size < st->min_size)
             st->min_size = op->size;
@@ -138,8 +151,10 @@ static int acc_op(void *ctx, const dmm_op_t *op)
     }
     case DMM_OP_FREE:
         st->ops_free++;
-        if (dmm_u64map_take(&a->live, op->id, &old))
+        if (dmm_u64map_take(&a->live, op->id, &old)) {
             a->in_use -= old;
+            a->in_use16 -= granules16(old);
+        }
         break;
     default:
         break;
@@ -147,6 +162,8 @@ static int acc_op(void *ctx, const dmm_op_t *op)
     st->memory_ops++;
     if (a->in_use > st->max_in_use)
         st->max_in_use = a->in_use;
+    if (a->in_use16 > st->max_in_use_16)
+        st->max_in_use_16 = a->in_use16;
     return 0;
 }
 

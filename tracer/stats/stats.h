@@ -37,6 +37,9 @@ typedef struct dmm_stats {
     uint64_t objects;        /* block lifetimes (op-stream ids) */
     uint64_t total_bytes;    /* sum of sizes of allocating ops (alloc + realloc) */
     uint64_t max_in_use;     /* peak of live requested bytes */
+    uint64_t max_in_use_16;  /* the same with each block rounded up to 16
+                                bytes (at least 16): the least a heap whose
+                                every block is 16-byte aligned holds */
     double   avg_size;       /* total_bytes / alloc_calls, 0 when none */
     uint64_t memory_ops;     /* alloc + realloc + free ops */
 

@@ -229,6 +229,7 @@ static const field_t size_fields[] = {
     U64("distinct", "distinct sizes", distinct_sizes),
     U64("min", "smallest (bytes)", min_size),
     U64("max", "largest (bytes)", max_size),
+    U64("max_in_use_16", "Max in use, 16-byte blocks", max_in_use_16),
 };
 
 /* The calls of the malloc API, in the order the table shows them. */
