@@ -603,8 +603,9 @@ void *dmm_pagesrc_get_room(dmm_pagesrc_t *ps, size_t len, size_t room, unsigned 
  * opened on, so that the extent faulted in ahead and never used, at the
  * heap's peak, is at most 1/32 of it (3 % of RSS; measured on sqlite3, 28
  * MB, and git pack-objects, 47 MB: no time gained, and 4 % more RSS for the
- * latter).  A refusal (no helper, or its queue full) leaves it open: it
- * faults in when used. */
+ * latter); and only where the helper has a core of its own (pinned to one
+ * CPU, or with threads of its own, a program gains nothing).  A refusal (no
+ * helper, or its queue full) leaves it open: it faults in when used. */
 #define PREFAULT_FROM ((size_t)32 * DMM_EXTENT)
 static void prefault_next(dmm_arena_t *a)
 {
@@ -617,7 +618,8 @@ static void prefault_next(dmm_arena_t *a)
     if (to <= from)
         return;
     int err = errno;
-    if (mprotect((void *)(a->base + from), to - from, PROT_READ | PROT_WRITE) == 0) {
+    if (dmm_prefault_has_core() &&
+        mprotect((void *)(a->base + from), to - from, PROT_READ | PROT_WRITE) == 0) {
         a->ahead = to;
         (void)dmm_prefault((void *)(a->base + from), to - from);
     }

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -194,6 +195,13 @@ static long start(void)
     return 0;
 }
 #endif
+
+int dmm_prefault_has_core(void)
+{
+    cpu_set_t set;
+    return __libc_single_threaded && sched_getaffinity(0, sizeof set, &set) == 0 &&
+           CPU_COUNT(&set) >= 2;
+}
 
 int dmm_prefault(void *p, size_t len)
 {

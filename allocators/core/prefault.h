@@ -12,7 +12,9 @@
  * resident before it is handed out (one extent ahead of the bump: at most
  * 2 MiB of RSS above the footprint) and reads as zero, as any fresh page.
  * That RSS is the price, so requests are taken only while faults are slow
- * (the helper times each; see prefault.c), and one in a few otherwise.
+ * (the helper times each; see prefault.c), and one in a few otherwise; and
+ * the page source asks only where the helper has a core to itself
+ * (dmm_prefault_has_core).
  *
  * The helper is not a pthread: pthread_create would clear
  * __libc_single_threaded, and with it the one-thread fast paths of the
@@ -36,6 +38,11 @@
  * (none can run here, or the queue of requests is full).  Starts the helper
  * on the process's first request.  Never calls malloc; errno is kept. */
 int dmm_prefault(void *p, size_t len);
+
+/* Whether a helper would run beside the program rather than in its place:
+ * glibc sees one thread (a program with threads of its own may use every
+ * CPU) and the process may run on two CPUs or more (not pinned to one). */
+int dmm_prefault_has_core(void);
 
 /* Requests the helper has finished in this process (tests wait on it). */
 unsigned long dmm_prefault_done(void);

@@ -835,8 +835,10 @@ Test(prefault, the_helper_faults_a_range_in_and_changes_nothing)
 
 /* A REAL page source with huge pages, faulting in ahead: once 64 MiB are
  * open, the extent after the open space is opened too (and asked of the
- * helper); the footprint is the same as without, and the same as a
- * simulated page source's: what is faulted in ahead is not held. */
+ * helper) where the helper would have a core of its own (not in a test
+ * process with threads, as Criterion's: test_libdmm runs it single-threaded);
+ * the footprint is the same as without, and the same as a simulated page
+ * source's: what is faulted in ahead is not held. */
 Test(prefault, the_page_source_opens_the_next_extent_ahead_and_counts_nothing_more)
 {
     size_t fp[3];
@@ -848,7 +850,7 @@ Test(prefault, the_page_source_opens_the_next_extent_ahead_and_counts_nothing_mo
             cr_assert_not_null(dmm_pagesrc_get(ps, 1u << 20, 0, 3));
         const dmm_arena_t *a = ps->newest;
         cr_expect_eq(a->opened, 35 * (size_t)DMM_EXTENT, "k %d: %zu opened", k, a->opened);
-        if (k == 0) {
+        if (k == 0 && dmm_prefault_has_core()) {
             cr_expect_eq(a->ahead, a->opened + DMM_EXTENT, "the next extent opened ahead");
             char *next = (char *)(a->base + a->opened);
             next[100] = 7;   /* open for writing: no fault */
