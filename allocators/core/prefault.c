@@ -9,8 +9,8 @@
  * only while g_seq still holds what it read, so no request is missed.  A
  * full ring refuses: the memory then faults in where it is used.
  *
- * A helper ends after IDLE_NS without a request, clearing g_tid under
- * g_lock when the ring is empty; the next request starts another, once the
+ * A helper ends after IDLE_NS without a request, clearing g_tid when the
+ * ring is empty (helper_quits); the next request starts another, once the
  * kernel has cleared g_ctid (CLONE_CHILD_CLEARTID: the last one has left
  * the stack they share).  A request that finds the last one still exiting
  * is refused.
@@ -131,17 +131,17 @@ static inline long raw6(long nr, long a, long b, long c, long d, long e, long f)
 #endif
 
 /* The helper's end, after IDLE_NS without a request: 1 when the ring is
- * still empty, g_tid then 0 (the next request starts another), under
- * g_lock (taken with raw yields). */
+ * still empty, g_tid then 0 (the next request starts another).  Without
+ * g_lock (a fork while the helper held it would leave it held in the
+ * child): a request added just before g_tid reads 0 waits in the ring for
+ * the next helper, or is never done, which only means its memory faults
+ * in where it is used. */
 static NO_SSP int helper_quits(void)
 {
-    while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE))
-        raw6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
-    int quit = __atomic_load_n(&g_tail, __ATOMIC_RELAXED) == g_head;
-    if (quit)
-        __atomic_store_n(&g_tid, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
-    return quit;
+    if (__atomic_load_n(&g_tail, __ATOMIC_RELAXED) != __atomic_load_n(&g_head, __ATOMIC_ACQUIRE))
+        return 0;
+    __atomic_store_n(&g_tid, 0, __ATOMIC_SEQ_CST);
+    return 1;
 }
 
 /* The helper: fault in each range asked for, sleep while none is, end
@@ -218,12 +218,14 @@ int dmm_prefault(void *p, size_t len)
         g_cannot = 0;
     }
     int want = __atomic_load_n(&g_slow, __ATOMIC_RELAXED) || g_asked++ % PROBE == 0;
-    if (want && !g_tid && !g_cannot && !__atomic_load_n(&g_ctid, __ATOMIC_ACQUIRE)) {
+    if (want && !__atomic_load_n(&g_tid, __ATOMIC_SEQ_CST) && !g_cannot &&
+        !__atomic_load_n(&g_ctid, __ATOMIC_ACQUIRE)) {
         long tid = start();
         __atomic_store_n(&g_tid, tid, __ATOMIC_RELEASE);
         g_cannot = !tid;
     }
-    if (want && g_tid && g_head - __atomic_load_n(&g_tail, __ATOMIC_ACQUIRE) < RING) {
+    if (want && __atomic_load_n(&g_tid, __ATOMIC_SEQ_CST) &&
+        g_head - __atomic_load_n(&g_tail, __ATOMIC_ACQUIRE) < RING) {
         g_ring[g_head % RING] = (range_t){ p, len };
         __atomic_store_n(&g_head, g_head + 1, __ATOMIC_RELEASE);
         __atomic_add_fetch(&g_seq, 1, __ATOMIC_RELEASE);
