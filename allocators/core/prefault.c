@@ -32,6 +32,7 @@
 #include <linux/futex.h>
 
 #include "tracer/base/spinlock.h"
+#include "tracer/base/sys.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
@@ -82,7 +83,7 @@ static unsigned g_asked;             /* requests seen in this process */
 #endif
 #endif
 
-#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(NO_HELPER)
+#if DMM_SYS_RAW && !defined(NO_HELPER)
 
 /* The helper's stack, and the block its thread pointer points into (it
  * reads nothing there: a guard against code that would, such as a stack
@@ -91,35 +92,6 @@ static unsigned g_asked;             /* requests seen in this process */
  * the end of the last one's exit. */
 static char g_stack[16384] __attribute__((aligned(64)));
 static char g_tls[4096] __attribute__((aligned(64)));
-
-/* A system call without libc: no errno (the helper has none of its own). */
-static inline long raw6(long nr, long a, long b, long c, long d, long e, long f)
-{
-#if defined(__x86_64__)
-    long ret;
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-#else
-    register long x8 __asm__("x8") = nr;
-    register long x0 __asm__("x0") = a;
-    register long x1 __asm__("x1") = b;
-    register long x2 __asm__("x2") = c;
-    register long x3 __asm__("x3") = d;
-    register long x4 __asm__("x4") = e;
-    register long x5 __asm__("x5") = f;
-    __asm__ volatile("svc 0"
-                     : "+r"(x0)
-                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
-                     : "memory");
-    return x0;
-#endif
-}
 
 #if defined(__has_attribute)
 #if __has_attribute(no_stack_protector)
@@ -154,16 +126,16 @@ static NO_SSP __attribute__((noinline)) int helper(void *arg)
         unsigned t = __atomic_load_n(&g_tail, __ATOMIC_RELAXED);
         if (t == __atomic_load_n(&g_head, __ATOMIC_ACQUIRE)) {
             struct timespec idle = { 0, IDLE_NS };
-            long r = raw6(SYS_futex, (long)&g_seq, FUTEX_WAIT_PRIVATE, seq, (long)&idle, 0, 0);
+            long r = dmm_sys6(SYS_futex, (long)&g_seq, FUTEX_WAIT_PRIVATE, seq, (long)&idle, 0, 0);
             if (r == -ETIMEDOUT && helper_quits())
-                raw6(SYS_exit, 0, 0, 0, 0, 0, 0);
+                dmm_sys6(SYS_exit, 0, 0, 0, 0, 0, 0);
             continue;
         }
         range_t r = g_ring[t % RING];
         struct timespec t0, t1;
-        raw6(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t0, 0, 0, 0, 0);
-        raw6(SYS_madvise, (long)r.p, (long)r.len, MADV_POPULATE_WRITE, 0, 0, 0);
-        raw6(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t1, 0, 0, 0, 0);
+        dmm_sys6(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t0, 0, 0, 0, 0);
+        dmm_sys6(SYS_madvise, (long)r.p, (long)r.len, MADV_POPULATE_WRITE, 0, 0, 0);
+        dmm_sys6(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t1, 0, 0, 0, 0);
         long ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
         __atomic_store_n(&g_slow, ns > 0 && (uint64_t)ns > (uint64_t)SLOW_NS * (r.len >> 12) / 512,
                          __ATOMIC_RELAXED);
@@ -180,13 +152,13 @@ static NO_SSP __attribute__((noinline)) int helper(void *arg)
 static long start(void)
 {
     uint64_t all = ~(uint64_t)0, old = 0;
-    raw6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, sizeof all, 0, 0);
+    dmm_sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, sizeof all, 0, 0);
     void **tp = (void **)(g_tls + sizeof g_tls / 2);
     tp[0] = tp;   /* x86-64: the thread pointer's self-pointer */
     int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
                 CLONE_SYSVSEM | CLONE_SETTLS | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
     int tid = clone(helper, g_stack + sizeof g_stack, flags, NULL, NULL, (void *)tp, &g_ctid);
-    raw6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof old, 0, 0);
+    dmm_sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof old, 0, 0);
     return tid > 0 ? tid : 0;
 }
 #else

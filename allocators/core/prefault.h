@@ -24,10 +24,11 @@
  * no errno, no TLS.  It sleeps on a futex while nothing is asked and ends
  * after 100 ms without a request (the next one starts another), so that it
  * exists only while a heap grows; and with the process (exit and exec end
- * every thread; a fork child, which has none, starts its own).  Where it cannot start (an
- * architecture without the raw calls below, a sandbox that refuses clone,
- * valgrind), requests are refused and memory faults in where it is used,
- * as without it. */
+ * every thread; a fork child, which has none, starts its own).  Where it
+ * cannot start (an architecture without raw system calls here, see
+ * tracer/base/sys.h; a sandbox that refuses clone; the sanitizers' builds),
+ * requests are refused and memory faults in where it is used, as without
+ * it. */
 #ifndef DMM_CORE_PREFAULT_H
 #define DMM_CORE_PREFAULT_H
 

@@ -8,7 +8,7 @@
 #include <sys/uio.h>
 
 #include "preload/recorder/optlib.h"
-#include "preload/recorder/sys.h"
+#include "tracer/base/sys.h"
 #include "tracer/format/crc32.h"
 #include "tracer/format/trcfmt.h"
 

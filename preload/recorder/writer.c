@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "preload/recorder/block.h"
-#include "preload/recorder/sys.h"
+#include "tracer/base/sys.h"
 #include "tracer/base/spinlock.h"
 
 #if defined(__SANITIZE_THREAD__)

@@ -1,13 +1,16 @@
-/* sys.h - the few system calls the trace writer process makes, raw: it
- * shares the traced program's memory and runs on the thread-local storage
- * of the thread that started it, so it must not touch that thread's errno
- * (nor call anything of glibc that locks or allocates).  Each returns what
- * the kernel returned: a result, or -errno.
+/* sys.h - system calls made raw, by code that runs without a thread of
+ * glibc's of its own and so must not touch errno (nor call anything of
+ * glibc that locks or allocates): the trace writer process, which shares
+ * the traced program's memory and runs on the thread-local storage of the
+ * thread that started it (preload/recorder/writer.c), and the page source's
+ * prefault helper (allocators/core/prefault.c).  Each returns what the
+ * kernel returned: a result, or -errno.
  *
  * Only x86-64 has them here (DMM_SYS_RAW): elsewhere the recorder writes
- * its blocks on the recording threads, as it does wherever no writer runs. */
-#ifndef DMM_RECORDER_SYS_H
-#define DMM_RECORDER_SYS_H
+ * its blocks on the recording threads, as it does wherever no writer runs,
+ * and no prefault helper starts. */
+#ifndef DMM_BASE_SYS_H
+#define DMM_BASE_SYS_H
 
 #include <stddef.h>
 #include <sys/syscall.h>
