@@ -97,8 +97,9 @@ typedef struct tstate {
     uint64_t       lclock;     /* multi-threaded: the least seq of the next record */
     uint32_t       tleft;      /* records until the next one */
     uint32_t       tid;
-    int            tab1;       /* 1 + its order table (seq_mt); 0: none yet, -1:
-                                  the shared one */
+    int            tab1;       /* 1 + its order column (seq_mt); 0: none yet, -1:
+                                  the shared table */
+    uint64_t      *col;        /* its column's entry of row 0, or NULL */
     int            lock;       /* flush lock */
     int            mode;       /* TS_* */
     int            gatekeeper; /* this thread closed the write gate */
@@ -1244,42 +1245,58 @@ __attribute__((noinline)) void dmm_tw_record(unsigned op, uint64_t seq, uint64_t
  * and the reader's stable sort keeps them in the file's order.
  *
  * The notes: each of the first ORDER_TABLES threads that record at once
- * has a table of its own (taken at its first multi-threaded record, given
- * back when it exits), one entry per page (hashed), which only it writes,
- * with a plain store: its seqs only grow, so the entry does too, and the
- * highest seq on a page is the largest of the tables' entries, read every
- * call (one load per table ever taken).  A table outlives its thread's use
- * of it: taken again by a later thread, whose seqs exceed every entry (it
- * reads the tables only once it has taken one, after the last entries of
- * the thread that gave it back).  Threads beyond those raise one shared
- * table with an atomic compare-and-swap, as every thread did before
- * (work_pairs -t 2: 2.1x with the shared table alone, 1.75x with tables of
- * their own). */
+ * has a column of its own in one table (taken at its first multi-threaded
+ * record, given back when it exits), one row per page (hashed), which only
+ * it writes, with a plain store: its seqs only grow, so its entries do too,
+ * and the highest seq on a page is the largest entry of the page's row,
+ * read every call (one load per column ever taken, all in the row's one
+ * cache line).  A column outlives its thread's use of it: taken again by a
+ * later thread, whose seqs exceed every entry (it reads the table only
+ * once it has taken a column, after the last entries of the thread that
+ * gave it back).  Threads beyond those raise one shared table with an
+ * atomic compare-and-swap, which calls read once any thread has
+ * (work_pairs -t 2: 2.1x with the shared table alone, 1.75x with columns
+ * of their own). */
 #define ORDER_SLOTS 4096u
 #define ORDER_TABLES 8u
 #define ORDER_TABLES_ALL ((1u << ORDER_TABLES) - 1)
+#define ORDER_COLS   0xffu    /* in g_order_n: the columns ever taken */
+#define ORDER_SHARED 0x100u   /* in g_order_n: the shared table has entries */
+_Static_assert(ORDER_TABLES * sizeof(uint64_t) == 64, "a page's row is one cache line");
 static uint64_t g_order[ORDER_SLOTS] __attribute__((aligned(64)));
-static uint64_t g_order_t[ORDER_TABLES][ORDER_SLOTS] __attribute__((aligned(64)));
-static unsigned g_order_free = ORDER_TABLES_ALL;   /* tables no thread has */
-static unsigned g_order_n;                         /* tables ever taken: read [0, n) */
+static uint64_t g_order_t[ORDER_SLOTS][ORDER_TABLES] __attribute__((aligned(64)));
+static unsigned g_order_free = ORDER_TABLES_ALL;   /* columns no thread has */
+static unsigned g_order_n;   /* columns ever taken: read [0, n); | ORDER_SHARED */
 
-/* A thread's first multi-threaded record takes a table, if one is free. */
+/* Raise g_order_n's count of columns to at least cols and set flag in it
+ * (it only ever grows), before the first entry that it announces is
+ * written: a thread that sees the entry (through what orders the two
+ * calls) sees it announced. */
+static void order_announce(unsigned cols, unsigned flag)
+{
+    unsigned n = __atomic_load_n(&g_order_n, __ATOMIC_RELAXED);
+    for (;;) {
+        unsigned m = ((n & ORDER_COLS) < cols ? cols : (n & ORDER_COLS)) | (n & ~ORDER_COLS) | flag;
+        if (m == n || __atomic_compare_exchange_n(&g_order_n, &n, m, 1, __ATOMIC_SEQ_CST,
+                                                  __ATOMIC_RELAXED))
+            return;
+    }
+}
+
+/* A thread's first multi-threaded record takes a column, if one is free. */
 static void order_table_take(tstate_t *s)
 {
     unsigned f = __atomic_load_n(&g_order_free, __ATOMIC_RELAXED);
     s->tab1 = -1;
+    s->col = NULL;
     while (f) {
         unsigned j = (unsigned)__builtin_ctz(f);
+        /* the acquire: the entries of the thread that gave it back */
         if (__atomic_compare_exchange_n(&g_order_free, &f, f & ~(1u << j), 1, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED)) {
-            /* counted before its first entry is written: a thread that sees
-             * the entry (through what orders the two calls) sees the count;
-             * the acquire: the entries of the thread that gave it back */
-            unsigned n = __atomic_load_n(&g_order_n, __ATOMIC_RELAXED);
-            while (n < j + 1 && !__atomic_compare_exchange_n(&g_order_n, &n, j + 1, 1,
-                                                             __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-                ;
+            order_announce(j + 1, 0);
             s->tab1 = (int)j + 1;
+            s->col = &g_order_t[0][j];
             return;
         }
     }
@@ -1287,6 +1304,7 @@ static void order_table_take(tstate_t *s)
 
 static void order_table_give(tstate_t *s)
 {
+    s->col = NULL;
     if (s->tab1 <= 0) {
         s->tab1 = -1;   /* what an exiting thread records from here on */
         return;
@@ -1296,11 +1314,79 @@ static void order_table_give(tstate_t *s)
     __atomic_fetch_or(&g_order_free, 1u << j, __ATOMIC_RELEASE);
 }
 
-/* fork's child: the other threads' tables are free again; what they hold
+/* fork's child: the other threads' columns are free again; what they hold
  * stays (seqs given before the fork, which the child's exceed anyway) */
 static void order_tables_forked(tstate_t *s)
 {
     g_order_free = ORDER_TABLES_ALL & ~(s->tab1 > 0 ? 1u << (s->tab1 - 1) : 0u);
+}
+
+/* The highest seq noted for row k: the shared table's entry (once it has
+ * any) and the n columns ever taken, unrolled: a loop's own instructions
+ * cost more than its loads. */
+static inline __attribute__((always_inline)) uint64_t order_row_max(size_t k)
+{
+    unsigned n = __atomic_load_n(&g_order_n, __ATOMIC_ACQUIRE);
+    const uint64_t *row = g_order_t[k];
+    uint64_t v = 0, w;
+#define ORDER_COL(j)                                        \
+    w = __atomic_load_n(&row[j], __ATOMIC_RELAXED);         \
+    v = v < w ? w : v;                                      \
+    __attribute__((fallthrough))
+    switch (n & ORDER_COLS) {
+    case 8: ORDER_COL(7);
+    case 7: ORDER_COL(6);
+    case 6: ORDER_COL(5);
+    case 5: ORDER_COL(4);
+    case 4: ORDER_COL(3);
+    case 3: ORDER_COL(2);
+    case 2: ORDER_COL(1);
+    case 1: ORDER_COL(0);
+    default: break;
+    }
+#undef ORDER_COL
+    if (__builtin_expect(n & ORDER_SHARED, 0)) {
+        w = __atomic_load_n(&g_order[k], __ATOMIC_RELAXED);
+        v = v < w ? w : v;
+    }
+    return v;
+}
+
+static inline __attribute__((always_inline)) size_t order_row(uintptr_t addr)
+{
+    return ((addr >> 12) * 0x9e3779b97f4a7c15ull) >> 52;
+}
+
+/* seq_mt() for a thread without a column: its first multi-threaded record
+ * (which takes one, if one is free), or one beyond ORDER_TABLES. */
+static __attribute__((noinline)) uint64_t seq_mt_shared(tstate_t *s, uintptr_t addr,
+                                                        uint64_t seq)
+{
+    /* taken before the table is read: a column given back by a thread that
+     * exited is read after that thread's last entries (the release and
+     * acquire on g_order_free), so that this thread's seqs, and its
+     * entries, exceed them */
+    if (s->tab1 == 0)
+        order_table_take(s);
+    size_t k = order_row(addr);
+    uint64_t v = order_row_max(k);
+    if (seq <= v)
+        seq = v + 1;
+    if (s->col) {
+        __atomic_store_n(&s->col[k * ORDER_TABLES], seq, __ATOMIC_RELAXED);
+    } else {
+        /* raise the shared entry to seq; one raised higher meanwhile is a
+         * call that nothing orders against this one */
+        if (!(__atomic_load_n(&g_order_n, __ATOMIC_RELAXED) & ORDER_SHARED))
+            order_announce(0, ORDER_SHARED);
+        uint64_t *e = &g_order[k];
+        uint64_t x = __atomic_load_n(e, __ATOMIC_RELAXED);
+        while (x < seq &&
+               !__atomic_compare_exchange_n(e, &x, seq, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            ;
+    }
+    s->lclock = seq + 1;
+    return seq;
 }
 
 static inline __attribute__((always_inline)) uint64_t seq_mt(tstate_t *s, uintptr_t addr)
@@ -1310,33 +1396,13 @@ static inline __attribute__((always_inline)) uint64_t seq_mt(tstate_t *s, uintpt
     if (seq < st)
         seq = st;
     if (addr) {
-        /* taken before the tables are read: a table given back by a thread
-         * that exited is read after that thread's last entries (the release
-         * and acquire on g_order_free), so that this thread's seqs, and its
-         * entries, exceed them */
-        if (__builtin_expect(s->tab1 == 0, 0))
-            order_table_take(s);
-        size_t k = ((addr >> 12) * 0x9e3779b97f4a7c15ull) >> 52;
-        uint64_t *e = &g_order[k];
-        uint64_t v = __atomic_load_n(e, __ATOMIC_RELAXED);
-        unsigned n = __atomic_load_n(&g_order_n, __ATOMIC_ACQUIRE);
-        for (unsigned j = 0; j < n; j++) {
-            uint64_t w = __atomic_load_n(&g_order_t[j][k], __ATOMIC_RELAXED);
-            if (v < w)
-                v = w;
-        }
+        if (__builtin_expect(s->col == NULL, 0))
+            return seq_mt_shared(s, addr, seq);
+        size_t k = order_row(addr);
+        uint64_t v = order_row_max(k);
         if (seq <= v)
             seq = v + 1;
-        if (__builtin_expect(s->tab1 > 0, 1)) {
-            __atomic_store_n(&g_order_t[s->tab1 - 1][k], seq, __ATOMIC_RELAXED);
-        } else {
-            /* raise the shared entry to seq; one raised higher meanwhile is
-             * a call that nothing orders against this one */
-            uint64_t x = __atomic_load_n(e, __ATOMIC_RELAXED);
-            while (x < seq &&
-                   !__atomic_compare_exchange_n(e, &x, seq, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                ;
-        }
+        __atomic_store_n(&s->col[k * ORDER_TABLES], seq, __ATOMIC_RELAXED);
     }
     s->lclock = seq + 1;
     return seq;
