@@ -15,14 +15,16 @@
 # Search across hosts: openmpi-bin libopenmpi-dev (dmm evolve --mpi, and its
 #        tests)
 # Bench: libjemalloc-dev (the baseline) heaptrack hyperfine, the peers
-#        libmimalloc2.0 libtcmalloc-minimal4, and gnuplot-nox for the plots
+#        libmimalloc2.0 libtcmalloc-minimal4, gnuplot-nox for the plots, and
+#        for bench/programs.py GNU time (peak RSS) and the real programs it
+#        runs besides the tests' own: jq, g++ (cc1plus)
 # Package (--deb): dpkg-dev debhelper fakeroot lintian, debootstrap for the
 #        chroot the package is installed into, and the build set above
 set -u
 
 PKGS="gcc make pkg-config libunwind-dev libzstd-dev libcriterion-dev groff-base \
 libjemalloc-dev clang libclang-rt-dev python3 perl sqlite3 git heaptrack hyperfine libmimalloc2.0 libtcmalloc-minimal4 gnuplot-nox \
-openmpi-bin libopenmpi-dev"
+time jq g++ openmpi-bin libopenmpi-dev"
 
 case ${1:-} in
 --build) PKGS="gcc make pkg-config libunwind-dev libzstd-dev"; shift ;;
