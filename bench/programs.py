@@ -2,7 +2,7 @@
 """programs.py - real programs on their own evolved allocator, side by side
 with the allocators a user could install instead.
 
-    python3 bench/programs.py [--build DIR] [--reps N] [--only a,b] [--time S]
+    python3 bench/programs.py [--build DIR] [--reps N] [--only a,b] [--time S] [--again]
 
 For each program below that is installed: record one run under
 libdmmtrace.so, `make evolve TRACE=it TIME=--time` (the search with its
@@ -13,6 +13,12 @@ interleaved, --reps rounds (default 5), spawned by GNU time: wall time, CPU
 time and peak RSS, and its output compared with glibc's.  Each round of a
 single-threaded program runs on one CPU, the fastest at its start
 (scripts/cpupin.py; DMM_BENCH_CPU=N or =no to choose).
+
+--again measures the libraries that the last run left (DIR/bench/programs/
+NAME/libdmm_evolved.so, and its design in DIR/evolve/prog-NAME/chosen.dmm)
+once more, without recording or searching: on this machine one run's
+figures move by a few per cent with the host, and a second set of rounds
+says how much.
 
 F_real = 0.5 time / time_glibc + 0.5 peak RSS / peak RSS_glibc (medians; lower
 is better), per program and allocator, the best peer of each program, and
@@ -232,6 +238,29 @@ def evolve_for(build, name, argv, extra, output, out, seconds):
     return keep, dmm_text, ops, secs
 
 
+def last_run(build, name, out):
+    """--again: (libdmm_evolved.so, chosen.dmm text, trace ops, pipeline
+    seconds) of the last run for name (ops and seconds from its
+    programs.json, None when it has none); SystemExit naming what is
+    missing."""
+    lib = os.path.join(out, "libdmm_evolved.so")
+    dmm = os.path.join(build, "evolve", "prog-" + name, "chosen.dmm")
+    for f in (lib, dmm):
+        if not os.path.exists(f):
+            raise SystemExit("programs: --again: %s is missing (run bench/programs.py without "
+                             "--again first)" % f)
+    ops = secs = None
+    try:
+        with open(os.path.join(build, "bench", "programs.json")) as f:
+            for row in json.load(f).get("rows", []):
+                if row.get("name") == name:
+                    ops, secs = row.get("ops"), row.get("search_s")
+    except (OSError, ValueError):
+        pass
+    with open(dmm) as f:
+        return lib, f.read(), ops, secs
+
+
 def table(rows):
     lines = ["| program | allocator | wall s (min–max) | CPU s | peak RSS MiB | time vs glibc | "
              "RSS vs glibc | F_real | output |",
@@ -269,6 +298,8 @@ def main():
     ap = benchlib.parser(__doc__, 5)
     ap.add_argument("--only", default=",".join(PROGRAMS))
     ap.add_argument("--time", type=int, default=180, help="search budget per program (s)")
+    ap.add_argument("--again", action="store_true",
+                    help="measure the last run's libraries again: no recording, no search")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     gnu_time = benchlib.find_gnu_time()
@@ -286,10 +317,16 @@ def main():
                 notes.append("%s skipped: not installed" % name)
                 continue
             argv, extra, output = w
-            print("programs: %s: recording and evolving" % name, file=sys.stderr, flush=True)
-            lib, dmm_text, ops, secs = evolve_for(build, name, argv, extra, output, out, a.time)
-            print("programs: %s: %s operations, make evolve %.0f s; measuring" % (name, ops, secs),
-                  file=sys.stderr, flush=True)
+            if a.again:
+                lib, dmm_text, ops, secs = last_run(build, name, out)
+                print("programs: %s: the last run's library; measuring" % name, file=sys.stderr,
+                      flush=True)
+            else:
+                print("programs: %s: recording and evolving" % name, file=sys.stderr, flush=True)
+                lib, dmm_text, ops, secs = evolve_for(build, name, argv, extra, output, out,
+                                                      a.time)
+                print("programs: %s: %s operations, make evolve %.0f s; measuring"
+                      % (name, ops, secs), file=sys.stderr, flush=True)
             pins = []
             runs = measure(name, argv, extra, output, allocs + [("evolved", lib)], a.reps,
                            gnu_time, pins)
@@ -298,24 +335,31 @@ def main():
             rows.append(dict(name=name, argv=argv, ops=ops, search_s=secs, dmm=dmm_text,
                              runs=runs, median=med, pinned=pins))
     finally:
-        peers.make_evolved(build, None)
+        if not a.again:   # make evolve built its library there; the default again
+            peers.make_evolved(build, None)
     lines = ["# Real programs on their own evolved allocator", "",
              benchlib.machine_line(), "",
-             "Each program recorded once, `make evolve` on its trace (search at most %d s), then run "
-             "%d interleaved rounds under each allocator, in an order shuffled each round "
+             ("The libraries of the last run (each program recorded once, `make evolve` on its "
+              "trace), measured again: " if a.again else
+              "Each program recorded once, `make evolve` on its trace (search at most %d s), then "
+              % a.time) +
+             "run %d interleaved rounds under each allocator, in an order shuffled each round "
              "(medians). F_real = ½·time/time_glibc "
              "+ ½·peak RSS/peak RSS_glibc.  Each round of a single-threaded program runs on "
              "one CPU, the one that ran a busy loop fastest at the round's start (this "
              "machine's CPUs differ in speed by up to 1.4x from minute to minute; unpinned, "
              "a run's time said more about its CPU than its allocator); %s, threaded, "
-             "runs unpinned." % (a.time, a.reps, ", ".join(sorted(THREADED))), ""]
+             "runs unpinned." % (a.reps, ", ".join(sorted(THREADED))), ""]
     lines += summary(rows) + [""] + table(rows) + [""]
-    lines += ["- %s: %s operations recorded, make evolve %.0f s" % (p["name"], p["ops"], p["search_s"])
-              for p in rows]
+    lines += ["- %s: %s operations recorded, make evolve %s" % (
+        p["name"], p["ops"] if p["ops"] is not None else "?",
+        "%.0f s" % p["search_s"] if p["search_s"] is not None else "(time not known)")
+        for p in rows]
     lines += ["- " + n for n in notes]
     text = "\n".join(lines) + "\n"
     print(text)
-    benchlib.write_results(build, "programs", text, dict(rows=rows, notes=notes, reps=a.reps))
+    benchlib.write_results(build, "programs", text, dict(rows=rows, notes=notes, reps=a.reps,
+                                                         again=a.again))
 
 
 if __name__ == "__main__":
