@@ -345,11 +345,14 @@ def main():
               % a.time) +
              "run %d interleaved rounds under each allocator, in an order shuffled each round "
              "(medians). F_real = ½·time/time_glibc "
-             "+ ½·peak RSS/peak RSS_glibc.  Each round of a single-threaded program runs on "
-             "one CPU, the one that ran a busy loop fastest at the round's start (this "
-             "machine's CPUs differ in speed by up to 1.4x from minute to minute; unpinned, "
-             "a run's time said more about its CPU than its allocator); %s, threaded, "
-             "runs unpinned." % (a.reps, ", ".join(sorted(THREADED))), ""]
+             "+ ½·peak RSS/peak RSS_glibc.  " % a.reps +
+             ("No run is pinned to a CPU (DMM_BENCH_CPU=no)."
+              if os.environ.get("DMM_BENCH_CPU") == "no" else
+              "Each round of a single-threaded program runs on "
+              "one CPU, the one that ran a busy loop fastest at the round's start (this "
+              "machine's CPUs differ in speed by up to 1.4x from minute to minute; unpinned, "
+              "a run's time said more about its CPU than its allocator); %s, threaded, "
+              "runs unpinned." % ", ".join(sorted(THREADED))), ""]
     lines += summary(rows) + [""] + table(rows) + [""]
     lines += ["- %s: %s operations recorded, make evolve %s" % (
         p["name"], p["ops"] if p["ops"] is not None else "?",
