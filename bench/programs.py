@@ -337,22 +337,24 @@ def main():
     finally:
         if not a.again:   # make evolve built its library there; the default again
             peers.make_evolved(build, None)
+    if a.again:
+        how = ("The libraries of the last run (each program recorded once, `make evolve` on its "
+               "trace), measured again:")
+    else:
+        how = ("Each program recorded once, `make evolve` on its trace (search at most %d s), "
+               "then" % a.time)
+    if os.environ.get("DMM_BENCH_CPU") == "no":
+        pin = "No run is pinned to a CPU (DMM_BENCH_CPU=no)."
+    else:
+        pin = ("Each round of a single-threaded program runs on one CPU, the one that ran a busy "
+               "loop fastest at the round's start (this machine's CPUs differ in speed by up to "
+               "1.4x from minute to minute; unpinned, a run's time said more about its CPU than "
+               "its allocator); %s, threaded, runs unpinned." % ", ".join(sorted(THREADED)))
     lines = ["# Real programs on their own evolved allocator", "",
              benchlib.machine_line(), "",
-             ("The libraries of the last run (each program recorded once, `make evolve` on its "
-              "trace), measured again: " if a.again else
-              "Each program recorded once, `make evolve` on its trace (search at most %d s), then "
-              % a.time) +
-             "run %d interleaved rounds under each allocator, in an order shuffled each round "
-             "(medians). F_real = ½·time/time_glibc "
-             "+ ½·peak RSS/peak RSS_glibc.  " % a.reps +
-             ("No run is pinned to a CPU (DMM_BENCH_CPU=no)."
-              if os.environ.get("DMM_BENCH_CPU") == "no" else
-              "Each round of a single-threaded program runs on "
-              "one CPU, the one that ran a busy loop fastest at the round's start (this "
-              "machine's CPUs differ in speed by up to 1.4x from minute to minute; unpinned, "
-              "a run's time said more about its CPU than its allocator); %s, threaded, "
-              "runs unpinned." % ", ".join(sorted(THREADED))), ""]
+             "%s run %d interleaved rounds under each allocator, in an order shuffled each round "
+             "(medians). F_real = ½·time/time_glibc + ½·peak RSS/peak RSS_glibc.  %s"
+             % (how, a.reps, pin), ""]
     lines += summary(rows) + [""] + table(rows) + [""]
     lines += ["- %s: %s operations recorded, make evolve %s" % (
         p["name"], p["ops"] if p["ops"] is not None else "?",
