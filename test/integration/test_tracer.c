@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +232,42 @@ Test(tracer, flushes_on_sigpipe)
 {
     signal(SIGPIPE, SIG_DFL);
     check_pattern("sigpipe", 300);
+}
+
+/* The trace says the process's peak RSS (its clock syncs sample it, the
+ * last at exit): no less than what the program itself read after writing
+ * 300000 small blocks (some 40 MiB), and not far above it.  The samples ride on the TSC clock syncs,
+ * which a machine without an invariant TSC does not write. */
+Test(tracer, the_trace_says_the_process_peak_rss)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("smallaligned", "300000", NULL), 0);
+    char out[300], names[2][600];
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    char *o = slurp(out, NULL);
+    long kib = 0;
+    const char *at = strstr(o, "maxrss ");
+    cr_assert(at && sscanf(at, "maxrss %ld", &kib) == 1 && kib > 32 * 1024, "%s", o);
+    free(o);
+    cr_assert_eq(trace_files(names, 2), 1);
+    size_t len;
+    uint8_t *head = (uint8_t *)slurp(names[0], &len);
+    cr_assert_geq(len, 64u);
+    uint32_t clock = head[24] | head[25] << 8 | head[26] << 16 | (uint32_t)head[27] << 24;
+    free(head);
+    if (clock != DMM_TRC_CLOCK_TSC) {
+        remove_tmpdir();
+        cr_skip_test("recorded with clock %u: no TSC clock syncs to carry the peak", clock);
+    }
+    dmm_trace_t t;
+    load(names[0], &t);
+    uint64_t printed = (uint64_t)kib * 1024;
+    cr_expect_geq(t.peak_rss, printed, "trace %" PRIu64 ", program %" PRIu64, t.peak_rss,
+                  printed);
+    cr_expect_leq(t.peak_rss, printed + (8u << 20), "trace %" PRIu64 ", program %" PRIu64,
+                  t.peak_rss, printed);
+    dmm_trace_free(&t);
+    remove_tmpdir();
 }
 
 Test(tracer, records_every_aligned_call)

@@ -3,6 +3,7 @@
  * kind of bad input giving a clear error; the text dump; safe output. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +261,69 @@ Test(trc, a_kept_clock_sync_is_converted_from_the_loaded_trace)
     dmm_convert_free(&cv);
     dmm_trace_free(&whole);
     free(buf);
+}
+
+/* The recorder samples the process's peak RSS in each clock sync (size):
+ * loading, scanning and the statistics take the greatest, and a trace whose
+ * syncs carry none (every one recorded before they did) says it does not
+ * know (0; null in the JSON). */
+static void peak_rss_of(const dmm_trace_t *t, const char *path, uint64_t want)
+{
+    dmm_err_t err;
+    cr_assert_eq(dmm_write_trc_ex(t, path, 0, 1, &err), 0, "%s", err.msg);
+    dmm_trace_t whole, head;
+    cr_assert_eq(dmm_trace_load(path, &whole, &err), 0, "%s", err.msg);
+    cr_expect_eq(whole.peak_rss, want, "loaded: %" PRIu64, whole.peak_rss);
+    size_t len, calls = 0;
+    uint8_t *buf = slurp(path, &len);
+    memset(&head, 0, sizeof head);
+    cr_assert_eq(dmm_scan_trc(path, buf, len, &head, count_calls, &calls, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(head.peak_rss, want, "scanned: %" PRIu64, head.peak_rss);
+    dmm_stats_t st;
+    cr_assert_eq(dmm_stats_compute(&whole, &st, &err), 0, "%s", err.msg);
+    char *s = NULL, key[64];
+    size_t n = 0;
+    FILE *f = open_memstream(&s, &n);
+    dmm_stats_print(f, &whole, &st, 1, 5);
+    fclose(f);
+    if (want)
+        snprintf(key, sizeof key, "\"peak_rss_bytes\": %" PRIu64 ",", want);
+    else
+        snprintf(key, sizeof key, "\"peak_rss_bytes\": null,");
+    cr_expect(strstr(s, key) != NULL, "%s not in %.600s", key, s);
+    free(s);
+    dmm_stats_free(&st);
+    dmm_trace_free(&head);
+    dmm_trace_free(&whole);
+    free(buf);
+}
+
+Test(trc, the_peak_rss_is_the_greatest_clock_sync_sample)
+{
+    dmm_trace_t t;
+    memset(&t, 0, sizeof t);
+    usual_trace(&t, 100);
+    t.clock_id = DMM_TRC_CLOCK_TSC;
+    static const uint64_t sample[] = { 5u << 20, 9u << 20, 0, 7u << 20 };
+    for (size_t i = 0; i < 4; i++) {
+        dmm_rec_t *r = dmm_trace_push(&t);
+        cr_assert_not_null(r);
+        memset(r, 0, sizeof *r);
+        r->op = DMM_TRC_CLOCKSYNC;
+        r->tid = 4300;
+        r->seq = 5000 + 100 * i;
+        r->time = 1000000 * (i + 1);
+        r->arg = 3000000 * (i + 1);
+        r->size = sample[i];
+    }
+    dmm_trace_sort(&t);
+    peak_rss_of(&t, tmp_path("peak.trc"), 9u << 20);
+    for (size_t i = 0; i < t.nrecs; i++)
+        if (t.recs[i].op == DMM_TRC_CLOCKSYNC)
+            t.recs[i].size = 0;
+    peak_rss_of(&t, tmp_path("nopeak.trc"), 0);
+    dmm_trace_free(&t);
 }
 
 /* Version 3's short forms read back as written, in every block layout,

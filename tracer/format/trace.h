@@ -85,6 +85,9 @@ typedef struct dmm_trace {
     dmm_module_t *modules;
     size_t        nmodules;
 
+    uint64_t     peak_rss;      /* the recorded process's peak RSS in bytes,
+                                   the greatest its clock syncs sampled
+                                   (trcfmt.h); 0 = not known */
     int          truncated;     /* the file ended inside a block */
     char         note[512];     /* why it was truncated, for the user */
 } dmm_trace_t;

@@ -168,6 +168,8 @@ static int put_call(rd_t *r, const dmm_trc_rec_t *rec, uint32_t tid)
      * definition was lost with the end of a cut-short file. */
     if (rec->stack && need_stack(r, rec->stack))
         return -1;
+    if (rec->op == DMM_TRC_CLOCKSYNC && rec->size > t->peak_rss)
+        t->peak_rss = rec->size;
     dmm_rec_t *d, sync;
     if (r->into && rec->op == DMM_TRC_CLOCKSYNC) {
         /* not a call, and numbered when its block was begun, perhaps after

@@ -139,7 +139,10 @@ enum {
                                  ceil(size / 64) continuation slots */
     DMM_TRC_CLOCKSYNC,        /* time = ns since start_clock_ns on
                                  CLOCK_MONOTONIC, arg = clock ticks since
-                                 start at that moment (DMM_TRC_CLOCK_TSC) */
+                                 start at that moment (DMM_TRC_CLOCK_TSC),
+                                 size = the process's peak RSS in bytes
+                                 until then (getrusage; 0 = not sampled,
+                                 as by the recorders of before) */
     DMM_TRC_OP_MAX
 };
 

@@ -6,7 +6,9 @@
  * JSON keys (stable; add, never rename):
  *
  *   trace       { path, format, pid, ppid, command, records, threads,
- *                 duration_s (null without a clock), truncated, note }
+ *                 duration_s (null without a clock), peak_rss_bytes (the
+ *                 process's, tracer included; null where the trace does not
+ *                 say), truncated, note }
  *   table2      { objects, total_memory, max_in_use, average_size, memory_ops }
  *   op_stream   { allocs, reallocs, frees, allocating_ops }
  *   sizes       { distinct, min, max }
@@ -299,6 +301,10 @@ static void print_trace_section(em_t *e, const dmm_trace_t *t, const dmm_stats_t
         em_f64(e, "duration_s", "duration (s)", 0, NULL, 9, (double)st->duration_ns / 1e9);
     else
         em_null(e, "duration_s", "duration (s)");
+    if (t->peak_rss)
+        em_u64(e, "peak_rss_bytes", "process peak RSS (bytes)", 0, NULL, t->peak_rss);
+    else
+        em_null(e, "peak_rss_bytes", "process peak RSS (bytes)");
     /* Text shows these two only when they say something. */
     if (e->json || t->truncated) {
         em_bool(e, "truncated", "WARNING: truncated", t->truncated);
