@@ -124,21 +124,33 @@ def measured_section(d, w):
     m = json.load(open(path))
     w("## Chosen by measurement")
     w("")
+    prog = m.get("program") or {}
+    if prog.get("D_s") and "F_replay" in m["candidates"][0]:
+        scale = ("; F_meas weighs them as the recorded program would see them, "
+                 "½·(1 + (time − time_glibc)/D) + ½·(R + heap)/(R + heap_glibc), with D = %.3f s "
+                 "its run and R = %.1f MB its memory outside glibc's heap%s" % (
+                     prog["D_s"], prog["outside_heap_bytes"] / 1e6,
+                     "" if prog.get("peak_rss_bytes") else
+                     " (the trace does not say its peak RSS: R = 0, and F_meas is F_replay "
+                     "where it has no clock either)"))
+    else:   # a measured.json of before the program's scale
+        scale = ""
     w("The search's %d best distinct designs and the five presets, each compiled and the trace "
       "replayed under it for real (`dmm replay`, %d interleaved rounds, medians), against glibc: "
-      "F_meas = ½·time/time_glibc + ½·heap/heap_glibc (time: the replay's window, its calls and "
+      "F_replay = ½·time/time_glibc + ½·heap/heap_glibc (time: the replay's window, its calls and "
       "payload writes with the page faults they take; heap: the replay's peak RSS above its "
-      "baseline). Built: **%s**." % (sum(1 for c in m["candidates"] if c["name"].startswith("top-")),
-                                     m["reps"], m["chosen"]))
+      "baseline)%s. Built: **%s**." % (
+          sum(1 for c in m["candidates"] if c["name"].startswith("top-")), m["reps"], scale,
+          m["chosen"]))
     w("")
-    w("| candidate | predicted F | predicted rank | time vs glibc | heap vs glibc | F_meas | "
-      "measured rank |")
-    w("|---|---:|---:|---:|---:|---:|---:|")
+    w("| candidate | predicted F | predicted rank | time vs glibc | heap vs glibc | F_replay | "
+      "F_meas | measured rank |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
     for c in sorted(m["candidates"], key=lambda c: c["measured_rank"]):
-        w("| %s%s | %.4f | %d | %.3f | %.3f | %.4f | %d |" % (
+        w("| %s%s | %.4f | %d | %.3f | %.3f | %.4f | %.4f | %d |" % (
             c["name"], " (built)" if c["name"] == m["chosen"] else "", c["predicted_F"],
-            c["predicted_rank"], c["time_vs_glibc"], c["heap_vs_glibc"], c["F_meas"],
-            c["measured_rank"]))
+            c["predicted_rank"], c["time_vs_glibc"], c["heap_vs_glibc"],
+            c.get("F_replay", c["F_meas"]), c["F_meas"], c["measured_rank"]))
     if m.get("errors"):
         w("")
         w("Left out: " + "; ".join(m["errors"]))

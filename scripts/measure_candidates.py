@@ -14,10 +14,10 @@ CPU, the fastest at its start (cpupin.py: a replay is single-threaded, and
 this machine's CPUs need not run at one speed), in an order shuffled anew
 each round (seeded by the round: the replay that runs just after glibc's
 took up to 2x its usual time on git log's trace, so a fixed order would
-charge that to one candidate every round).  Measured, per candidate
-(medians):
+charge that to one candidate every round).  Each candidate is scored as
+the recorded program would see it (medians):
 
-    F_meas = 0.5 * t / t_glibc + 0.5 * heap / heap_glibc
+    F_meas = 0.5 * (1 + (t - t_glibc) / D) + 0.5 * (R + heap) / (R + heap_glibc)
 
 t the replay's own time (`wall_s`: the allocator's calls and the payload
 writes after them, which take the first-touch page faults of whatever fresh
@@ -25,14 +25,22 @@ memory a call handed out; the calls alone, `op_s`, leave those faults out
 and so rank a design that hands out fresh pages lazily ahead of one that
 faults them in the call, the opposite of what the program sees), heap its
 peak RSS above the replay's own baseline (what the allocator holds, payloads
-written).  The candidate
-with the lowest F_meas wins if it beats the search's best (top-1) by more
-than --margin (0.02: 2 %, this machine's noise between rounds); else top-1
-stays.  DIR/chosen.dmm is the winner's .dmm (its title says what was
-measured).  Writes DIR/measured.json (each round's order too) and
-DIR/measured.csv (predicted and measured rank of each); prints one line per
-candidate.  Exit status 1 when no candidate could be measured (a build or
-replay that fails is reported and left out)."""
+written); D the recorded run's duration and R the program's memory outside
+the heap, its peak RSS less glibc's heap (DIR/stats.json: the trace's
+duration_s and peak_rss_bytes).  A replay that saves 10 ms in a program
+that runs 5 s, or 1 MB of heap in a program of 150 MB, moves the program's
+F_real that little, and so moves F_meas that little.  Where the trace does
+not say (no clock; recorded before traces sampled the peak RSS), D is
+t_glibc and R is 0: F_meas = 0.5 * t / t_glibc + 0.5 * heap / heap_glibc,
+the replay's own F_real (F_replay, also reported).  The candidate with the
+lowest F_meas wins if it beats the search's best (top-1) by more than
+--margin (0.02: 2 %, this machine's noise between rounds, in the replay's
+measures; scaled to the share they have of F_meas); else top-1 stays.
+DIR/chosen.dmm is the winner's .dmm (its title says what was measured).
+Writes DIR/measured.json (each round's order too) and DIR/measured.csv
+(predicted and measured rank of each); prints one line per candidate.
+Exit status 1 when no candidate could be measured (a build or replay that
+fails is reported and left out)."""
 import argparse
 import csv
 import json
@@ -103,6 +111,22 @@ def replay(dmm, trace, lib):
         return "no result (%s)" % e
 
 
+def program_scale(d, base_t, base_m):
+    """(D, R, what was read) from DIR/stats.json: the recorded run's
+    duration D (at least t_glibc) and the program's memory outside glibc's
+    heap R; (t_glibc, 0) where the trace does not say."""
+    dur = peak = None
+    try:
+        with open(os.path.join(d, "stats.json")) as f:
+            tr = json.load(f).get("trace", {})
+        dur, peak = tr.get("duration_s"), tr.get("peak_rss_bytes")
+    except (OSError, ValueError, AttributeError):
+        pass
+    D = dur if isinstance(dur, (int, float)) and dur > base_t else base_t
+    R = max(0, peak - base_m) if isinstance(peak, int) and peak > 0 else 0
+    return D, R, dict(duration_s=dur, peak_rss_bytes=peak, D_s=D, outside_heap_bytes=R)
+
+
 def rank(values):
     """1-based ranks of values (lower first; ties share the lower rank)."""
     order = sorted(values)
@@ -152,6 +176,8 @@ def main():
         sys.exit("measure: the replay under glibc failed: %s" % "; ".join(errors))
     base_t = statistics.median(x[0] for x in runs["glibc"])
     base_m = statistics.median(x[1] for x in runs["glibc"])
+    D, R, prog = program_scale(a.dir, base_t, base_m)
+    share = 0.5 * base_t / D + 0.5 * base_m / (R + base_m)   # of F_meas, the replay's measures
     rows = []
     for name, text, pred in cands:
         if not runs[name]:
@@ -163,7 +189,9 @@ def main():
                          seconds_max=max(x[0] for x in runs[name]),
                          call_seconds=statistics.median(x[2] for x in runs[name]), heap_bytes=m,
                          time_vs_glibc=t / base_t, heap_vs_glibc=m / base_m,
-                         F_meas=0.5 * t / base_t + 0.5 * m / base_m, dmm=text))
+                         F_replay=0.5 * t / base_t + 0.5 * m / base_m,
+                         F_meas=0.5 * (1 + (t - base_t) / D) + 0.5 * (R + m) / (R + base_m),
+                         dmm=text))
     if not rows:
         sys.exit("measure: no candidate could be measured: %s" % "; ".join(errors))
     for r, p, q in zip(rows, rank([r["predicted_F"] for r in rows]),
@@ -171,7 +199,7 @@ def main():
         r["predicted_rank"], r["measured_rank"] = p, q
     win = min(rows, key=lambda r: (r["F_meas"], r["predicted_F"]))
     best = next((r for r in rows if r["name"] == "top-1"), None)
-    if best and win is not best and win["F_meas"] > best["F_meas"] * (1 - a.margin):
+    if best and win is not best and win["F_meas"] > best["F_meas"] * (1 - a.margin * share):
         win = best   # within the noise: the model's choice stands
     text = win["dmm"]
     first, rest = (text.split("\n", 1) + [""])[:2]
@@ -183,6 +211,7 @@ def main():
     out = dict(trace=a.trace, reps=a.reps,
                glibc=dict(seconds=base_t, heap_bytes=base_m,
                           call_seconds=statistics.median(x[2] for x in runs["glibc"])),
+               program=prog, replay_share=share,
                chosen=win["name"], candidates=rows, errors=errors, pinned=pins,
                orders=orders)
     with open(os.path.join(a.dir, "measured.json"), "w") as f:
@@ -190,11 +219,14 @@ def main():
     with open(os.path.join(a.dir, "measured.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["name", "predicted_F", "predicted_rank", "seconds", "heap_bytes",
-                    "time_vs_glibc", "heap_vs_glibc", "F_meas", "measured_rank"])
+                    "time_vs_glibc", "heap_vs_glibc", "F_replay", "F_meas", "measured_rank"])
         for r in rows:
             w.writerow([r["name"], "%.6f" % r["predicted_F"], r["predicted_rank"],
                         "%.6f" % r["seconds"], r["heap_bytes"], "%.4f" % r["time_vs_glibc"],
-                        "%.4f" % r["heap_vs_glibc"], "%.4f" % r["F_meas"], r["measured_rank"]])
+                        "%.4f" % r["heap_vs_glibc"], "%.4f" % r["F_replay"], "%.4f" % r["F_meas"],
+                        r["measured_rank"]])
+    print("measure: as the program sees it: its run %.3f s, %.1f MB outside the heap "
+          "(the replay's measures weigh %.3f of F_meas)" % (D, R / 1e6, share))
     for r in sorted(rows, key=lambda r: r["measured_rank"]):
         print("measure: %-6s predicted #%-2d F %.4f   measured #%-2d time %.3fx heap %.3fx "
               "F_meas %.4f%s" % (r["name"], r["predicted_rank"], r["predicted_F"],

@@ -430,7 +430,7 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
     /* every candidate measured: the search's (one or two: designs that
      * replay alike count once) and the presets asked for */
     int lines = 0;
-    for (char *p = out; (p = strstr(p, "measure: ")); p++)
+    for (char *p = out; (p = strstr(p, " predicted #")); p++)
         lines++;
     int ntop = strstr(out, "top-2 ") ? 2 : 1;
     cr_expect_eq(lines, 2 + ntop, "%s", out);
@@ -477,6 +477,38 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
              "sys.exit(0 if len(o)==2 and all(sorted(x)==n for x in o) and o[0]!=o[1] else 1)' "
              "'%s/measured.json'", ev);
     cr_expect_eq(system(cmd), 0, "measured.json: each round's order is not a permutation");
+    /* no stats.json beside the search: nothing says how long the program
+     * ran or what it holds outside the heap, and F_meas is the replay's own
+     * F_real */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+             "p=d[\"program\"]; c=d[\"candidates\"]; "
+             "sys.exit(0 if p[\"D_s\"]==d[\"glibc\"][\"seconds\"] and "
+             "p[\"outside_heap_bytes\"]==0 and d[\"replay_share\"]==1 and "
+             "all(abs(x[\"F_meas\"]-x[\"F_replay\"])<1e-12 for x in c) else 1)' "
+             "'%s/measured.json'", ev);
+    cr_expect_eq(system(cmd), 0, "without stats.json F_meas is not F_replay");
+    /* a program that ran 50 s and held 4 GB beside its heap: what the
+     * replays measure is scaled down to the share it has of that run */
+    snprintf(file, sizeof file, "%s/stats.json", ev);
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fputs("{\"trace\": {\"duration_s\": 50.0, \"peak_rss_bytes\": 4000000000}}\n", f);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(cmd, sizeof cmd,
+             "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
+             "--reps 1 --presets kng,lea > '%s/measure.out' 2>&1", DMM_SRC_DIR, ev, trc,
+             DMM_BUILD_DIR, tmpdir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+             "p=d[\"program\"]; g=d[\"glibc\"]; R=4e9-g[\"heap_bytes\"]; "
+             "ok=p[\"D_s\"]==50 and p[\"outside_heap_bytes\"]==R and d[\"replay_share\"]<0.01; "
+             "ok=ok and all(abs(x[\"F_meas\"]-0.5*(1+(x[\"seconds\"]-g[\"seconds\"])/50)"
+             "-0.5*(R+x[\"heap_bytes\"])/(R+g[\"heap_bytes\"]))<1e-9 and "
+             "abs(x[\"F_meas\"]-1)<0.01 for x in d[\"candidates\"]); "
+             "sys.exit(0 if ok else 1)' '%s/measured.json'", ev);
+    cr_expect_eq(system(cmd), 0, "F_meas is not scaled to the program's run and memory");
     free(out);
     remove_tmpdir();
 }
