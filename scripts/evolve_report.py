@@ -138,8 +138,8 @@ def measured_section(d, w):
     w("The search's %d best distinct designs and the five presets, each compiled and the trace "
       "replayed under it for real (`dmm replay`, %d interleaved rounds, medians), against glibc: "
       "F_replay = ½·time/time_glibc + ½·heap/heap_glibc (time: the replay's window, its calls and "
-      "payload writes with the page faults they take; heap: the replay's peak RSS above its "
-      "baseline)%s. Built: **%s**." % (
+      "payload writes with the page faults they take; heap: the replay's peak RSS above the RSS "
+      "at the start of glibc's replay window)%s. Built: **%s**." % (
           sum(1 for c in m["candidates"] if c["name"].startswith("top-")), m["reps"], scale,
           m["chosen"]))
     w("")

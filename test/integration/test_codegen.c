@@ -469,6 +469,14 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
              "sys.exit(0 if r and all(x[\"seconds\"]>x[\"call_seconds\"]>0 for x in r) else 1)' "
              "'%s/measured.json'", ev);
     cr_expect_eq(system(cmd), 0, "measured.json: seconds not above call_seconds");
+    /* every heap is measured from one floor, glibc's RSS at its window's
+     * start, and no library's heap is below what its replay asked for */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+             "r=d[\"candidates\"]+[d[\"glibc\"]]; "
+             "sys.exit(0 if d[\"glibc\"][\"baseline_rss_bytes\"]>0 and "
+             "all(x[\"heap_bytes\"]>100000 for x in r) else 1)' '%s/measured.json'", ev);
+    cr_expect_eq(system(cmd), 0, "measured.json: no floor, or a heap below the replay's");
     /* each round ran glibc and every candidate once, in its own order
      * (shuffled by the round: rounds 0 and 1 differ for 4 or 5 names) */
     snprintf(cmd, sizeof cmd,
