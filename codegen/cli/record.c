@@ -105,18 +105,20 @@ static void summary(const char *dir)
         return;
     }
     fprintf(stderr, "\ndmm record: %zu process%s traced, in %s/\n", n, n == 1 ? "" : "es", dir);
-    fprintf(stderr, "  %8s %8s %12s %11s %11s  %s\n", "pid", "ppid", "operations", "allocated",
-            "peak live", "command");
+    fprintf(stderr, "  %8s %8s %12s %11s %11s %11s  %s\n", "pid", "ppid", "operations",
+            "allocated", "peak live", "peak RSS", "command");
     for (size_t i = 0; i < n; i++) {
         if (v[i].unreadable) {
             fprintf(stderr, "  %s: %s\n", v[i].file, v[i].err);
             continue;
         }
-        char total[32], peak[32];
+        char total[32], peak[32], rss[32] = "?";
         human(v[i].alloc_bytes, total, sizeof total);
         human(v[i].peak_live, peak, sizeof peak);
-        fprintf(stderr, "  %8u %8u %12llu %11s %11s  %.70s%s\n", v[i].pid, v[i].ppid,
-                (unsigned long long)v[i].records, total, peak, v[i].command,
+        if (v[i].peak_rss)   /* else the trace does not say */
+            human(v[i].peak_rss, rss, sizeof rss);
+        fprintf(stderr, "  %8u %8u %12llu %11s %11s %11s  %.70s%s\n", v[i].pid, v[i].ppid,
+                (unsigned long long)v[i].records, total, peak, rss, v[i].command,
                 (long)i == most && n > 1 ? "   <- allocated most" : "");
     }
     if (most >= 0)

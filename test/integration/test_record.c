@@ -146,9 +146,24 @@ Test(record, the_process_that_allocated_most_is_the_one_that_asked_for_most_byte
     cr_assert_geq(most, 0);
     cr_expect(strstr(v[most].command, "bigcalloc") != NULL, "picked: %s", v[most].command);
     cr_expect_geq(v[most].alloc_bytes, (uint64_t)32 << 20);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (strstr(v[i].command, "main 300"))
             cr_expect_gt(v[i].alloc_calls, v[most].alloc_calls, "more calls, fewer bytes");
+        /* each process's peak RSS, where its trace's clock syncs carry it
+         * (the TSC's): at least the 16 pages bigcalloc writes */
+        char f[900];
+        snprintf(f, sizeof f, "%s/%s", dir, v[i].file);
+        uint8_t *h;
+        size_t len;
+        cr_assert_eq(dmm_read_file(f, &h, &len, &err), 0, "%s", err.msg);
+        uint32_t clock = len >= 28 ? (uint32_t)h[24] | (uint32_t)h[25] << 8 |
+                                         (uint32_t)h[26] << 16 | (uint32_t)h[27] << 24 : 0;
+        free(h);
+        if (clock == DMM_TRC_CLOCK_TSC)
+            cr_expect_gt(v[i].peak_rss, (uint64_t)16 << 12, "%s: peak RSS %llu", v[i].command,
+                         (unsigned long long)v[i].peak_rss);
+    }
+    expect_err("peak RSS");
     char picked[300];
     snprintf(picked, sizeof picked, "rec/%s", v[most].file);
     free(v);

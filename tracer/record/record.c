@@ -253,6 +253,7 @@ static void read_one(const char *dir, dmm_record_proc_t *p)
     p->alloc_calls = st.alloc_calls;
     p->alloc_bytes = st.total_bytes;
     p->peak_live = st.max_in_use;
+    p->peak_rss = t.peak_rss;
     dmm_stats_free(&st);
     dmm_trace_free(&t);
 }

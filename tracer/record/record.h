@@ -40,6 +40,8 @@ typedef struct dmm_record_proc {
     uint64_t alloc_calls;      /* allocating calls (malloc, calloc, realloc, ...) */
     uint64_t alloc_bytes;      /* bytes they asked for, in total (frees ignored) */
     uint64_t peak_live;        /* peak of live requested bytes */
+    uint64_t peak_rss;         /* the process's peak RSS, tracer included; 0:
+                                  its trace does not say (trace.h) */
     int      unreadable;       /* 1: the file did not read (err names why) */
     char     err[768];         /* dmm_err_t's size */
 } dmm_record_proc_t;
