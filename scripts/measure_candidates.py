@@ -27,9 +27,10 @@ faults them in the call, the opposite of what the program sees), heap its
 peak RSS above the RSS at the start of glibc's replay window (the driver's
 own memory, the same under any library: measured from each library's own
 start, a design in huge pages hid the 2 MiB extent that the driver's first
-calls had opened, 12 % of git log's heap, which the program pays); D the recorded run's duration and R the program's memory outside
-the heap, its peak RSS less glibc's heap (DIR/stats.json: the trace's
-duration_s and peak_rss_bytes).  A replay that saves 10 ms in a program
+calls had opened, 12 % of git log's heap, which the program pays); D the
+recorded run's duration and R the program's memory outside the heap, its
+peak RSS less glibc's heap (DIR/stats.json: the trace's duration_s and
+peak_rss_bytes).  A replay that saves 10 ms in a program
 that runs 5 s, or 1 MB of heap in a program of 150 MB, moves the program's
 F_real that little, and so moves F_meas that little.  Where the trace does
 not say (no clock; recorded before traces sampled the peak RSS), D is
