@@ -236,8 +236,9 @@ Test(tracer, flushes_on_sigpipe)
 
 /* The trace says the process's peak RSS (its clock syncs sample it, the
  * last at exit): no less than what the program itself read after writing
- * 300000 small blocks (some 40 MiB), and not far above it.  The samples ride on the TSC clock syncs,
- * which a machine without an invariant TSC does not write. */
+ * 300000 small blocks (some 40 MiB), and not far above it.  The samples
+ * ride on the TSC clock syncs, which a machine without an invariant TSC
+ * does not write. */
 Test(tracer, the_trace_says_the_process_peak_rss)
 {
     make_tmpdir();
