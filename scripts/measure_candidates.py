@@ -11,7 +11,11 @@ into a library of its own (BUILD/candidates/NAME.so, the same code as
 libdmm_evolved.so), and replays TRACE under glibc and under each with
 `dmm replay --json`, interleaved, N rounds (default 5), each round on one
 CPU, the fastest at its start (cpupin.py: a replay is single-threaded, and
-this machine's CPUs need not run at one speed), in an order shuffled anew
+this machine's CPUs need not run at one speed; a trace of several threads
+is replayed on as many, `dmm replay --threads`, which take turns, so one
+CPU serves them as well: glibc gives each thread an arena of its own, and
+git pack-objects' heap under glibc was 42 MB replayed on one thread, 52 MB
+on its three), in an order shuffled anew
 each round (seeded by the round: the replay that runs just after glibc's
 took up to 2x its usual time on git log's trace, so a fixed order would
 charge that to one candidate every round).  Each candidate is scored as
@@ -19,8 +23,8 @@ the recorded program would see it (medians):
 
     F_meas = 0.5 * (1 + (t - t_glibc) / D) + 0.5 * (R + heap) / (R + heap_glibc)
 
-t the replay's own time (`wall_s`: the allocator's calls and the payload
-writes after them, which take the first-touch page faults of whatever fresh
+t the replay's own time (`wall_s`, less `handoff_s` on threads: the
+allocator's calls and the payload writes after them, which take the first-touch page faults of whatever fresh
 memory a call handed out; the calls alone, `op_s`, leave those faults out
 and so rank a design that hands out fresh pages lazily ahead of one that
 faults them in the call, the opposite of what the program sees), heap its
@@ -95,23 +99,36 @@ def build_all(build, dmm, names, texts):
     return {n: (p if os.path.exists(p) else None) for n, p in targets.items()}, errors
 
 
-def replay(dmm, trace, lib):
+def replay(dmm, trace, lib, threads):
     """(window seconds, peak RSS, seconds in the calls, RSS at the window's
-    start) of one replay, or an error string."""
+    start, threads it ran on) of one replay, or an error string.  threads:
+    on the trace's threads, the time their hand-overs took left out."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("LD_PRELOAD", "GLIBC_TUNABLES") and not k.startswith("DMM_")
            and not k.startswith("MALLOC_")}
     if lib:
         env["LD_PRELOAD"] = lib
-    r = subprocess.run([dmm, "replay", "--json", trace], env=env, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run([dmm, "replay", "--json"] + (["--threads"] if threads else []) + [trace],
+                       env=env, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:])
     try:
         j = json.loads(r.stdout)
-        return (j["wall_s"], j["peak_rss_bytes"], j["op_s"], j["baseline_rss_bytes"])
+        return (j["wall_s"] - j["handoff_s"], j["peak_rss_bytes"], j["op_s"],
+                j["baseline_rss_bytes"], j["threads"])
     except (ValueError, KeyError) as e:
         return "no result (%s)" % e
+
+
+def trace_threads(d):
+    """The threads that made calls in the trace, from DIR/stats.json (1
+    where it does not say)."""
+    try:
+        with open(os.path.join(d, "stats.json")) as f:
+            n = json.load(f).get("trace", {}).get("threads")
+        return n if isinstance(n, int) and n > 1 else 1
+    except (OSError, ValueError, AttributeError):
+        return 1
 
 
 def program_scale(d, base_t, base_m):
@@ -158,6 +175,7 @@ def main():
     libs, errors = build_all(build, dmm, names, [c[1] for c in cands])
     runs = {n: [] for n in ["glibc"] + names}
     pins, orders = [], []
+    threads = trace_threads(a.dir)
     for k in range(a.reps):
         cpu, speeds = cpupin.fastest_cpu()
         pins.append(cpupin.describe(cpu, speeds))
@@ -168,7 +186,7 @@ def main():
             for n in order:
                 if n != "glibc" and not libs.get(n):
                     continue
-                r = replay(dmm, a.trace, None if n == "glibc" else libs[n])
+                r = replay(dmm, a.trace, None if n == "glibc" else libs[n], threads > 1)
                 if isinstance(r, str):
                     errors.append("%s: dmm replay: %s" % (n, r))
                     libs[n] = None
@@ -182,6 +200,7 @@ def main():
     # held before the window opened (a huge extent that the driver's first
     # calls opened: up to 2 MiB, which the program pays as well)
     floor = statistics.median(x[3] for x in runs["glibc"])
+    ran_on = max(x[4] for v in runs.values() for x in v)
     runs = {n: [(x[0], max(1, x[1] - floor), x[2]) for x in v] for n, v in runs.items()}
     base_t = statistics.median(x[0] for x in runs["glibc"])
     base_m = statistics.median(x[1] for x in runs["glibc"])
@@ -217,7 +236,7 @@ def main():
     first = re.sub(r"\s+chosen=\S+", "", first)
     with open(os.path.join(a.dir, "chosen.dmm"), "w") as f:
         f.write("%s chosen=%s F_meas=%.4f\n%s" % (first, win["name"], win["F_meas"], rest))
-    out = dict(trace=a.trace, reps=a.reps,
+    out = dict(trace=a.trace, reps=a.reps, threads=ran_on,
                glibc=dict(seconds=base_t, heap_bytes=base_m, baseline_rss_bytes=floor,
                           call_seconds=statistics.median(x[2] for x in runs["glibc"])),
                program=prog, replay_share=share,

@@ -2,7 +2,7 @@
  * malloc, timed (tracer/replay/).
  *
  *   dmm replay [--no-write] [--check] [--json] [--csv FILE] [--plot FILE.png]
- *              [--samples N] [--runs N] TRACE
+ *              [--samples N] [--runs N] [--threads] TRACE
  *   dmm replay --mdriver [--json] [--no-cache] TRACE|DIR...
  *
  * Exit status: 0, 1 (usage, or an output or the system failed), 2 (a bad
@@ -35,7 +35,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: dmm replay [--no-write] [--check] [--json] [--csv FILE] [--plot FILE.png]\n"
-            "                  [--samples N] [--runs N] [--no-cache] TRACE\n"
+            "                  [--samples N] [--runs N] [--threads] [--no-cache] TRACE\n"
             "\n"
             "Replays TRACE's operation stream (alloc, realloc, free) through this process's\n"
             "malloc: run dmm under LD_PRELOAD= of the allocator to measure (none: glibc).\n"
@@ -56,6 +56,10 @@ static void usage(FILE *f)
             "                children) and time each operation by its fastest run: what the\n"
             "                allocator does recurs in every run, an interrupt does not; the\n"
             "                rest (memory, wall time) is the last run's (default 1)\n"
+            "  --threads     run each thread's operations on a thread of its own, still one\n"
+            "                at a time in the trace's order, so that an allocator with memory\n"
+            "                per thread (glibc's arenas, thread caches) holds what it held in\n"
+            "                the program (default: every operation on one thread)\n"
             "  --no-cache    parse TRACE even when TRACE.ops holds its operations, and\n"
             "                write no TRACE.ops (by default it is kept beside the trace)\n"
             "\n"
@@ -145,6 +149,8 @@ static int parse(int argc, char **argv, cli_opts_t *o)
             o->replay.write = 0;
         } else if (!strcmp(a, "--check")) {
             o->replay.check = 1;
+        } else if (!strcmp(a, "--threads")) {
+            o->replay.threads = 1;
         } else if (!strcmp(a, "--no-cache")) {
             o->replay.no_cache = 1;
         } else if (!strcmp(a, "--json")) {

@@ -492,7 +492,7 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
              "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
              "p=d[\"program\"]; c=d[\"candidates\"]; "
              "sys.exit(0 if p[\"D_s\"]==d[\"glibc\"][\"seconds\"] and "
-             "p[\"outside_heap_bytes\"]==0 and d[\"replay_share\"]==1 and "
+             "p[\"outside_heap_bytes\"]==0 and d[\"replay_share\"]==1 and d[\"threads\"]==1 and "
              "all(abs(x[\"F_meas\"]-x[\"F_replay\"])<1e-12 for x in c) else 1)' "
              "'%s/measured.json'", ev);
     cr_expect_eq(system(cmd), 0, "without stats.json F_meas is not F_replay");
@@ -517,6 +517,26 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
              "abs(x[\"F_meas\"]-1)<0.01 for x in d[\"candidates\"]); "
              "sys.exit(0 if ok else 1)' '%s/measured.json'", ev);
     cr_expect_eq(system(cmd), 0, "F_meas is not scaled to the program's run and memory");
+    /* a trace of three threads (work_media's main and two workers), as
+     * stats.json says: replayed on three threads */
+    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media2.trc", tmpdir);
+    snprintf(trc, sizeof trc, "%s/media2.trc", tmpdir);
+    char *media2[] = { MEDIA, "-f", "40", "-t", "2", NULL };
+    cr_assert_eq(run(media2, tenv, tmpdir, NULL, NULL, NULL), 0);
+    f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fputs("{\"trace\": {\"threads\": 3, \"duration_s\": 0.05, \"peak_rss_bytes\": 9000000}}\n", f);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(cmd, sizeof cmd,
+             "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
+             "--reps 1 --presets kng > '%s/measure.out' 2>&1", DMM_SRC_DIR, ev, trc,
+             DMM_BUILD_DIR, tmpdir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+             "sys.exit(0 if d[\"threads\"]==3 and d[\"candidates\"] else 1)' '%s/measured.json'",
+             ev);
+    cr_expect_eq(system(cmd), 0, "a trace of three threads was not replayed on three");
     free(out);
     remove_tmpdir();
 }

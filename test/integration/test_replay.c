@@ -994,3 +994,66 @@ Test(replay, mdriver_names_an_overlapping_allocator)
     cr_expect(jhas(r.out, "Terminated with 1 errors"), "%s", r.out);
     result_free(&r);
 }
+
+/* --threads: each trace thread's operations run on a thread of the
+ * replay's own, in the trace's order.  libtidnote.so says which thread
+ * asked for each of the trace's three blocks: the two of thread 100 on one
+ * thread, thread 200's on another; without --threads all on one.  The
+ * frees cross threads (200 frees 100's block and 100 frees 200's), and
+ * --check finds every block whole. */
+static const char threads_text[] =
+    "100: malloc 0x1000 777701\n"
+    "200: malloc 0x2000 777702\n"
+    "100: malloc 0x3000 777703\n"
+    "200: free 0x1000\n"
+    "100: free 0x2000\n"
+    "100: free 0x3000\n";
+
+/* The thread libtidnote.so noted for a request of size bytes, or -1. */
+static long noted_tid(const char *err, long size)
+{
+    char key[48];
+    snprintf(key, sizeof key, "tidnote %ld ", size);
+    const char *p = strstr(err, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+Test(replay, threads_run_each_trace_threads_operations_on_a_thread_of_its_own)
+{
+    char path[300];
+    put("threads.txt", threads_text, path, sizeof path);
+
+    /* plainly (and under the sanitizers): every op done, every block whole */
+    result_t r = replay_run(plain_env, "--threads", "--check", "--json", path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    check_json(r.out, 6, 3 * 777702.0, "--threads");
+    cr_expect_eq(jnum(r.out, NULL, "threads"), 2, "%s", r.out);
+    cr_expect_geq(jnum(r.out, NULL, "handoff_s"), 0, "%s", r.out);
+    result_free(&r);
+    r = replay_run(plain_env, "--threads", "--runs", "2", path, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(jhas(r.out, "threads     2, one per thread of the trace"), "%s", r.out);
+    result_free(&r);
+    r = replay_run(plain_env, "--check", "--json", path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(jnum(r.out, NULL, "threads"), 1, "%s", r.out);
+    cr_expect_eq(jnum(r.out, NULL, "handoff_s"), 0, "%s", r.out);
+    result_free(&r);
+
+    if (SANITIZED)
+        cr_skip_test("a sanitized dmm cannot run under another allocator");
+    const char *env[] = { "LD_PRELOAD=" DMM_BUILD_DIR "/test/progs/libtidnote.so", NULL };
+    r = replay_run(env, "--threads", "--check", path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    long a = noted_tid(r.err, 777701), b = noted_tid(r.err, 777702), c = noted_tid(r.err, 777703);
+    cr_expect(a > 0 && b > 0 && c > 0, "%s", r.err);
+    cr_expect_eq(a, c, "thread 100's blocks on threads %ld and %ld", a, c);
+    cr_expect_neq(a, b, "threads 100 and 200 both on thread %ld", a);
+    result_free(&r);
+
+    r = replay_run(env, "--check", path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    a = noted_tid(r.err, 777701), b = noted_tid(r.err, 777702), c = noted_tid(r.err, 777703);
+    cr_expect(a > 0 && a == b && b == c, "without --threads: %ld %ld %ld", a, b, c);
+    result_free(&r);
+}

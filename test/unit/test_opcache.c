@@ -2,7 +2,8 @@
  * (tracer/format/opcache.c): written on the first load, read on the next
  * with the very same stream, never trusted when the trace changed or the
  * cache was damaged (any byte of it), a cut-short trace's note kept, and
- * no cache for standard input or when asked for none. */
+ * no cache for standard input or when asked for none; each op's thread,
+ * numbered in the order threads come, through the cache too. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -61,6 +62,7 @@ static void expect_same(const dmm_opstream_t *a, const dmm_opstream_t *b)
     cr_expect_eq(a->unknown_free, b->unknown_free);
     cr_expect_eq(a->failed, b->failed);
     cr_expect_eq(a->reused_live, b->reused_live);
+    cr_expect_eq(a->nthreads, b->nthreads);
 }
 
 static int exists(const char *p)
@@ -197,4 +199,43 @@ Test(opcache, a_cut_short_traces_note_is_kept)
     expect_same(&a, &b);
     dmm_opstream_free(&a);
     dmm_opstream_free(&b);
+}
+
+/* Each op carries its thread: 0 for the first that made an op, then 1,
+ * 2, ... as they come (records that make no op number none), and from the
+ * 256th thread on they share 255; the cache keeps them. */
+Test(opcache, ops_carry_their_thread_numbered_as_threads_come)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/t.android", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "70: free 0x0\n"             /* free(NULL): no op, no number */
+               "50: malloc 0x1000 16\n"
+               "60: malloc 0x2000 32\n"
+               "50: free 0x2000\n"
+               "40: calloc 0x3000 4 8\n"
+               "60: realloc 0x4000 0x1000 64\n");
+    for (int t = 0; t < 300; t++)
+        fprintf(f, "%d: malloc 0x%x 16\n", 1000 + t, 0x100000 + 0x100 * t);
+    fclose(f);
+    dmm_opstream_t parsed, cached;
+    dmm_opload_t i1, i2;
+    load(path, 1, &parsed, &i1);
+    cr_assert(i1.cache_written);
+    cr_assert_eq(parsed.nops, 5 + 300);
+    static const unsigned want[] = { 0, 1, 0, 2, 1 };   /* 50, 60, 50, 40, 60 */
+    for (int i = 0; i < 5; i++)
+        cr_expect_eq(parsed.ops[i].thread, want[i], "op %d: thread %u", i, parsed.ops[i].thread);
+    for (int t = 0; t < 300; t++) {
+        unsigned w = 3 + t < 255 ? 3 + t : 255;
+        cr_expect_eq(parsed.ops[5 + t].thread, w, "thread %d's op: %u", 1000 + t,
+                     parsed.ops[5 + t].thread);
+    }
+    cr_expect_eq(parsed.nthreads, 256);
+    load(path, 1, &cached, &i2);
+    cr_assert(i2.from_cache);
+    expect_same(&parsed, &cached);
+    dmm_opstream_free(&parsed);
+    dmm_opstream_free(&cached);
 }

@@ -17,7 +17,7 @@
 #include "tracer/format/load.h"
 
 #define OPS_MAGIC   "DMMOPS\r\n"
-#define OPS_VERSION 1u
+#define OPS_VERSION 2u   /* 2: each op says its thread (1's ops all said 0) */
 
 typedef struct ops_header {
     char     magic[8];
@@ -78,11 +78,16 @@ static int read_cache(const char *cache, const struct stat *st, dmm_opstream_t *
     if (!ops || dmm_read_all(fd, ops, (size_t)h.nops * sizeof *ops) != 0 ||
         dmm_crc32(0, ops, (size_t)h.nops * sizeof *ops) != h.ops_crc)
         goto bad;
-    for (uint64_t i = 0; i < h.nops; i++)
+    unsigned nthreads = 0;
+    for (uint64_t i = 0; i < h.nops; i++) {
         if (ops[i].kind < DMM_OP_ALLOC || ops[i].kind > DMM_OP_FREE || ops[i].id >= h.nids)
             goto bad;
+        if (ops[i].thread >= nthreads)
+            nthreads = ops[i].thread + 1u;
+    }
     close(fd);
     memset(s, 0, sizeof *s);
+    s->nthreads = nthreads;
     s->ops = ops;
     s->nops = (size_t)h.nops;
     s->nids = h.nids;

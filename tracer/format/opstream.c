@@ -34,11 +34,34 @@ static int map_take(dmm_u64map_t *m, uint64_t key, uint32_t *id)
     return 1;
 }
 
+/* The ordinal of thread tid's ops into b->thread, given in the order
+ * threads make their first op: 0, or -1 (out of memory).  Threads past the
+ * 256th share the last. */
+static int set_thread(dmm_opbuild_t *b, uint32_t tid)
+{
+    if (b->thread_key == (uint64_t)tid + 1)
+        return 0;   /* the usual case: the thread of the record before */
+    int added;
+    uint64_t *slot = dmm_u64map_slot(&b->threads, (uint64_t)tid + 1, &added);
+    if (!slot)
+        return -1;
+    if (added) {
+        dmm_opstream_t *s = b->s;
+        *slot = s->nthreads < DMM_OP_THREADS ? s->nthreads++ : DMM_OP_THREADS - 1;
+    }
+    b->thread = (uint8_t)*slot;
+    b->thread_key = (uint64_t)tid + 1;
+    return 0;
+}
+
 static int emit(dmm_opbuild_t *b, unsigned kind, unsigned flags, unsigned align_log2,
                 uint32_t id, uint64_t size)
 {
+    if (set_thread(b, b->tid) != 0)
+        return -1;
     dmm_op_t op = { .kind = (uint8_t)kind, .flags = (uint8_t)flags,
-                    .align_log2 = (uint8_t)align_log2, .id = id, .size = size };
+                    .align_log2 = (uint8_t)align_log2, .thread = b->thread, .id = id,
+                    .size = size };
     return b->emit(b->ctx, &op);
 }
 
@@ -138,6 +161,7 @@ int dmm_opbuild_put(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t 
         s->failed++;
         return 0;   /* a failed realloc leaves its block as it was */
     }
+    b->tid = r->tid;   /* the thread of the ops it makes (emit) */
     switch (r->op) {
     case DMM_TRC_MALLOC: case DMM_TRC_CALLOC: case DMM_TRC_MEMALIGN:
     case DMM_TRC_POSIX_MEMALIGN: case DMM_TRC_ALIGNED_ALLOC:
@@ -171,6 +195,7 @@ void dmm_opbuild_free(dmm_opbuild_t *b)
 {
     dmm_u64map_free(&b->live);
     dmm_u64map_free(&b->pending);
+    dmm_u64map_free(&b->threads);
 }
 
 /* dmm_opstream_build's emit: the op appended to the stream's array. */

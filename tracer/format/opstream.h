@@ -3,6 +3,9 @@
  *
  * Ids name block lifetimes: each successful allocation gets the next id
  * (0, 1, 2, ...); a realloc keeps its block's id even when the block moves.
+ * Each op also says which of the trace's threads made it (thread: 0 for the
+ * first thread that made one, 1 for the next, ...; from the 256th on they
+ * share 255), for a replay on as many threads (dmm replay --threads).
  * Anomalies of real traces (frees of blocks allocated before tracing began,
  * as in a forked child; free(NULL); failed calls) are counted, not errors.
  */
@@ -18,12 +21,13 @@
 enum { DMM_OP_ALLOC = 1, DMM_OP_REALLOC, DMM_OP_FREE };
 
 #define DMM_OPF_ZERO 0x1u   /* calloc: the block must read as zeros */
+#define DMM_OP_THREADS 256u /* thread ordinals an op can carry */
 
 typedef struct dmm_op {
     uint8_t  kind;        /* DMM_OP_* */
     uint8_t  flags;       /* DMM_OPF_* */
     uint8_t  align_log2;  /* 0 = default (16-byte) alignment */
-    uint8_t  reserved;
+    uint8_t  thread;      /* the trace's thread that made it, by order of first op */
     uint32_t id;
     uint64_t size;
 } dmm_op_t;
@@ -33,6 +37,7 @@ typedef struct dmm_opstream {
     dmm_op_t *ops;
     size_t    nops;
     uint32_t  nids;           /* ids are 0 .. nids-1 */
+    uint32_t  nthreads;       /* ops' threads are 0 .. nthreads-1 (at most 256) */
     /* anomalies, counted */
     uint64_t  free_null;      /* free(NULL) */
     uint64_t  unknown_free;   /* free of a pointer never seen allocated */
@@ -51,6 +56,10 @@ typedef struct dmm_opbuild {
     void *ctx;
     dmm_u64map_t live;       /* address -> id */
     dmm_u64map_t pending;    /* tid + 1 -> id of a block between RELEASE and REALLOC */
+    dmm_u64map_t threads;    /* tid + 1 -> the ordinal its ops carry */
+    uint32_t     tid;        /* the thread of the record being put */
+    uint64_t     thread_key; /* tid + 1 of the last op's thread (0: none yet) */
+    uint8_t      thread;     /* ... and its ordinal */
 } dmm_opbuild_t;
 void dmm_opbuild_init(dmm_opbuild_t *b, dmm_opstream_t *s,
                       int (*emit)(void *ctx, const dmm_op_t *op), void *ctx);

@@ -55,6 +55,8 @@ static void json_run(dmm_json_t *j, const dmm_replay_t *r)
     dmm_json_num(j, "tsc_ghz", "%.4f", r->ghz);
     dmm_json_u64(j, "timer_overhead_cycles", r->timer_overhead);
     dmm_json_u64(j, "runs", r->o->runs ? r->o->runs : 1);
+    dmm_json_u64(j, "threads", r->nthreads);
+    dmm_json_num(j, "handoff_s", "%.6f", ns_of(r, (double)r->handoff_ticks) / 1e9);
 }
 
 /* Per kind (alloc, realloc, free, then all): the summary, then the
@@ -210,6 +212,10 @@ static void text_run(FILE *f, const dmm_replay_t *r)
     if (r->o->runs > 1)
         fprintf(f, "runs        %u from the same start: each operation's time is its fastest run's"
                    " (the wall time the last run's)\n", r->o->runs);
+    if (r->nthreads > 1)
+        fprintf(f, "threads     %u, one per thread of the trace, taking turns in its order: %.6f s"
+                   " of the wall time went in handing the turn over\n", r->nthreads,
+                ns_of(r, (double)r->handoff_ticks) / 1e9);
 }
 
 static void text_latency(FILE *f, const dmm_replay_t *r)

@@ -10,10 +10,15 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +31,8 @@ static int map_tables(dmm_replay_t *r)
     size_t off_ptr = a;   a += (size_t)r->nids * sizeof(void *);
     size_t off_size = a;  a += (size_t)r->nids * sizeof(uint64_t);
     size_t off_lat = a;   a += r->nops * sizeof(uint64_t);
+    size_t off_next = a;  a += r->nthreads > 1 ? r->nops * sizeof(uint32_t) : 0;
+    a = (a + 7) & ~(size_t)7;
     size_t off_samp = a;  a += r->nsamp * sizeof(dmm_replay_sample_t);
     size_t off_hist = a;  a += 4 * sizeof(dmm_hist_t);
     r->arena_len = (a + page - 1) & ~(page - 1);
@@ -40,12 +47,38 @@ static int map_tables(dmm_replay_t *r)
     r->ptr = (void **)(b + off_ptr);
     r->size = (uint64_t *)(b + off_size);
     r->lat = (uint64_t *)(b + off_lat);
+    r->next_own = r->nthreads > 1 ? (uint32_t *)(b + off_next) : NULL;
     r->samp = (dmm_replay_sample_t *)(b + off_samp);
     r->hist = (dmm_hist_t *)(b + off_hist);
     /* MAP_POPULATE may be refused quietly: touch every page now. */
     for (size_t i = 0; i < r->arena_len; i += page)
         b[i] = 0;
     return 0;
+}
+
+/* --threads: which of the replay's threads runs op i (a trace thread for
+ * which none could be started: the first). */
+static inline unsigned owner(const dmm_replay_t *r, size_t i)
+{
+    unsigned t = r->L.ops[i].thread;
+    return t < r->nthreads ? t : 0;
+}
+
+/* --threads: each thread's ops chained in the stream's order. */
+static void chain_threads(dmm_replay_t *r)
+{
+    uint32_t last[DMM_OP_THREADS];
+    for (unsigned t = 0; t < DMM_OP_THREADS; t++)
+        r->first_own[t] = last[t] = (uint32_t)r->nops;
+    for (size_t i = 0; i < r->nops; i++) {
+        unsigned t = owner(r, i);
+        if (last[t] == r->nops)
+            r->first_own[t] = (uint32_t)i;
+        else
+            r->next_own[last[t]] = (uint32_t)i;
+        last[t] = (uint32_t)i;
+        r->next_own[i] = (uint32_t)r->nops;
+    }
 }
 
 int dmm_replay_open(dmm_replay_t *r, const dmm_replay_opts_t *o)
@@ -61,10 +94,23 @@ int dmm_replay_open(dmm_replay_t *r, const dmm_replay_opts_t *o)
     r->nsamp = o->samples < r->nops ? (size_t)o->samples : r->nops;
     if (r->nids == 0)
         r->nids = 1;
+    r->nthreads = 1;
+    if (o->threads) {
+        for (size_t i = 0; i < r->nops; i++)
+            if (r->L.ops[i].thread >= r->nthreads)
+                r->nthreads = r->L.ops[i].thread + 1u;
+        if (r->nthreads > 1 && r->nops >= UINT32_MAX) {
+            fprintf(stderr, "dmm replay: warning: --threads takes up to %u operations; "
+                            "replaying on one thread\n", UINT32_MAX - 1);
+            r->nthreads = 1;
+        }
+    }
     if (map_tables(r) != 0) {
         dmm_replay_unload(&r->L);
         return 1;
     }
+    if (r->nthreads > 1)
+        chain_threads(r);
     r->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (r->statm_fd < 0)
         fprintf(stderr, "dmm replay: warning: no /proc/self/statm: RSS from the high-water mark only\n");
@@ -233,33 +279,183 @@ static __attribute__((noinline)) void touch_stack(void)
         pad[i] = 0;
 }
 
-void dmm_replay_run(dmm_replay_t *r)
+/* The RSS sample due after op i (sample j after op (j+1)*nops/nsamp - 1,
+ * the last after the last op), from r->samp_j on. */
+static size_t sample_after(const dmm_replay_t *r)
 {
-    size_t nsamp = r->nsamp, j = 0;
-    /* sample j is taken after op (j+1)*nops/nsamp - 1: the last after the last op */
-    size_t next = nsamp ? (size_t)(((unsigned __int128)1 * r->nops) / nsamp) - 1 : SIZE_MAX;
+    size_t j = r->samp_j;
+    return j < r->nsamp ? (size_t)(((unsigned __int128)(j + 1) * r->nops) / r->nsamp) - 1
+                        : SIZE_MAX;
+}
 
+/* Op i and what follows it: the peak, the sample due.  -1 after a
+ * corruption. */
+static int step(dmm_replay_t *r, size_t i)
+{
+    if (replay_op(r, i) != 0)
+        return -1;
+    if (r->live > r->peak_requested)
+        r->peak_requested = r->live;
+    if (i == r->samp_next) {
+        take_sample(r, i);
+        r->samp_j++;
+        r->samp_next = sample_after(r);
+    }
+    return 0;
+}
+
+/* ---- --threads --------------------------------------------------------- */
+
+/* A thread waits for its turn spinning while the op it waits for is at
+ * most TURN_NEAR ops away (up to TURN_SPINS pauses: a hand-over to a
+ * running thread then takes well under a microsecond), else asleep on its
+ * bell, which the thread that hands it the turn rings.  On one CPU it never
+ * spins: it would hold up the thread whose turn it is. */
+#define TURN_NEAR  64u
+#define TURN_SPINS 2000
+
+static void wait_turn(dmm_replay_t *r, unsigned t, uint32_t i)
+{
+    for (int k = 0; k < r->turn_spins; k++) {
+        uint32_t v = __atomic_load_n(&r->turn, __ATOMIC_ACQUIRE);
+        if (v >= i)
+            return;
+        if (i - v > TURN_NEAR)
+            break;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    for (;;) {
+        uint32_t b = __atomic_load_n(&r->bell[t], __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&r->turn, __ATOMIC_ACQUIRE) >= i)
+            return;
+        syscall(SYS_futex, &r->bell[t], FUTEX_WAIT_PRIVATE, b, NULL, NULL, 0);
+    }
+}
+
+/* The turn to op next, which thread to runs: its bell rung when it is not
+ * the giver (all: to -1). */
+static void give_turn(dmm_replay_t *r, uint32_t next, int to, unsigned from)
+{
+    if (to >= 0 && (unsigned)to == from) {
+        __atomic_store_n(&r->turn, next, __ATOMIC_RELEASE);
+        return;
+    }
+    r->given_at = dmm_clock_ticks();
+    __atomic_store_n(&r->turn, next, __ATOMIC_RELEASE);
+    for (unsigned t = to < 0 ? 0 : (unsigned)to; t < r->nthreads; t++) {
+        __atomic_add_fetch(&r->bell[t], 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &r->bell[t], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        if (to >= 0)
+            break;
+    }
+}
+
+/* Thread t's ops, each in its turn; the one that runs the last op (or
+ * finds a corruption) stops the clock and ends every thread's wait. */
+static void run_own(dmm_replay_t *r, unsigned t)
+{
+    uint32_t n = (uint32_t)r->nops;
+    for (uint32_t i = r->first_own[t]; i < n; i = r->next_own[i]) {
+        wait_turn(r, t, i);
+        if (__atomic_load_n(&r->turn, __ATOMIC_ACQUIRE) != i)
+            return;   /* the run ended: a corruption */
+        if (i && owner(r, i - 1) != t)
+            r->handoff_ticks += dmm_clock_ticks() - r->given_at;
+        if (step(r, i) != 0 || i + 1 == n) {
+            r->ops_done = r->corrupt ? i : n;
+            r->t1_ticks = dmm_clock_ticks();
+            r->t1_ns = dmm_clock_ns();
+            give_turn(r, n + 1, -1, t);
+            return;
+        }
+        give_turn(r, i + 1, (int)owner(r, i + 1), t);
+    }
+}
+
+typedef struct replay_thread {
+    dmm_replay_t *r;
+    unsigned      t;
+    pthread_t     th;
+    int           started;
+} replay_thread_t;
+
+static void *thread_main(void *arg)
+{
+    replay_thread_t *w = arg;
+    touch_stack();   /* before the baseline, as the first thread's */
+    __atomic_store_n(&w->started, 1, __ATOMIC_RELEASE);
+    run_own(w->r, w->t);
+    return NULL;
+}
+
+/* The replay's threads for trace threads 1.. (0 is this one's), each with
+ * its stack touched, before the clock.  How many were started. */
+static unsigned start_threads(dmm_replay_t *r, replay_thread_t *w)
+{
+    unsigned n = 0;
+    for (unsigned t = 1; t < r->nthreads; t++) {
+        w[n] = (replay_thread_t){ .r = r, .t = t };
+        int e = pthread_create(&w[n].th, NULL, thread_main, &w[n]);
+        if (e) {
+            fprintf(stderr, "dmm replay: --threads: cannot start thread %u of %u: %s; its "
+                            "operations run on the first\n", t + 1, r->nthreads, strerror(e));
+            break;
+        }
+        n++;
+    }
+    for (unsigned k = 0; k < n; k++)
+        while (!__atomic_load_n(&w[k].started, __ATOMIC_ACQUIRE))
+            sched_yield();
+    return n;
+}
+
+static void run_threads(dmm_replay_t *r)
+{
+    static replay_thread_t w[DMM_OP_THREADS];
+    r->turn = 0;
+    r->handoff_ticks = 0;
+    cpu_set_t cpus;
+    r->turn_spins = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2
+                    ? 0 : TURN_SPINS;
+    memset(r->bell, 0, sizeof r->bell);
+    unsigned n = start_threads(r, w);
+    if (n + 1 < r->nthreads) {
+        /* fewer threads than asked: the missing ones' ops on this one */
+        r->nthreads = n + 1;
+        chain_threads(r);
+    }
     touch_stack();
     r->hwm_reset = dmm_mem_reset_hwm();
     dmm_mem_statm(r->statm_fd, &r->baseline_rss, &r->baseline_anon);
     r->t0_ns = dmm_clock_ns();
     r->t0_ticks = dmm_clock_ticks();
-    size_t i;
-    for (i = 0; i < r->nops; i++) {
-        if (replay_op(r, i) != 0)
-            break;
-        if (r->live > r->peak_requested)
-            r->peak_requested = r->live;
-        if (i == next) {
-            take_sample(r, i);
-            j++;
-            next = j < nsamp ? (size_t)(((unsigned __int128)(j + 1) * r->nops) / nsamp) - 1
-                             : SIZE_MAX;
-        }
+    run_own(r, 0);
+    for (unsigned k = 0; k < n; k++)
+        pthread_join(w[k].th, NULL);
+}
+
+void dmm_replay_run(dmm_replay_t *r)
+{
+    r->samp_j = 0;
+    r->samp_next = r->nsamp ? sample_after(r) : SIZE_MAX;
+    if (r->nthreads > 1) {
+        run_threads(r);
+    } else {
+        touch_stack();
+        r->hwm_reset = dmm_mem_reset_hwm();
+        dmm_mem_statm(r->statm_fd, &r->baseline_rss, &r->baseline_anon);
+        r->t0_ns = dmm_clock_ns();
+        r->t0_ticks = dmm_clock_ticks();
+        size_t i;
+        for (i = 0; i < r->nops; i++)
+            if (step(r, i) != 0)
+                break;
+        r->t1_ticks = dmm_clock_ticks();
+        r->t1_ns = dmm_clock_ns();
+        r->ops_done = i;   /* a corrupt op is not counted */
     }
-    r->t1_ticks = dmm_clock_ticks();
-    r->t1_ns = dmm_clock_ns();
-    r->ops_done = i;   /* a corrupt op is not counted */
     if (r->nsamp_done == 0 || r->samp[r->nsamp_done - 1].op + 1 < r->ops_done) {
         if (r->nsamp_done < r->nsamp)
             take_sample(r, r->ops_done - 1);

@@ -30,6 +30,7 @@ typedef struct dmm_replay_opts {
     uint64_t    samples;   /* RSS samples over the run */
     int         no_cache;  /* parse the trace even when TRACE.ops is valid; write none */
     unsigned    runs;      /* runs from the same start; each op's fastest is kept (0: 1) */
+    int         threads;   /* each op on a thread of its own trace thread's (see below) */
 } dmm_replay_opts_t;
 
 typedef struct dmm_replay_sample {
@@ -48,6 +49,7 @@ typedef struct dmm_replay {
     void    **ptr;      /* id -> block */
     uint64_t *size;     /* id -> requested size */
     uint64_t *lat;      /* op -> cycles */
+    uint32_t *next_own; /* --threads: op -> the next op of its thread (nops: none) */
     dmm_replay_sample_t *samp;
     size_t    nsamp, nsamp_done;
     dmm_hist_t *hist;   /* [0] all, [DMM_OP_ALLOC..DMM_OP_FREE] */
@@ -56,7 +58,17 @@ typedef struct dmm_replay {
     int hwm_reset;
     uint64_t timer_overhead;
 
+    /* --threads: the replay's threads (1: the replay runs on this one) */
+    unsigned nthreads;
+    uint32_t first_own[DMM_OP_THREADS];   /* each thread's first op */
+
     /* the run */
+    size_t   samp_next, samp_j;   /* the op after which the next RSS sample is taken */
+    uint32_t turn;                /* --threads: the op whose turn it is */
+    uint32_t bell[DMM_OP_THREADS];   /* ... each thread's futex word, rung with its turn */
+    uint64_t given_at;            /* ... when the last turn went to another thread */
+    uint64_t handoff_ticks;       /* ... the time turns took from one thread to another */
+    int      turn_spins;          /* ... how long a waiting thread spins before it sleeps */
     size_t   ops_done;
     uint64_t failed;
     uint64_t live, peak_requested;
@@ -86,7 +98,17 @@ typedef struct dmm_replay {
  * the message has been printed on stderr.  r keeps a pointer to o. */
 int dmm_replay_open(dmm_replay_t *r, const dmm_replay_opts_t *o);
 
-/* The timed replay; it stops at the first corruption (r->corrupt). */
+/* The timed replay; it stops at the first corruption (r->corrupt).
+ *
+ * With o->threads and a trace whose calls came from several threads, each
+ * trace thread's ops run on a thread of the replay's own (the first trace
+ * thread's on this one, the others' on threads started before the clock),
+ * still one at a time in the stream's order: an op waits for its turn
+ * (spinning a little, then on a futex) and hands it on.  So an allocator
+ * that serves each thread from memory of its own (glibc's arenas, thread
+ * caches) holds what it would hold in the program, where one thread would
+ * have everything served from one heap; the time includes the hand-overs
+ * (the same for every allocator: the calls alone are in the latencies). */
 void dmm_replay_run(dmm_replay_t *r);
 
 /* --runs N: the replay N times from the same start, the first N - 1 in
