@@ -69,7 +69,17 @@
 
 extern char **environ;
 
-#define BUF_BYTES    DMM_BLOCK_MAX /* a thread's buffer: tens of thousands of records */
+/* A thread's buffer, and so its blocks: some 15 000 records.  Its pages
+ * are first touched as it first fills, a page fault each (9 us apiece on
+ * the 2-CPU VM dmm is developed on, 0.6 ms for 256 KiB), and a small one
+ * stays in the caches; a block costs a writev and a clock sync (about 3 us
+ * here).  work_media -f 300 (0.9 MB of trace), 41 interleaved runs each,
+ * traced/plain: 1.147 with 256 KiB (the format's DMM_BLOCK_MAX), 1.131
+ * with 128, 1.111 with 64, 1.106 with 32; -f 3000 (9 MB): 1.161, 1.100,
+ * 1.125, 1.192; with the writer process 1.200 -> 1.118, compressing 1.424
+ * -> 1.197 (the trace 2 % larger). */
+#define BUF_BYTES    (64u << 10)
+_Static_assert(BUF_BYTES <= DMM_BLOCK_MAX, "a buffer is one block at most");
 #define SMALL_BYTES  1024u        /* in-TLS buffer of exiting threads */
 #define TIME_STRIDE  128u         /* records per clock read, by default */
 #define MAX_DEPTH    64u         /* DMM_TRACE_STACK is capped here */

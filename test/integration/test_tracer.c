@@ -681,7 +681,7 @@ Test(tracer, opens_libunwind_and_libzstd_only_when_asked)
 
 /* ---- the writer process (DMM_TRACE_WRITER, preload/recorder/writer.h) --
  * 30 000 rounds of the tracee's pattern are 150 000 records, several of a
- * thread's 256 KiB buffers: each full one goes to the writer. */
+ * thread's 64 KiB buffers: each full one goes to the writer. */
 #define WRITER_N 30000
 static const char *const writer_on[] = { "DMM_TRACE_WRITER=yes", NULL };
 

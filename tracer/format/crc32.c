@@ -9,6 +9,10 @@
 
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 static uint32_t crc_table[256];
 static int crc_ready;   /* 1 = table built, 2 = table built and SSE4.2 */
 
@@ -68,8 +72,12 @@ static void crc_init(void)
     fill_by_bits(crc_table, bit);
     int hw = 0;
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    hw = __builtin_cpu_supports("sse4.2");
+    /* one CPUID leaf, read here: __builtin_cpu_supports would link libgcc's
+     * CPU model constructor into every traced process, some twenty CPUIDs
+     * at its start, each a trap to the hypervisor on a virtual machine
+     * (about 3 us apiece on the one dmm is developed on) */
+    unsigned a, b, c, d;
+    hw = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
     if (hw)
         shift_init();
 #endif
