@@ -107,6 +107,7 @@ typedef struct tstate {
     uint64_t       tnow;       /* the last clock reading */
     uint64_t       lclock;     /* multi-threaded: the least seq of the next record */
     uint32_t       tleft;      /* records until the next one */
+    uint32_t       blocks;     /* blocks flushed by the owner */
     uint32_t       tid;
     int            tab1;       /* 1 + its order column (seq_mt); 0: none yet, -1:
                                   the shared table */
@@ -561,9 +562,11 @@ static uint64_t peak_rss(void)
 
 /* Pair the TSC with CLOCK_MONOTONIC (see DMM_TRC_CLOCK_TSC).  A clock sync
  * (each block of a thread starts with one, and exit writes a last one)
- * also samples the peak RSS: the greatest sample in a trace is
- * the process's peak, up to its last block even in a trace cut short. */
-static void clock_sync(tstate_t *s)
+ * also samples the peak RSS where rss says so (exit's, a thread's first
+ * and every fourth block's: 256 KiB of its records apart): the greatest
+ * sample in a trace is the process's peak (the kernel's high-water mark),
+ * up to its last sample even in a trace cut short. */
+static void clock_sync(tstate_t *s, int rss)
 {
     if (!g_tsc)
         return;
@@ -575,7 +578,7 @@ static void clock_sync(tstate_t *s)
 #if defined(__x86_64__)
     r.arg = __rdtsc() - g_tsc0;
 #endif
-    r.size = peak_rss();
+    r.size = rss ? peak_rss() : 0;
     append(s, &r);
 }
 
@@ -641,7 +644,7 @@ static void flush_own(tstate_t *s)
     /* each block of a thread starts with a clock sync: a trace cut short
      * still has two to convert its ticks with */
     if (s->mode == TS_ACTIVE && !__atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED))
-        clock_sync(s);
+        clock_sync(s, (++s->blocks & 3) == 0);
     errno = saved;
 }
 
@@ -698,7 +701,7 @@ void dmm_tw_flush_all(int final)
      * this thread holds. */
     dmm_tw_gate += DMM_TW_INSIDE;
     if (ts.mode == TS_ACTIVE && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON)
-        clock_sync(&ts);
+        clock_sync(&ts, 1);
     flush_all_impl(final, 0);
     dmm_tw_gate -= DMM_TW_INSIDE;
 }
@@ -774,7 +777,7 @@ static void thread_start(tstate_t *s)
         __atomic_store_n(&s->lim, 0, __ATOMIC_RELAXED);
     if (g_key_ok)
         pthread_setspecific(g_key, s);
-    clock_sync(s);
+    clock_sync(s, 1);
 }
 
 /* pthread key destructor: the thread is exiting.  Flush, then keep tracing
@@ -886,7 +889,7 @@ static void atfork_child(void)
             dmm_tw_gate |= DMM_TW_NOT_READY;
         }
         else if (ts.mode == TS_ACTIVE)
-            clock_sync(&ts);
+            clock_sync(&ts, 1);
     }
     dmm_tw_gate -= DMM_TW_INSIDE;
 }
