@@ -24,10 +24,11 @@ the recorded program would see it (medians):
     F_meas = 0.5 * (1 + (t - t_glibc) / D) + 0.5 * (R + heap) / (R + heap_glibc)
 
 t the replay's own time (`wall_s`, less `handoff_s` on threads: the
-allocator's calls and the payload writes after them, which take the first-touch page faults of whatever fresh
-memory a call handed out; the calls alone, `op_s`, leave those faults out
-and so rank a design that hands out fresh pages lazily ahead of one that
-faults them in the call, the opposite of what the program sees), heap its
+allocator's calls and the payload writes after them, which take the
+first-touch page faults of whatever fresh memory a call handed out; the
+calls alone, `op_s`, leave those faults out and so rank a design that
+hands out fresh pages lazily ahead of one that faults them in the call,
+the opposite of what the program sees), heap its
 peak RSS above the RSS at the start of glibc's replay window (the driver's
 own memory, the same under any library: measured from each library's own
 start, a design in huge pages hid the 2 MiB extent that the driver's first

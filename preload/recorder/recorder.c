@@ -75,9 +75,9 @@ extern char **environ;
  * stays in the caches; a block costs a writev and a clock sync (about 3 us
  * here).  work_media -f 300 (0.9 MB of trace), 41 interleaved runs each,
  * traced/plain: 1.147 with 256 KiB (the format's DMM_BLOCK_MAX), 1.131
- * with 128, 1.111 with 64, 1.106 with 32; -f 3000 (9 MB): 1.161, 1.100,
- * 1.125, 1.192; with the writer process 1.200 -> 1.118, compressing 1.424
- * -> 1.197 (the trace 2 % larger). */
+ * with 128, 1.111 with 64, 1.106 with 32; with the writer process 1.200
+ * -> 1.118, compressing 1.424 -> 1.197 (the trace 2 % larger).  On -f 3000
+ * (9.5 MB) the same either way: 1.142 and 1.147, 81 runs. */
 #define BUF_BYTES    (64u << 10)
 _Static_assert(BUF_BYTES <= DMM_BLOCK_MAX, "a buffer is one block at most");
 #define SMALL_BYTES  1024u        /* in-TLS buffer of exiting threads */
