@@ -135,12 +135,15 @@ def measured_section(d, w):
                      "where it has no clock either)"))
     else:   # a measured.json of before the program's scale
         scale = ""
-    w("The search's %d best distinct designs and the five presets, each compiled and the trace "
+    nlean = sum(1 for c in m["candidates"] if c["name"].startswith("lean-"))
+    lean = (", %d lean design%s (the least weighted sum of time and memory for a weight of "
+            "memory above eq. 1's: lean-N.dmm)" % (nlean, "" if nlean == 1 else "s")) if nlean else ""
+    w("The search's %d best distinct designs%s and the five presets, each compiled and the trace "
       "replayed under it for real (`dmm replay`, %d interleaved rounds, medians), against glibc: "
       "F_replay = ½·time/time_glibc + ½·heap/heap_glibc (time: the replay's window, its calls and "
       "payload writes with the page faults they take; heap: the replay's peak RSS above the RSS "
       "at the start of glibc's replay window)%s. Built: **%s**." % (
-          sum(1 for c in m["candidates"] if c["name"].startswith("top-")), m["reps"], scale,
+          sum(1 for c in m["candidates"] if c["name"].startswith("top-")), lean, m["reps"], scale,
           m["chosen"]))
     w("")
     w("| candidate | predicted F | predicted rank | time vs glibc | heap vs glibc | F_replay | "

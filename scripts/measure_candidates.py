@@ -5,8 +5,9 @@ thousands of designs, a measurement decides which one is built.
     measure_candidates.py --dir DIR --trace TRACE [--build BUILD] [--reps N]
                           [--margin X] [--presets kng,lea,fib,s10,exa]
 
-Reads DIR/search.json (dmm evolve's: the K best distinct designs, "top", and
-the five presets, "references", each with its predicted F), compiles each
+Reads DIR/search.json (dmm evolve's: the K best distinct designs, "top", the
+lean ones, "lean", that minimise a sum weighing memory more than eq. 1 does,
+and the five presets, "references", each with its predicted F), compiles each
 into a library of its own (BUILD/candidates/NAME.so, the same code as
 libdmm_evolved.so), and replays TRACE under glibc and under each with
 `dmm replay --json`, interleaved, N rounds (default 5), each round on one
@@ -66,8 +67,10 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def candidates(search, presets):
     """[(name, .dmm text, predicted F)] from dmm evolve's search.json: its
-    top designs, and the presets named in presets."""
+    top designs, its lean ones, and the presets named in presets."""
     out = [("top-%d" % t["rank"], t["dmm"], t["F"]) for t in search.get("top", []) if t["dmm"]]
+    out += [("lean-%d" % t["rank"], t["dmm"], t["F"]) for t in search.get("lean", [])
+            if t["dmm"]]
     out += [(r["name"], r["dmm"], r["F"]) for r in search.get("references", [])
             if r.get("dmm") and r["name"] in presets]
     return out

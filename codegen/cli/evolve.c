@@ -69,6 +69,12 @@ static void usage(FILE *f)
         "                    ...,worst, the costliest call of the pooled design\n"
         "  --top K           write the K best distinct designs as DIR/top-1.dmm ..\n"
         "                    top-K.dmm (5; at most 50): make evolve measures them\n"
+        "  --lean LIST       for each weight w of LIST (0.25,0.1,0.03; none: no\n"
+        "                    lean designs), the design that minimises\n"
+        "                    w*T/T_KNG + (1-w)*M/M_LEA (eq. 1: w = 0.5) unless it is a\n"
+        "                    top one: DIR/lean-1.dmm ..; make evolve measures them\n"
+        "                    too (a program whose heap is most of its RSS and whose\n"
+        "                    calls are little of its time gains more from them)\n"
         "  --no-cache        parse TRACE even when TRACE.ops holds its operations, and\n"
         "                    write no TRACE.ops (by default it is kept beside the trace)\n"
         "  --mpi             under mpirun: rank 0 searches, every other rank evaluates\n"
@@ -79,6 +85,34 @@ static void usage(FILE *f)
         "Ctrl-C stops the search within a moment and keeps the best so far.\n"
         "Exit status: 0 done, 1 usage error, 2 bad input or no valid individual,\n"
         "3 (--mpi) a rank died or mpirun ended the job: the best so far was written.\n");
+}
+
+/* "W[,W...]" (each in (0,1), at most DMM_GE_LEAN_MAX) into w, or "none";
+ * their number, or -1 (said on stderr). */
+static int parse_lean(const char *v, double *w)
+{
+    if (!strcmp(v, "none"))
+        return 0;
+    int n = 0;
+    const char *p = v;
+    for (;;) {
+        char *end;
+        errno = 0;
+        double x = strtod(p, &end);
+        if (end == p || errno || !(x > 0 && x < 1) || (*end && *end != ',')) {
+            fprintf(stderr, "dmm evolve: --lean %s: weights of time in (0,1), comma-separated "
+                            "(e.g. 0.25,0.1,0.03), or none\n", v);
+            return -1;
+        }
+        if (n == DMM_GE_LEAN_MAX) {
+            fprintf(stderr, "dmm evolve: --lean %s: at most %d weights\n", v, DMM_GE_LEAN_MAX);
+            return -1;
+        }
+        w[n++] = x;
+        if (!*end)
+            return n;
+        p = end + 1;
+    }
 }
 
 /* ---- progress -------------------------------------------------------------- */
@@ -294,6 +328,9 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
                 }
             } else if (!strcmp(a, "--objectives")) {
                 if ((cfg.objectives = parse_objectives(v)) < 0)
+                    return 1;
+            } else if (!strcmp(a, "--lean")) {
+                if ((cfg.nlean = parse_lean(v, cfg.lean)) < 0)
                     return 1;
             }
             else if ((io = int_option(a))) {

@@ -232,18 +232,23 @@ static void put_log(FILE *f, const dmm_evolve_t *ev)
     }
 }
 
-/* The rank-th best distinct design (0-based) as .dmm text with its title;
- * its length, or 0 when it does not fit or does not parse. */
-static size_t top_text(const dmm_evolve_t *ev, int rank, char *buf, size_t cap)
+/* The rank-th best distinct design (0-based), or lean design, as .dmm text
+ * with its title; its length, or 0 when it does not fit or does not parse. */
+static size_t top_text(const dmm_evolve_t *ev, int lean, int rank, char *buf, size_t cap)
 {
-    const dmm_ge_top_t *t = &ev->r.top[rank];
+    const dmm_ge_top_t *t = lean ? &ev->r.lean[rank] : &ev->r.top[rank];
     dmm_desc_t d;
     dmm_err_t e;
     if (dmm_desc_parse("top", t->key, strlen(t->key), &d, &e) != 0)
         return 0;
-    snprintf(d.title, sizeof d.title,
-             "dmm 1  trace=%.100s seed=%llu rank=%d fitness=%.6f T=%llu M=%zu", ev->name,
-             (unsigned long long)ev->cfg.seed, rank + 1, t->F, (unsigned long long)t->T, t->M);
+    char what[64];
+    if (lean)
+        snprintf(what, sizeof what, "lean=%d weight=%g", rank + 1, t->weight);
+    else
+        snprintf(what, sizeof what, "rank=%d", rank + 1);
+    snprintf(d.title, sizeof d.title, "dmm 1  trace=%.100s seed=%llu %s fitness=%.6f T=%llu M=%zu",
+             ev->name, (unsigned long long)ev->cfg.seed, what, t->F, (unsigned long long)t->T,
+             t->M);
     size_t n = dmm_desc_print(&d, buf, cap);
     return n < cap ? n : 0;
 }
@@ -267,6 +272,10 @@ static void put_parameters(dmm_json_t *j, const dmm_evolve_t *ev)
     dmm_json_bool(j, "finish_hopeless", c->finish_hopeless);
     dmm_json_i64(j, "traces_seen", c->nextra + 1);
     dmm_json_string(j, "aggregate", c->worst_case ? "worst" : "mean");
+    dmm_json_arr_flat(j, "lean");
+    for (int i = 0; i < c->nlean; i++)
+        dmm_json_num(j, NULL, "%g", c->lean[i]);
+    dmm_json_close_arr(j);
     dmm_json_close_obj(j);
 }
 
@@ -305,7 +314,20 @@ static void put_search(FILE *f, const dmm_evolve_t *ev)
         dmm_json_num(&j, "F", "%.9f", r->top[i].F);
         dmm_json_u64(&j, "T", r->top[i].T);
         dmm_json_u64(&j, "M", r->top[i].M);
-        dmm_json_string(&j, "dmm", top_text(ev, i, text, sizeof text) ? text : "");
+        dmm_json_string(&j, "dmm", top_text(ev, 0, i, text, sizeof text) ? text : "");
+        dmm_json_close_obj(&j);
+    }
+    dmm_json_close_arr(&j);
+    dmm_json_arr(&j, "lean");
+    for (int i = 0; i < r->nlean; i++) {
+        char text[DMM_DESC_MAX * 160 + 400];
+        dmm_json_obj(&j, NULL);
+        dmm_json_i64(&j, "rank", i + 1);
+        dmm_json_num(&j, "weight", "%g", r->lean[i].weight);
+        dmm_json_num(&j, "F", "%.9f", r->lean[i].F);
+        dmm_json_u64(&j, "T", r->lean[i].T);
+        dmm_json_u64(&j, "M", r->lean[i].M);
+        dmm_json_string(&j, "dmm", top_text(ev, 1, i, text, sizeof text) ? text : "");
         dmm_json_close_obj(&j);
     }
     dmm_json_close_arr(&j);
@@ -357,23 +379,26 @@ static void put_search(FILE *f, const dmm_evolve_t *ev)
     dmm_json_end(&j);
 }
 
-/* DIR/top-N.dmm for each of the best distinct designs; older ones past
- * them removed. */
+/* DIR/top-N.dmm for each of the best distinct designs and DIR/lean-N.dmm
+ * for each lean one; older ones past them removed. */
 static int write_top(const dmm_evolve_t *ev, dmm_err_t *err)
 {
     char path[4096], text[DMM_DESC_MAX * 160 + 400];
-    for (int i = 0; i < DMM_EVOLVE_TOP_MAX; i++) {
-        snprintf(path, sizeof path, "%s/top-%d.dmm", ev->out, i + 1);
-        if (i >= ev->r.ntop) {
-            unlink(path);
-            continue;
+    for (int lean = 0; lean < 2; lean++) {
+        int n = lean ? ev->r.nlean : ev->r.ntop;
+        for (int i = 0; i < (lean ? DMM_GE_LEAN_MAX : DMM_EVOLVE_TOP_MAX); i++) {
+            snprintf(path, sizeof path, "%s/%s-%d.dmm", ev->out, lean ? "lean" : "top", i + 1);
+            if (i >= n) {
+                unlink(path);
+                continue;
+            }
+            size_t tl = top_text(ev, lean, i, text, sizeof text);
+            if (!tl)
+                return dmm_err_set(err, "%s: the description does not fit in %zu bytes", path,
+                                   sizeof text);
+            if (dmm_write_file(path, text, tl, err) != 0)
+                return -1;
         }
-        size_t tl = top_text(ev, i, text, sizeof text);
-        if (!tl)
-            return dmm_err_set(err, "%s: the description does not fit in %zu bytes", path,
-                               sizeof text);
-        if (dmm_write_file(path, text, tl, err) != 0)
-            return -1;
     }
     return 0;
 }

@@ -290,6 +290,10 @@ void dmm_ge_config_default(dmm_ge_config_t *cfg)
     cfg->seed = 1;
     cfg->hopeless = 1;
     cfg->top = 5;
+    cfg->lean[0] = 0.25;
+    cfg->lean[1] = 0.1;
+    cfg->lean[2] = 0.03;
+    cfg->nlean = 3;
 }
 
 static void set_invalid(indiv_t *x)
@@ -949,7 +953,7 @@ static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
         return -1;
     }
     f[kept] = (dmm_ge_top_t){ key, x->F, x->T, x->M, x->W, x->P, x->n.t, x->n.m, x->n.w, x->n.p,
-                              x->n.F_worst };
+                              x->n.F_worst, 0 };
     r->front = f;
     r->nfront = kept + 1;
     return 0;
@@ -1217,6 +1221,11 @@ static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
         bad = "more traces: nextra given without them";
     else if (c->nextra && (c->custom || c->remote))
         bad = "several traces are evaluated in this process, with the simulator's fitness";
+    else if (c->nlean < 0 || c->nlean > DMM_GE_LEAN_MAX)
+        bad = "lean: at most 8 weights";
+    for (int i = 0; !bad && i < c->nlean; i++)
+        if (!(c->lean[i] > 0 && c->lean[i] < 1))
+            bad = "lean: each weight of time must be in (0,1)";
     if (bad)
         dmm_err_set(err, "%s", bad);
     return bad ? -1 : 0;
@@ -1250,7 +1259,7 @@ static int collect_top(const cache_t *c, int k, dmm_ge_result_t *r)
         const entry_t *e = &c->slots[i];
         if (e->key && e->valid && !e->hopeless && e->pending < 0)
             all[n++] = (dmm_ge_top_t){ e->key, e->F, e->T, e->M, e->W, e->P, e->n.t, e->n.m,
-                                       e->n.w, e->n.p, e->n.F_worst };
+                                       e->n.w, e->n.p, e->n.F_worst, 0 };
     }
     qsort(all, n, sizeof *all, top_cmp);
     /* designs that replay the trace with the same T and M behave alike on
@@ -1275,6 +1284,48 @@ static int collect_top(const cache_t *c, int k, dmm_ge_result_t *r)
     return 0;
 }
 
+/* r->lean: for each weight w of cfg.lean, the valid phenotype of the cache
+ * simulated to the end that minimises w*t + (1-w)*m (ties by text), unless
+ * a design of r->top or of an earlier weight has its T and M.  0, or -1 out
+ * of memory. */
+static int collect_lean(const cache_t *c, const dmm_ge_config_t *cfg, dmm_ge_result_t *r)
+{
+    if (cfg->nlean <= 0 || cfg->objectives || cfg->custom)
+        return 0;
+    if (!(r->lean = calloc((size_t)cfg->nlean, sizeof *r->lean)))
+        return -1;
+    for (int k = 0; k < cfg->nlean; k++) {
+        double w = cfg->lean[k], best = 0;
+        const entry_t *pick = NULL;
+        for (size_t i = 0; i < c->cap; i++) {
+            const entry_t *e = &c->slots[i];
+            if (!e->key || !e->valid || e->hopeless || e->pending >= 0)
+                continue;
+            double v = w * e->n.t + (1 - w) * e->n.m;
+            if (!pick || v < best || (v == best && strcmp(e->key, pick->key) < 0)) {
+                pick = e;
+                best = v;
+            }
+        }
+        if (!pick)
+            break;
+        int same = 0;
+        for (int j = 0; j < r->ntop && !same; j++)
+            same = r->top[j].T == pick->T && r->top[j].M == pick->M;
+        for (int j = 0; j < r->nlean && !same; j++)
+            same = r->lean[j].T == pick->T && r->lean[j].M == pick->M;
+        if (same)
+            continue;
+        dmm_ge_top_t *t = &r->lean[r->nlean];
+        *t = (dmm_ge_top_t){ NULL, pick->F, pick->T, pick->M, pick->W, pick->P, pick->n.t,
+                             pick->n.m, pick->n.w, pick->n.p, pick->n.F_worst, w };
+        if (!(t->key = strdup(pick->key)))
+            return -1;
+        r->nlean++;
+    }
+    return 0;
+}
+
 void dmm_ge_result_free(dmm_ge_result_t *r)
 {
     for (int i = 0; i < r->ntop; i++)
@@ -1282,6 +1333,11 @@ void dmm_ge_result_free(dmm_ge_result_t *r)
     free(r->top);
     r->top = NULL;
     r->ntop = 0;
+    for (int i = 0; i < r->nlean; i++)
+        free(r->lean[i].key);
+    free(r->lean);
+    r->lean = NULL;
+    r->nlean = 0;
     for (int i = 0; i < r->nfront; i++)
         free(r->front[i].key);
     free(r->front);
@@ -1409,7 +1465,7 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     }
     if (r->found && st.best_hopeless && !cfg->custom && finish_best(&st, r) != 0)
         goto oom;
-    if (collect_top(&st.cache, cfg->top, r) != 0)
+    if (collect_top(&st.cache, cfg->top, r) != 0 || collect_lean(&st.cache, cfg, r) != 0)
         goto oom;
     if (r->nfront)
         qsort(r->front, (size_t)r->nfront, sizeof *r->front, front_cmp);

@@ -107,6 +107,7 @@ enum { DMM_GE_OBJ_TIME = 1, DMM_GE_OBJ_MEMORY = 2, DMM_GE_OBJ_WORST = 4, DMM_GE_
 /* The hypervolume's reference point, in each normalised objective: twice
  * the reference allocator's value. */
 #define DMM_GE_HV_REF 2.0
+#define DMM_GE_LEAN_MAX 8       /* the most cfg.lean weights */
 
 typedef struct dmm_ge_gen dmm_ge_gen_t;
 
@@ -201,6 +202,16 @@ typedef struct dmm_ge_config {
     /* How many of the best distinct phenotypes the result lists (r->top):
      * the candidates that `make evolve` measures for real (5). */
     int      top;
+    /* Designs for programs that weigh memory more than eq. 1 does
+     * (r->lean): for each weight w here, the design simulated to the end
+     * that minimises w*T/T_KNG + (1-w)*M/M_LEA (eq. 1 is w = 0.5), where
+     * it is not one of r->top's or an earlier weight's.  `make evolve`
+     * measures them with r->top: a program whose heap is most of its RSS
+     * and whose calls are little of its time gains more from the leaner
+     * design than from eq. 1's (0.25, 0.1, 0.03; nlean 0: none).  Not with
+     * objectives or a custom fitness. */
+    double   lean[DMM_GE_LEAN_MAX];
+    int      nlean;
 } dmm_ge_config_t;
 
 /* One of the best distinct phenotypes of a run (dmm_ge_result_t.top): its
@@ -215,6 +226,7 @@ typedef struct dmm_ge_top {
     double   t, m, w, p; /* T/T_KNG, M/M_LEA, W/W_KNG, P/P_KNG (several
                             traces: the means of each trace's) */
     double   F_worst;  /* the worst trace's F (one trace: F) */
+    double   weight;   /* r->lean: the w it minimises w*t + (1-w)*m for */
 } dmm_ge_top_t;
 
 /* One generation: a row of log.csv. */
@@ -274,6 +286,10 @@ typedef struct dmm_ge_result {
      * replay the trace alike: the first stands for them) */
     dmm_ge_top_t *top;
     int          ntop;
+    /* cfg.lean: for each weight, the design that minimises its weighted
+     * sum, unless r->top or an earlier weight has it (same T and M) */
+    dmm_ge_top_t *lean;
+    int          nlean;
     /* cfg.objectives: the run's front, every design evaluated that no other
      * dominates (one for each point), in order of T, then M, then W */
     dmm_ge_top_t *front;

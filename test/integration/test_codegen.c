@@ -428,12 +428,23 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
     char *out = slurp(file, NULL);
     cr_assert_eq(st, 0, "%s", out ? out : "");
     /* every candidate measured: the search's (one or two: designs that
-     * replay alike count once) and the presets asked for */
+     * replay alike count once), its lean ones (as many as search.json
+     * lists) and the presets asked for */
     int lines = 0;
     for (char *p = out; (p = strstr(p, " predicted #")); p++)
         lines++;
     int ntop = strstr(out, "top-2 ") ? 2 : 1;
-    cr_expect_eq(lines, 2 + ntop, "%s", out);
+    snprintf(file, sizeof file, "%s/search.json", ev);
+    char *search = slurp(file, NULL);
+    cr_assert_not_null(search);
+    int nlean = 0;
+    for (char *p = search; (p = strstr(p, "\"weight\": ")); p++) {
+        char name[32];
+        snprintf(name, sizeof name, "measure: lean-%d ", ++nlean);
+        cr_expect_not_null(strstr(out, name), "%s missing: %s", name, out);
+    }
+    free(search);
+    cr_expect_eq(lines, 2 + ntop + nlean, "%s", out);
     cr_expect_not_null(strstr(out, "<- chosen"), "%s", out);
     const char *names[] = { "top-1 ", "kng ", "lea " };
     for (size_t i = 0; i < 3; i++)

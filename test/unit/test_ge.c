@@ -506,11 +506,12 @@ typedef struct {
     size_t   M;
 } tm_t;
 
-/* Every design of pareto_grammar simulated; the (T, M) that none of the
- * others dominates, each once, into front; their number. */
-static int enumerated_front(const dmm_opstream_t *s, tm_t *front, int cap)
+#define PARETO_DESIGNS (7 * 2 * 2 * 3 * 3)
+
+/* Every design of pareto_grammar simulated: its T and M into all; their
+ * number. */
+static int enumerate_designs(const dmm_opstream_t *s, tm_t *all)
 {
-    static tm_t all[7 * 2 * 2 * 3 * 3];
     static dmm_sim_result_t res;
     int n = 0;
     for (int c = 0; c < 7; c++)
@@ -531,6 +532,15 @@ static int enumerated_front(const dmm_opstream_t *s, tm_t *front, int cap)
                         cr_assert_eq(res.failed, 0, "%s", ph);
                         all[n++] = (tm_t){ res.T, res.M };
                     }
+    return n;
+}
+
+/* Every design of pareto_grammar simulated; the (T, M) that none of the
+ * others dominates, each once, into front; their number. */
+static int enumerated_front(const dmm_opstream_t *s, tm_t *front, int cap)
+{
+    static tm_t all[PARETO_DESIGNS];
+    int n = enumerate_designs(s, all);
     int k = 0;
     for (int i = 0; i < n; i++) {
         int out = 0;
@@ -607,6 +617,79 @@ Test(ge, a_pareto_search_finds_the_whole_front_of_a_small_grammar)
         cr_expect_str_eq(r1.front[j].key, r2.front[j].key);
     dmm_ge_result_free(&r1);
     dmm_ge_result_free(&r2);
+    dmm_grammar_free(g);
+    dmm_opstream_free(&s);
+}
+
+/* r.lean: for each weight w, the design of least w*T/T_KNG + (1-w)*M/M_LEA
+ * of all those the search simulated, which on a small grammar is every one
+ * (found by simulating each), unless a top design or an earlier weight's
+ * has its T and M; eq. 1's F given as for any design. */
+Test(ge, the_lean_designs_minimise_their_weighted_sums)
+{
+    static dmm_opstream_t s;
+    dmm_trace_t t;
+    churn_trace(&t, 1000, 8000, 5);   /* a front of three: the least M is slow */
+    dmm_err_t e = { { 0 } };
+    cr_assert_eq(dmm_opstream_build(&t, &s, &e), 0, "%s", e.msg);
+    dmm_trace_free(&t);
+    static tm_t all[PARETO_DESIGNS];
+    int n = enumerate_designs(&s, all);
+    dmm_grammar_t *g = grammar(pareto_grammar);
+    dmm_ge_config_t c;
+    dmm_ge_result_t r;
+    small_config(&c, 11, 2);
+    c.pop = 40;
+    c.gens = 30;
+    c.top = 2;
+    c.hopeless = 0;
+    run_on(&c, g, &s, &r);   /* weights 0.25 (eq. 1's best), 0.1, 0.03 (0.1's) */
+    cr_assert(r.found);
+    cr_assert_eq(r.ntop, 2);
+    int k = 0;
+    for (int w = 0; w < c.nlean; w++) {
+        double lw = c.lean[w], best = INFINITY;
+        tm_t pick = { 0, 0 };
+        for (int i = 0; i < n; i++) {
+            double v = lw * ((double)all[i].T / (double)r.T_KNG) +
+                       (1 - lw) * ((double)all[i].M / (double)r.M_LEA);
+            if (v < best) {
+                best = v;
+                pick = all[i];
+            }
+        }
+        int dup = 0;
+        for (int j = 0; j < r.ntop; j++)
+            dup |= r.top[j].T == pick.T && r.top[j].M == pick.M;
+        for (int j = 0; j < k; j++)
+            dup |= r.lean[j].T == pick.T && r.lean[j].M == pick.M;
+        if (dup)
+            continue;
+        cr_assert_lt(k, r.nlean, "weight %g: no lean design where T=%llu M=%zu is the least",
+                     lw, (unsigned long long)pick.T, pick.M);
+        cr_expect_eq(r.lean[k].weight, lw);
+        cr_expect_eq(r.lean[k].T, pick.T, "weight %g", lw);
+        cr_expect_eq(r.lean[k].M, pick.M, "weight %g", lw);
+        cr_expect_eq(r.lean[k].F, dmm_ge_fitness(r.lean[k].T, r.lean[k].M, r.T_KNG, r.M_LEA));
+        cr_expect_gt(r.lean[k].F, r.top[0].F, "eq. 1 prefers its winner");
+        cr_expect_lt(r.lean[k].M, r.top[0].M, "a lean design holds less than eq. 1's winner");
+        k++;
+    }
+    cr_expect_eq(r.nlean, k);
+    cr_expect_geq(k, 1, "this trace has a lean design apart from eq. 1's");
+    cr_expect_lt(k, c.nlean, "and weights that pick a top one or the same");
+    dmm_ge_result_free(&r);
+    /* none asked, none given; nor with a front to choose from */
+    c.nlean = 0;
+    run_on(&c, g, &s, &r);
+    cr_expect_eq(r.nlean, 0);
+    cr_expect_null(r.lean);
+    dmm_ge_result_free(&r);
+    c.nlean = 1;
+    c.objectives = DMM_GE_OBJ_TIME | DMM_GE_OBJ_MEMORY;
+    run_on(&c, g, &s, &r);
+    cr_expect_eq(r.nlean, 0);
+    dmm_ge_result_free(&r);
     dmm_grammar_free(g);
     dmm_opstream_free(&s);
 }
@@ -922,6 +1005,16 @@ Test(ge, bad_configurations_are_refused)
     c.length = 0;
     cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, &err), -1);
     dmm_ge_result_free(&r);
+    small_config(&c, 1, 1);
+    c.lean[1] = 1;   /* a weight of time must leave memory some */
+    cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, &err), -1);
+    cr_expect_not_null(strstr(err.msg, "lean"), "%s", err.msg);
+    dmm_ge_result_free(&r);
+    small_config(&c, 1, 1);
+    c.nlean = DMM_GE_LEAN_MAX + 1;
+    cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, &err), -1);
+    cr_expect_not_null(strstr(err.msg, "lean"), "%s", err.msg);
+    dmm_ge_result_free(&r);
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -951,11 +1044,11 @@ static void put(const char *name, const char *text, char *path)
     fclose(f);
 }
 
-/* The small trace as mdriver .rep text. */
-static void put_rep(char *path)
+/* A trace whose every address is allocated once, step bytes apart from
+ * 0x10000, as mdriver .rep text in dir/name. */
+static void put_trace_rep(dmm_trace_t *tp, uint64_t step, const char *name, char *path)
 {
-    dmm_trace_t t;
-    small_trace(&t);
+    dmm_trace_t t = *tp;
     char *buf = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
@@ -967,15 +1060,23 @@ static void put_rep(char *path)
     for (size_t i = 0; i < t.nrecs; i++) {
         const dmm_rec_t *r = &t.recs[i];
         if (r->op == DMM_TRC_MALLOC)
-            fprintf(m, "a %llu %llu\n", (unsigned long long)((r->ptr_out - 0x10000) / 8192),
+            fprintf(m, "a %llu %llu\n", (unsigned long long)((r->ptr_out - 0x10000) / step),
                     (unsigned long long)r->size);
         else
-            fprintf(m, "f %llu\n", (unsigned long long)((r->ptr_in - 0x10000) / 8192));
+            fprintf(m, "f %llu\n", (unsigned long long)((r->ptr_in - 0x10000) / step));
     }
     fclose(m);
-    put("mem.rep", buf, path);
+    put(name, buf, path);
     free(buf);
     dmm_trace_free(&t);
+}
+
+/* The small trace as mdriver .rep text. */
+static void put_rep(char *path)
+{
+    dmm_trace_t t;
+    small_trace(&t);
+    put_trace_rep(&t, 8192, "mem.rep", path);
 }
 
 
@@ -1051,7 +1152,29 @@ Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
         prev_f = atof(f);
     }
     cr_expect_geq(ntop, 3, "a 20-by-6 search simulated 3 designs of distinct T and M at least");
-    cr_expect_eq(count_files(outdir), 5 + ntop, "no temporary file left");
+    /* lean-1.dmm ..: each holds less than the best, with its weight said */
+    int nlean = 0;
+    snprintf(p, sizeof p, "%s/search.json", outdir);
+    char *search = slurp(p);
+    cr_assert_not_null(search);
+    cr_expect_not_null(strstr(search, "\"lean\": [0.25, 0.1, 0.03]"), "%s", search);
+    for (int k = 1; k <= 3; k++) {
+        snprintf(p, sizeof p, "lean-%d.dmm", k);
+        if (!exists(outdir, p))
+            break;
+        nlean++;
+        snprintf(p, sizeof p, "%s/lean-%d.dmm", outdir, k);
+        dmm_desc_t t;
+        dmm_err_t terr;
+        cr_expect_eq(dmm_desc_load(p, &t, &terr), 0, "%s", terr.msg);
+        char buf[64], key[32];
+        snprintf(key, sizeof key, "%d", k);
+        cr_expect_str_eq(dmm_desc_title_value(&t, "lean", buf, sizeof buf), key);
+        cr_expect_not_null(dmm_desc_title_value(&t, "weight", buf, sizeof buf));
+        cr_expect_not_null(strstr(search, "\"weight\": "), "%s", search);
+    }
+    free(search);
+    cr_expect_eq(count_files(outdir), 5 + ntop + nlean, "no temporary file left (top %d, lean %d)", ntop, nlean);
 
     snprintf(p, sizeof p, "%s/best.dmm", outdir);
     char *best = slurp(p);
@@ -1124,15 +1247,68 @@ Test(evolve, writes_every_output_and_a_best_dmm_that_parses)
     free(out);
     cr_expect_not_null(strstr(err, "gen 6/6"), "progress lines on stderr: %s", err);
 
-    /* again with --top 2: the older top-3 .. top-5 are gone */
+    /* again with --top 2 and --lean none: the older top-3 .. top-5 and
+     * lean ones are gone */
     char *args2[] = { "dmm", "evolve", "-q", "--pop", "20", "--elite", "2", "--gens", "6",
-                      "--seed", "9", "--top", "2", "--out", outdir, rep, NULL };
+                      "--seed", "9", "--top", "2", "--lean", "none", "--out", outdir, rep, NULL };
     rc = run_dmm(dir, args2, err, sizeof err);
     cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
     cr_expect(exists(outdir, "top-2.dmm"));
     cr_expect(!exists(outdir, "top-3.dmm"));
+    cr_expect(!exists(outdir, "lean-1.dmm"));
     cr_expect_eq(count_files(outdir), 7);
     cr_expect_geq(ntop, 3, "so top-3 was there before");
+}
+
+/* lean-N.dmm: the designs for a heavier weight of memory, titled with
+ * their weight and listed in search.json; --lean none writes none and
+ * removes older ones; a bad list is refused. */
+Test(evolve, lean_designs_are_written_and_listed)
+{
+    char rep[256], bnf[256], outdir[256], err[4096], p[512];
+    dmm_trace_t t;
+    churn_trace(&t, 1000, 8000, 5);   /* as the_lean_designs_minimise_...: one lean design */
+    put_trace_rep(&t, 16384, "churn.rep", rep);
+    put("pareto.bnf", pareto_grammar, bnf);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    char *args[] = { "dmm", "evolve", "-q", "--pop", "40", "--gens", "30", "--seed", "11",
+                     "--top", "2", "--hopeless", "0", "--grammar", bnf, "--out", outdir, rep,
+                     NULL };
+    int rc = run_dmm(dir, args, err, sizeof err);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+    cr_assert(exists(outdir, "lean-1.dmm"));
+    cr_expect(!exists(outdir, "lean-2.dmm"), "0.25 picks a top design, 0.03 0.1's");
+    snprintf(p, sizeof p, "%s/lean-1.dmm", outdir);
+    dmm_desc_t d;
+    dmm_err_t derr;
+    cr_assert_eq(dmm_desc_load(p, &d, &derr), 0, "%s", derr.msg);
+    char buf[64];
+    cr_expect_str_eq(dmm_desc_title_value(&d, "lean", buf, sizeof buf), "1");
+    cr_expect_str_eq(dmm_desc_title_value(&d, "weight", buf, sizeof buf), "0.1");
+    snprintf(p, sizeof p, "%s/search.json", outdir);
+    char *search = slurp(p);
+    cr_assert_not_null(search);
+    char *lean = strstr(search, "\"lean\": [\n");
+    cr_assert_not_null(lean, "%s", search);
+    cr_expect_not_null(strstr(lean, "\"weight\": 0.1,"), "%s", lean);
+    cr_expect_not_null(strstr(lean, "\"dmm\": \"# dmm 1  trace=churn.rep seed=11 lean=1 weight=0.1 "),
+                       "%s", lean);
+    free(search);
+
+    char *args2[] = { "dmm", "evolve", "-q", "--pop", "40", "--gens", "30", "--seed", "11",
+                      "--top", "2", "--hopeless", "0", "--lean", "none", "--grammar", bnf,
+                      "--out", outdir, rep, NULL };
+    rc = run_dmm(dir, args2, err, sizeof err);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+    cr_expect(!exists(outdir, "lean-1.dmm"));
+
+    const char *bad[] = { "1", "0", "0.1,", "x", "0.1,,0.2", "0.1,0.1,0.1,0.1,0.1,0.1,0.1,0.1,0.1" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *args3[] = { "dmm", "evolve", "--lean", (char *)bad[i], "--out", outdir, rep, NULL };
+        rc = run_dmm(dir, args3, err, sizeof err);
+        cr_expect_eq(rc, 1, "--lean %s: exit %d", bad[i], rc);
+        cr_expect_not_null(strstr(err, "--lean"), "%s", err);
+    }
 }
 
 Test(evolve, same_seed_same_best_dmm_whatever_the_jobs)
