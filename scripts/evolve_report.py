@@ -128,8 +128,10 @@ def measured_section(d, w):
     if prog.get("D_s") and "F_replay" in m["candidates"][0]:
         scale = ("; F_meas weighs them as the recorded program would see them, "
                  "½·(1 + (time − time_glibc)/D) + ½·(R + heap)/(R + heap_glibc), with D = %.3f s "
-                 "its run and R = %.1f MB its memory outside glibc's heap%s" % (
-                     prog["D_s"], prog["outside_heap_bytes"] / 1e6,
+                 "%s and R = %.1f MB its memory outside glibc's heap%s" % (
+                     prog["D_s"], "its CPU time (its threads' calls replayed one at a time: the "
+                     "CPU time they take)" if prog.get("D_is_cpu") else "its run",
+                     prog["outside_heap_bytes"] / 1e6,
                      "" if prog.get("peak_rss_bytes") else
                      " (the trace does not say its peak RSS: R = 0, and F_meas is F_replay "
                      "where it has no clock either)"))

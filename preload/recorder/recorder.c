@@ -549,23 +549,31 @@ static int hand_off(tstate_t *s, uint32_t from, uint32_t to)
 
 static void append(tstate_t *s, const dmm_trc_rec_t *r);
 
-/* The process's peak RSS so far in bytes (0 if the kernel will not say):
- * what `dmm stats` shows, and what make evolve's measured step weighs a
- * heap against (the program's memory outside the heap). */
-static uint64_t peak_rss(void)
+/* The process's peak RSS so far in bytes (0 if the kernel will not say),
+ * and its CPU time so far, user and system, every thread's, in ns into
+ * *cpu_ns: what `dmm stats` shows, and what make evolve's measured step
+ * weighs a heap against (the program's memory outside the heap) and a
+ * threaded trace's replay time against. */
+static uint64_t peak_rss(uint64_t *cpu_ns)
 {
     struct rusage ru;
-    if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss <= 0)
+    *cpu_ns = 0;
+    if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
         return 0;
-    return (uint64_t)ru.ru_maxrss * 1024u;   /* Linux counts it in KiB */
+    *cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+              (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+    return ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss * 1024u : 0;   /* Linux: KiB */
 }
 
 /* Pair the TSC with CLOCK_MONOTONIC (see DMM_TRC_CLOCK_TSC).  A clock sync
  * (each block of a thread starts with one, and exit writes a last one)
- * also samples the peak RSS where rss says so (exit's, a thread's first
- * and every fourth block's: 256 KiB of its records apart): the greatest
- * sample in a trace is the process's peak (the kernel's high-water mark),
- * up to its last sample even in a trace cut short. */
+ * also samples the peak RSS and the CPU time where rss says so (exit's, a
+ * thread's first and every fourth block's: 256 KiB of its records apart):
+ * the greatest sample in a trace is the process's peak (the kernel's
+ * high-water mark), and its CPU time, up to its last sample even in a
+ * trace cut short.  The CPU time rides in ptr_in, and ptr_out gives the
+ * stream its last address back, so that the next record's address
+ * difference is what it would have been (trcfmt.h). */
 static void clock_sync(tstate_t *s, int rss)
 {
     if (!g_tsc)
@@ -578,7 +586,10 @@ static void clock_sync(tstate_t *s, int rss)
 #if defined(__x86_64__)
     r.arg = __rdtsc() - g_tsc0;
 #endif
-    r.size = rss ? peak_rss() : 0;
+    if (rss) {
+        r.size = peak_rss(&r.ptr_in);
+        r.ptr_out = s->st.ptr;
+    }
     append(s, &r);
 }
 

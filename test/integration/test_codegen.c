@@ -508,11 +508,13 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
              "'%s/measured.json'", ev);
     cr_expect_eq(system(cmd), 0, "without stats.json F_meas is not F_replay");
     /* a program that ran 50 s and held 4 GB beside its heap: what the
-     * replays measure is scaled down to the share it has of that run */
+     * replays measure is scaled down to the share it has of that run (its
+     * wall time: one thread, whatever its CPU time says) */
     snprintf(file, sizeof file, "%s/stats.json", ev);
     FILE *f = fopen(file, "w");
     cr_assert_not_null(f);
-    fputs("{\"trace\": {\"duration_s\": 50.0, \"peak_rss_bytes\": 4000000000}}\n", f);
+    fputs("{\"trace\": {\"duration_s\": 50.0, \"cpu_s\": 80.0, \"peak_rss_bytes\": 4000000000}}\n",
+          f);
     cr_assert_eq(fclose(f), 0);
     snprintf(cmd, sizeof cmd,
              "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
@@ -522,21 +524,25 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
     snprintf(cmd, sizeof cmd,
              "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
              "p=d[\"program\"]; g=d[\"glibc\"]; R=4e9-g[\"heap_bytes\"]; "
-             "ok=p[\"D_s\"]==50 and p[\"outside_heap_bytes\"]==R and d[\"replay_share\"]<0.01; "
+             "ok=p[\"D_s\"]==50 and not p[\"D_is_cpu\"] and p[\"outside_heap_bytes\"]==R and "
+             "d[\"replay_share\"]<0.01; "
              "ok=ok and all(abs(x[\"F_meas\"]-0.5*(1+(x[\"seconds\"]-g[\"seconds\"])/50)"
              "-0.5*(R+x[\"heap_bytes\"])/(R+g[\"heap_bytes\"]))<1e-9 and "
              "abs(x[\"F_meas\"]-1)<0.01 for x in d[\"candidates\"]); "
              "sys.exit(0 if ok else 1)' '%s/measured.json'", ev);
     cr_expect_eq(system(cmd), 0, "F_meas is not scaled to the program's run and memory");
     /* a trace of three threads (work_media's main and two workers), as
-     * stats.json says: replayed on three threads */
+     * stats.json says: replayed on three threads, one call at a time, so
+     * that what the replays measure is the program's CPU time, scaled to
+     * its CPU time where that is longer than its run */
     snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media2.trc", tmpdir);
     snprintf(trc, sizeof trc, "%s/media2.trc", tmpdir);
     char *media2[] = { MEDIA, "-f", "40", "-t", "2", NULL };
     cr_assert_eq(run(media2, tenv, tmpdir, NULL, NULL, NULL), 0);
     f = fopen(file, "w");
     cr_assert_not_null(f);
-    fputs("{\"trace\": {\"threads\": 3, \"duration_s\": 0.05, \"peak_rss_bytes\": 9000000}}\n", f);
+    fputs("{\"trace\": {\"threads\": 3, \"duration_s\": 0.05, \"cpu_s\": 0.09, "
+          "\"peak_rss_bytes\": 9000000}}\n", f);
     cr_assert_eq(fclose(f), 0);
     snprintf(cmd, sizeof cmd,
              "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
@@ -545,9 +551,12 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
     cr_assert_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd,
              "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
-             "sys.exit(0 if d[\"threads\"]==3 and d[\"candidates\"] else 1)' '%s/measured.json'",
-             ev);
-    cr_expect_eq(system(cmd), 0, "a trace of three threads was not replayed on three");
+             "p=d[\"program\"]; g=d[\"glibc\"][\"seconds\"]; "
+             "sys.exit(0 if d[\"threads\"]==3 and d[\"candidates\"] and "
+             "p[\"D_s\"]==max(0.09,g) and p[\"D_is_cpu\"]==(0.09>max(0.05,g)) else 1)' "
+             "'%s/measured.json'", ev);
+    cr_expect_eq(system(cmd), 0, "a trace of three threads was not replayed on three, or not "
+                                 "scaled to the program's CPU time");
     free(out);
     remove_tmpdir();
 }

@@ -234,11 +234,11 @@ Test(tracer, flushes_on_sigpipe)
     check_pattern("sigpipe", 300);
 }
 
-/* The trace says the process's peak RSS (its clock syncs sample it, the
- * last at exit): no less than what the program itself read after writing
- * 300000 small blocks (some 40 MiB), and not far above it.  The samples
- * ride on the TSC clock syncs, which a machine without an invariant TSC
- * does not write. */
+/* The trace says the process's peak RSS and CPU time (its clock syncs
+ * sample them, the last at exit): no less than what the program itself
+ * read after writing 300000 small blocks (some 40 MiB), and not far above
+ * it.  The samples ride on the TSC clock syncs, which a machine without an
+ * invariant TSC does not write. */
 Test(tracer, the_trace_says_the_process_peak_rss)
 {
     make_tmpdir();
@@ -247,8 +247,11 @@ Test(tracer, the_trace_says_the_process_peak_rss)
     snprintf(out, sizeof out, "%s/out", tmpdir);
     char *o = slurp(out, NULL);
     long kib = 0;
+    long long cpu_us = 0;
     const char *at = strstr(o, "maxrss ");
     cr_assert(at && sscanf(at, "maxrss %ld", &kib) == 1 && kib > 32 * 1024, "%s", o);
+    at = strstr(o, "cpu_us ");
+    cr_assert(at && sscanf(at, "cpu_us %lld", &cpu_us) == 1 && cpu_us > 0, "%s", o);
     free(o);
     cr_assert_eq(trace_files(names, 2), 1);
     size_t len;
@@ -267,6 +270,12 @@ Test(tracer, the_trace_says_the_process_peak_rss)
                   printed);
     cr_expect_leq(t.peak_rss, printed + (8u << 20), "trace %" PRIu64 ", program %" PRIu64,
                   t.peak_rss, printed);
+    /* exit's sample comes after the program's own reading, and the process
+     * had little left to do (its trace's last block, on a loaded machine) */
+    uint64_t cpu = (uint64_t)cpu_us * 1000;
+    cr_expect_geq(t.cpu_ns, cpu, "trace %" PRIu64 " ns, program %" PRIu64, t.cpu_ns, cpu);
+    cr_expect_leq(t.cpu_ns, cpu + 500000000u, "trace %" PRIu64 " ns, program %" PRIu64,
+                  t.cpu_ns, cpu);
     dmm_trace_free(&t);
     remove_tmpdir();
 }

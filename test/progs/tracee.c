@@ -45,7 +45,7 @@
  *              process's peak RSS in KiB (ru_maxrss)
  *   smallaligned N  N blocks of 48 to 147 bytes, 64-byte aligned
  *              (posix_memalign), each written, all held, then freed; prints
- *              the peak RSS in KiB
+ *              the peak RSS in KiB and the CPU time so far in µs
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -436,7 +436,9 @@ int main(int argc, char **argv)
         free(v);
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
-        printf("tracee smallaligned maxrss %ld bad %d\n", ru.ru_maxrss, bad);
+        printf("tracee smallaligned maxrss %ld bad %d cpu_us %lld\n", ru.ru_maxrss, bad,
+               (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+                   ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
         return bad;
     } else if (!strcmp(mode, "secure")) {
         printf("tracee secure %lu\n", getauxval(AT_SECURE));

@@ -88,6 +88,9 @@ typedef struct dmm_trace {
     uint64_t     peak_rss;      /* the recorded process's peak RSS in bytes,
                                    the greatest its clock syncs sampled
                                    (trcfmt.h); 0 = not known */
+    uint64_t     cpu_ns;        /* its CPU time (user + system, all its
+                                   threads) at its last sample, in ns; 0 =
+                                   not known */
     int          truncated;     /* the file ended inside a block */
     char         note[512];     /* why it was truncated, for the user */
 } dmm_trace_t;

@@ -170,6 +170,8 @@ static int put_call(rd_t *r, const dmm_trc_rec_t *rec, uint32_t tid)
         return -1;
     if (rec->op == DMM_TRC_CLOCKSYNC && rec->size > t->peak_rss)
         t->peak_rss = rec->size;
+    if (rec->op == DMM_TRC_CLOCKSYNC && rec->ptr_in > t->cpu_ns)
+        t->cpu_ns = rec->ptr_in;
     dmm_rec_t *d, sync;
     if (r->into && rec->op == DMM_TRC_CLOCKSYNC) {
         /* not a call, and numbered when its block was begun, perhaps after

@@ -142,7 +142,13 @@ enum {
                                  start at that moment (DMM_TRC_CLOCK_TSC),
                                  size = the process's peak RSS in bytes
                                  until then (getrusage; 0 = not sampled,
-                                 as by the recorders of before) */
+                                 as by the recorders of before), ptr_in =
+                                 its CPU time until then, user + system,
+                                 every thread's, in ns (0 = not sampled),
+                                 ptr_out = the thread's stream's address
+                                 before the record (so that the next
+                                 one's difference is the one it would
+                                 have had) */
     DMM_TRC_OP_MAX
 };
 

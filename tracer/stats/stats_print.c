@@ -8,7 +8,8 @@
  *   trace       { path, format, pid, ppid, command, records, threads,
  *                 duration_s (null without a clock), peak_rss_bytes (the
  *                 process's, tracer included; null where the trace does not
- *                 say), truncated, note }
+ *                 say), cpu_s (its CPU time, user + system, every thread's;
+ *                 null where the trace does not say), truncated, note }
  *   table2      { objects, total_memory, max_in_use, average_size, memory_ops }
  *   op_stream   { allocs, reallocs, frees, allocating_ops }
  *   sizes       { distinct, min, max }
@@ -305,6 +306,10 @@ static void print_trace_section(em_t *e, const dmm_trace_t *t, const dmm_stats_t
         em_u64(e, "peak_rss_bytes", "process peak RSS (bytes)", 0, NULL, t->peak_rss);
     else
         em_null(e, "peak_rss_bytes", "process peak RSS (bytes)");
+    if (t->cpu_ns)
+        em_f64(e, "cpu_s", "process CPU time (s)", 0, NULL, 3, (double)t->cpu_ns / 1e9);
+    else
+        em_null(e, "cpu_s", "process CPU time (s)");
     /* Text shows these two only when they say something. */
     if (e->json || t->truncated) {
         em_bool(e, "truncated", "WARNING: truncated", t->truncated);
