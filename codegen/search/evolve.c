@@ -306,31 +306,23 @@ static void put_search(FILE *f, const dmm_evolve_t *ev)
         dmm_json_close_obj(&j);
     }
     dmm_json_close_arr(&j);
-    dmm_json_arr(&j, "top");
-    for (int i = 0; i < r->ntop; i++) {
-        char text[DMM_DESC_MAX * 160 + 400];
-        dmm_json_obj(&j, NULL);
-        dmm_json_i64(&j, "rank", i + 1);
-        dmm_json_num(&j, "F", "%.9f", r->top[i].F);
-        dmm_json_u64(&j, "T", r->top[i].T);
-        dmm_json_u64(&j, "M", r->top[i].M);
-        dmm_json_string(&j, "dmm", top_text(ev, 0, i, text, sizeof text) ? text : "");
-        dmm_json_close_obj(&j);
+    for (int lean = 0; lean < 2; lean++) {
+        dmm_json_arr(&j, lean ? "lean" : "top");
+        for (int i = 0; i < (lean ? r->nlean : r->ntop); i++) {
+            const dmm_ge_top_t *t = lean ? &r->lean[i] : &r->top[i];
+            char text[DMM_DESC_MAX * 160 + 400];
+            dmm_json_obj(&j, NULL);
+            dmm_json_i64(&j, "rank", i + 1);
+            if (lean)
+                dmm_json_num(&j, "weight", "%g", t->weight);
+            dmm_json_num(&j, "F", "%.9f", t->F);
+            dmm_json_u64(&j, "T", t->T);
+            dmm_json_u64(&j, "M", t->M);
+            dmm_json_string(&j, "dmm", top_text(ev, lean, i, text, sizeof text) ? text : "");
+            dmm_json_close_obj(&j);
+        }
+        dmm_json_close_arr(&j);
     }
-    dmm_json_close_arr(&j);
-    dmm_json_arr(&j, "lean");
-    for (int i = 0; i < r->nlean; i++) {
-        char text[DMM_DESC_MAX * 160 + 400];
-        dmm_json_obj(&j, NULL);
-        dmm_json_i64(&j, "rank", i + 1);
-        dmm_json_num(&j, "weight", "%g", r->lean[i].weight);
-        dmm_json_num(&j, "F", "%.9f", r->lean[i].F);
-        dmm_json_u64(&j, "T", r->lean[i].T);
-        dmm_json_u64(&j, "M", r->lean[i].M);
-        dmm_json_string(&j, "dmm", top_text(ev, 1, i, text, sizeof text) ? text : "");
-        dmm_json_close_obj(&j);
-    }
-    dmm_json_close_arr(&j);
     if (ev->nscore > 1) {
         dmm_json_arr(&j, "traces");   /* the best on each (traces.csv) */
         for (int i = 0; i < ev->nscore; i++) {
