@@ -306,6 +306,13 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
                                                  "seconds") if k in log]
     if facts:
         w("Search: " + ", ".join(facts))
+    cl = search.get("climb")
+    if isinstance(cl, dict):
+        w("Climb (`dmm evolve --climb`): F %.6f → %.6f in %d steps from %d start%s, %d "
+          "neighbours (%d simulated), %.1f s" % (
+              cl.get("F_start", 0), cl.get("F", 0), cl.get("steps", 0), cl.get("starts", 0),
+              "" if cl.get("starts") == 1 else "s", cl.get("neighbours", 0),
+              cl.get("simulations", 0), cl.get("seconds", 0)))
     if a.seconds is not None:
         w("Pipeline time (record, stats, grammar, search, codegen, build): %.1f s" % a.seconds)
     w("")

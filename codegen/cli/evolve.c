@@ -76,6 +76,12 @@ static void usage(FILE *f)
         "                    too: a program whose heap is most of its RSS and whose\n"
         "                    calls are little of its time gains more from them (not\n"
         "                    with --objectives, whose front has them all)\n"
+        "  --climb SHARE     after the generations, climb from the best design: its\n"
+        "                    neighbours (one decision of its genome taken\n"
+        "                    differently: a class, a size boundary, an option)\n"
+        "                    tried a few at a time, the best better one taken,\n"
+        "                    until none is better; SHARE of --time goes to it\n"
+        "                    (0.25; 0: none, the paper's search; at most 0.9)\n"
         "  --no-cache        parse TRACE even when TRACE.ops holds its operations, and\n"
         "                    write no TRACE.ops (by default it is kept beside the trace)\n"
         "  --mpi             under mpirun: rank 0 searches, every other rank evaluates\n"
@@ -189,6 +195,7 @@ static const real_opt_t real_opts[] = {
     { "--pmut", 0, 1, offsetof(dmm_ge_config_t, pmut) },
     { "--time", 0, 1e9, offsetof(dmm_ge_config_t, time_budget) },
     { "--hopeless", 0, 1e9, offsetof(dmm_ge_config_t, hopeless) },
+    { "--climb", 0, 0.9, offsetof(dmm_ge_config_t, climb) },
 };
 
 static const int_opt_t *int_option(const char *a)
@@ -273,6 +280,7 @@ static int parse_options(int argc, char **argv, dmm_evolve_t *ev, int *quiet, in
 {
     dmm_ge_config_t cfg;
     dmm_ge_config_default(&cfg);
+    cfg.climb = 0.25;
     const char *out = NULL, *grammar_path = NULL, *trace = NULL;
     static const char *more[DMM_EVOLVE_TRACES_MAX];
     static int holdout[DMM_EVOLVE_TRACES_MAX];
@@ -497,6 +505,12 @@ static int report(dmm_evolve_t *ev)
     }
     printf("evaluations: %llu (cache hits %llu), %.1f eval/s\n",
            (unsigned long long)r->evaluations, (unsigned long long)r->cache_hits, rate);
+    if (r->climb.ran)
+        printf("climb: F %.6f -> %.6f in %d steps from %d start%s, %llu neighbours "
+               "(%llu simulated), %.1f s%s\n", r->climb.F_start, r->F, r->climb.steps,
+               r->climb.starts, r->climb.starts == 1 ? "" : "s",
+               (unsigned long long)r->climb.neighbours, (unsigned long long)r->climb.simulations,
+               r->climb.seconds, r->climb.optimum ? "; no neighbour of the last is better" : "");
     if (r->cap < DMM_GE_WORST)
         printf("hopeless (F >= %.3f): %llu of %llu simulations, %llu of them cut short, "
                "saving about %.1f s\n", r->cap, (unsigned long long)r->hopeless,

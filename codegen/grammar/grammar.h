@@ -78,6 +78,12 @@ char *dmm_grammar_for_streams(const dmm_opstream_t *const *streams, int nstreams
  * small). */
 long dmm_ge_map(const dmm_grammar_t *g, const uint32_t *genome, size_t n, int max_wraps,
                 char *out, size_t cap);
+/* The same, noting for each codon read (the k-th read is genome[k % n]),
+ * while k < nalts_cap, the number of alternatives of the rule it chose
+ * among: which codons decide the phenotype, and how many values each
+ * can take (the search's climb, ge.h). */
+long dmm_ge_map_alts(const dmm_grammar_t *g, const uint32_t *genome, size_t n, int max_wraps,
+                     char *out, size_t cap, uint32_t *nalts, size_t nalts_cap);
 
 /* A phenotype as a DMM description (title left empty).  0, or -1 with err
  * when the terminals do not form allocators (wrong count, unknown word,

@@ -10,8 +10,8 @@
 #define GE_MAX_EXPAND 1000000u  /* non-terminals one mapping may expand */
 #define GE_MAX_STACK  1000000u  /* pending symbols of one mapping */
 
-long dmm_ge_map(const dmm_grammar_t *g, const uint32_t *genome, size_t n, int max_wraps,
-                char *out, size_t cap)
+long dmm_ge_map_alts(const dmm_grammar_t *g, const uint32_t *genome, size_t n, int max_wraps,
+                     char *out, size_t cap, uint32_t *nalts, size_t nalts_cap)
 {
     if (!g || !out || cap == 0)
         return -1;
@@ -51,8 +51,10 @@ long dmm_ge_map(const dmm_grammar_t *g, const uint32_t *genome, size_t n, int ma
             pos = 0;
         }
         uint32_t codon = genome[pos++];
-        read++;
         const rule_t *r = &g->rules[y];
+        if (nalts && (size_t)read < nalts_cap)
+            nalts[read] = r->nalts;
+        read++;
         uint32_t a = r->alt0 + codon % r->nalts;
         uint32_t b = g->alts[a], e = g->alts[a + 1];
         size_t need = sp + (e - b);
@@ -81,4 +83,10 @@ done:
     if (rc < 0)
         out[0] = 0;
     return rc;
+}
+
+long dmm_ge_map(const dmm_grammar_t *g, const uint32_t *genome, size_t n, int max_wraps,
+                char *out, size_t cap)
+{
+    return dmm_ge_map_alts(g, genome, n, max_wraps, out, cap, NULL, 0);
 }

@@ -276,6 +276,7 @@ static void put_parameters(dmm_json_t *j, const dmm_evolve_t *ev)
     for (int i = 0; i < c->nlean; i++)
         dmm_json_num(j, NULL, "%g", c->lean[i]);
     dmm_json_close_arr(j);
+    dmm_json_num(j, "climb", "%g", c->climb);
     dmm_json_close_obj(j);
 }
 
@@ -367,6 +368,20 @@ static void put_search(FILE *f, const dmm_evolve_t *ev)
     dmm_json_u64(&j, "cut", r->cut);
     dmm_json_num(&j, "seconds_saved", "%.3f", r->saved_s);
     dmm_json_close_obj(&j);
+    if (r->climb.ran) {
+        dmm_json_obj(&j, "climb");
+        dmm_json_num(&j, "F_start", "%.9f", r->climb.F_start);
+        dmm_json_num(&j, "F", "%.9f", r->F);
+        dmm_json_i64(&j, "steps", r->climb.steps);
+        dmm_json_i64(&j, "starts", r->climb.starts);
+        dmm_json_u64(&j, "neighbours", r->climb.neighbours);
+        dmm_json_u64(&j, "simulations", r->climb.simulations);
+        dmm_json_bool(&j, "optimum", r->climb.optimum);
+        dmm_json_num(&j, "seconds", "%.3f", r->climb.seconds);
+        dmm_json_close_obj(&j);
+    } else {
+        dmm_json_null(&j, "climb");
+    }
     dmm_json_num(&j, "seconds", "%.3f", r->seconds);
     dmm_json_end(&j);
 }

@@ -1,6 +1,7 @@
 /* ge.c - the grammatical-evolution engine (see ge.h). */
 #include "codegen/search/ge.h"
 
+#include "codegen/search/climb.h"
 #include "codegen/search/pareto.h"
 #include "codegen/search/order.h"
 
@@ -259,6 +260,8 @@ typedef struct state {
     int       best_hopeless; /* the run's best so far is ranked at the cap */
     int       failed_worker; /* a remote worker failed: which; else -1 */
     indiv_t  *pop, *next;
+    indiv_t   climbed;     /* the climb's best, to put into the population */
+    int       has_climbed;
     uint32_t *spare;       /* the unused second child of an odd count */
     uint32_t *genomes;     /* every individual's genome, in one block */
     char     *pheno;       /* mapping output */
@@ -624,16 +627,16 @@ static int phenotype_key(state_t *st, indiv_t *x, char *text, size_t cap)
 
 static int front_add(state_t *st, dmm_ge_result_t *r, const indiv_t *x);
 
-/* Give pop[from..pop) a fitness: map each genome and look its phenotype up
+/* Give pop[from..to) a fitness: map each genome and look its phenotype up
  * in the cache, in index order (so which ones hit is reproducible); then
  * simulate the new phenotypes on the worker threads, each into its own slot;
  * then copy the results to the duplicates.  0, or -1 out of memory. */
-static int evaluate(state_t *st, int from)
+static int evaluate(state_t *st, int from, int to)
 {
     const dmm_ge_config_t *cfg = st->cfg;
     const dmm_ge_custom_t *custom = cfg->custom;
     st->nwork = 0;
-    for (int i = from; i < cfg->pop; i++) {
+    for (int i = from; i < to; i++) {
         indiv_t *x = &st->pop[i];
         x->todo = 0;
         x->unevaluated = 0;
@@ -701,7 +704,7 @@ static int evaluate(state_t *st, int from)
         x->unevaluated = 1;
     }
     st->simulations -= (uint64_t)(st->nwork - st->cursor);
-    for (int i = from; i < cfg->pop; i++) {
+    for (int i = from; i < to; i++) {
         indiv_t *x = &st->pop[i];
         if (x->todo == 2) {
             const indiv_t *o = &st->pop[x->dup_of];
@@ -1073,6 +1076,239 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
     row->eta = left < 0 ? 0 : left;
 }
 
+/* ---- the climb (ge.h, "Climb") ------------------------------------------- */
+
+/* The time budget's end for what runs next, and for its simulations. */
+static void set_deadline(state_t *st, double d)
+{
+    st->deadline = d;
+    st->bound.deadline = d;
+    for (int k = 0; k < st->cfg->nextra; k++)
+        st->xbound[k].deadline = d;
+}
+
+/* The climb's cap: the cfg.top-th best F (one per T and M, as r->top
+ * counts them) of the designs simulated to the end so far, if below the
+ * run's cap. */
+static double climb_cap(const state_t *st)
+{
+    enum { KMAX = 64 };
+    int k = st->cfg->top < 1 ? 1 : st->cfg->top > KMAX ? KMAX : st->cfg->top, n = 0;
+    const entry_t *best[KMAX];
+    const cache_t *c = &st->cache;
+    for (size_t i = 0; i < c->cap; i++) {
+        const entry_t *e = &c->slots[i];
+        if (!e->key || !e->valid || e->hopeless || e->pending >= 0)
+            continue;
+        int same = 0;
+        for (int j = 0; j < n && !same; j++)
+            same = best[j]->T == e->T && best[j]->M == e->M;
+        if (same || (n == k && e->F >= best[n - 1]->F))
+            continue;
+        int j = n < k ? n++ : n - 1;
+        for (; j > 0 && best[j - 1]->F > e->F; j--)
+            best[j] = best[j - 1];
+        best[j] = e;
+    }
+    return n == k && best[k - 1]->F < st->cap ? best[k - 1]->F : st->cap;
+}
+
+/* x, better than the run's best, becomes it. */
+static void climb_adopt(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
+{
+    r->F = x->F;
+    r->T = x->T;
+    r->M = x->M;
+    r->W = x->W;
+    r->P = x->P;
+    r->F_mean = x->n.F_mean;
+    r->F_worst = x->n.F_worst;
+    r->best = x->desc;
+    memcpy(r->genome, x->genome, (size_t)st->cfg->length * sizeof *r->genome);
+    if (st->cfg->custom)
+        best_key(st, r);
+    copy_indiv(st, &st->climbed, x);
+    st->has_climbed = 1;
+}
+
+/* After a climb, with time left for more generations: the climb's best, if
+ * better than the population's, takes the place of its worst. */
+static void climb_inject(state_t *st)
+{
+    if (!st->has_climbed)
+        return;
+    st->has_climbed = 0;
+    int best = 0, worst = 0;
+    for (int i = 1; i < st->cfg->pop; i++) {
+        if (better(st->pop, i, best))
+            best = i;
+        if (better(st->pop, worst, i))
+            worst = i;
+    }
+    if (st->climbed.F < st->pop[best].F)
+        copy_indiv(st, &st->pop[worst], &st->climbed);
+}
+
+/* The genomes to climb from, best first, into starts (room for max): the
+ * run's best, then (with a time budget) the last population's valid
+ * individuals simulated to the end, in rank order, one per T and M.
+ * Returns how many; their F in F. */
+static int climb_starts(state_t *st, const dmm_ge_result_t *r, uint32_t *starts, double *F,
+                        uint64_t *T, size_t *M, int max)
+{
+    const dmm_ge_config_t *cfg = st->cfg;
+    size_t L = (size_t)cfg->length;
+    int n = 1;
+    memcpy(starts, r->genome, L * sizeof *starts);
+    F[0] = r->F;
+    T[0] = r->T;
+    M[0] = r->M;
+    if (cfg->time_budget <= 0)
+        return n;
+    int *rank = malloc((size_t)cfg->pop * sizeof *rank);
+    if (!rank)
+        return n;
+    for (int i = 0; i < cfg->pop; i++)
+        rank[i] = i;
+    qsort_r(rank, (size_t)cfg->pop, sizeof *rank, cmp_rank, st->pop);
+    for (int i = 0; i < cfg->pop && n < max; i++) {
+        const indiv_t *x = &st->pop[rank[i]];
+        if (!x->valid || x->hopeless || x->unevaluated)
+            continue;
+        int same = 0;
+        for (int j = 0; j < n && !same; j++)
+            same = T[j] == x->T && M[j] == x->M;
+        if (same)
+            continue;
+        memcpy(starts + (size_t)n * L, x->genome, L * sizeof *starts);
+        F[n] = x->F;
+        T[n] = x->T;
+        M[n] = x->M;
+        n++;
+    }
+    free(rank);
+    return n;
+}
+
+/* One batch of neighbours of cur (moves mv[0..k)) into pop[0..k), given a
+ * fitness under the climb's cap.  Returns evaluate()'s result; *best the
+ * best of them with F below Fcur, or -1. */
+static int climb_batch(state_t *st, const uint32_t *cur, const dmm_climb_move_t *mv, int k,
+                       double Fcur, int *best)
+{
+    size_t L = (size_t)st->cfg->length;
+    for (int j = 0; j < k; j++) {
+        memcpy(st->pop[j].genome, cur, L * sizeof *cur);
+        st->pop[j].genome[mv[j].pos] = mv[j].codon;
+    }
+    double cap = st->cap, bcap = st->bound.cap;
+    if (cap < DMM_GE_WORST) {
+        st->cap = climb_cap(st);
+        st->bound.cap = st->cap;
+    }
+    int ev = evaluate(st, 0, k);
+    st->cap = cap;
+    st->bound.cap = bcap;
+    *best = -1;
+    for (int j = 0; ev >= 0 && j < k; j++) {
+        const indiv_t *x = &st->pop[j];
+        if (x->valid && !x->hopeless && !x->unevaluated && x->F < Fcur &&
+            (*best < 0 || x->F < st->pop[*best].F))
+            *best = j;
+    }
+    return ev;
+}
+
+/* The climb.  0, or -1 out of memory. */
+static int climb(state_t *st, dmm_ge_result_t *r)
+{
+    const dmm_ge_config_t *cfg = st->cfg;
+    dmm_ge_climb_t *c = &r->climb;
+    if (cfg->climb <= 0 || st->nobj || !r->found || st->best_hopeless)
+        return 0;
+    double t0 = now();
+    size_t L = (size_t)cfg->length;
+    int B = cfg->pop < DMM_GE_CLIMB_BATCH ? cfg->pop : DMM_GE_CLIMB_BATCH;
+    int max = cfg->elite > 1 ? cfg->elite : 1, rc = -1;
+    uint32_t *starts = malloc((size_t)max * L * sizeof *starts);
+    uint32_t *cur = malloc(L * sizeof *cur);
+    double *F = malloc((size_t)max * sizeof *F);
+    uint64_t *T = malloc((size_t)max * sizeof *T);
+    size_t *M = malloc((size_t)max * sizeof *M);
+    dmm_climb_move_t *mv = NULL;
+    if (!starts || !cur || !F || !T || !M)
+        goto out;
+    int nstarts = climb_starts(st, r, starts, F, T, M, max);
+    indiv_t *pop = st->pop;   /* the batches go to st->next: the population stays */
+    st->pop = st->next;
+    st->next = pop;
+    if (!c->ran)
+        c->F_start = r->F;
+    c->ran = 1;
+    rc = 0;
+    for (int s = 0; s < nstarts && !must_stop(st); s++) {
+        memcpy(cur, starts + (size_t)s * L, L * sizeof *cur);
+        double Fcur = F[s];
+        c->starts++;
+        c->optimum = 0;
+        for (;;) {
+            long nm = dmm_climb_moves(st->g, cur, cfg->length, cfg->wraps, cfg->codon_bound, &mv);
+            if (nm < 0) {
+                rc = -1;
+                goto done;
+            }
+            for (long i = nm - 1; i > 0; i--) {   /* the order: from the run's generator */
+                long j = (long)rng_below(&st->rng, (uint64_t)i + 1);
+                dmm_climb_move_t t = mv[i];
+                mv[i] = mv[j];
+                mv[j] = t;
+            }
+            int best = -1, ev = 0;
+            for (long b = 0; b < nm && best < 0 && ev == 0; b += B) {
+                if (must_stop(st))
+                    goto done;
+                int k = nm - b < B ? (int)(nm - b) : B;
+                uint64_t e0 = st->evaluations, s0 = st->simulations;
+                ev = climb_batch(st, cur, mv + b, k, Fcur, &best);
+                if (ev < 0) {
+                    rc = -1;
+                    goto done;
+                }
+                c->neighbours += st->evaluations - e0;
+                c->simulations += st->simulations - s0;
+            }
+            free(mv);
+            mv = NULL;
+            if (best >= 0) {
+                const indiv_t *x = &st->pop[best];
+                memcpy(cur, x->genome, L * sizeof *cur);
+                Fcur = x->F;
+                c->steps++;
+                if (x->F < r->F)
+                    climb_adopt(st, r, x);
+            }
+            if (ev == 1)
+                goto done;   /* stopped */
+            if (best < 0) {
+                c->optimum = 1;
+                break;
+            }
+        }
+    }
+done:
+    st->next = st->pop;
+    st->pop = pop;
+out:
+    c->seconds += now() - t0;
+    free(mv);
+    free(starts);
+    free(cur);
+    free(F);
+    free(T);
+    free(M);
+    return rc;
+}
+
 /* ---- the run -------------------------------------------------------------- */
 
 /* Nothing of the run came within the cap: the best's real F, T and M from
@@ -1223,6 +1459,8 @@ static int check_config(const dmm_ge_config_t *c, dmm_err_t *err)
         bad = "several traces are evaluated in this process, with the simulator's fitness";
     else if (c->nlean < 0 || c->nlean > DMM_GE_LEAN_MAX)
         bad = "lean: at most 8 weights";
+    else if (!(c->climb >= 0 && c->climb <= 0.9))
+        bad = "climb: its share of the time budget must be in [0, 0.9]";
     for (int i = 0; !bad && i < c->nlean; i++)
         if (!(c->lean[i] > 0 && c->lean[i] < 1))
             bad = "lean: each weight of time must be in (0,1)";
@@ -1365,6 +1603,7 @@ static int alloc_state(state_t *st, dmm_ge_result_t *r)
     st->work = malloc(N * sizeof *st->work);
     st->expect = malloc(N * sizeof *st->expect);
     st->spare = malloc(L * sizeof *st->spare);
+    st->climbed.genome = malloc(L * sizeof *st->climbed.genome);
     st->genomes = malloc(3 * N * L * sizeof *st->genomes);
     if (st->nobj) {
         st->parents = calloc(N, sizeof *st->parents);
@@ -1374,6 +1613,7 @@ static int alloc_state(state_t *st, dmm_ge_result_t *r)
     r->genome = calloc(L, sizeof *r->genome);
     r->log = calloc((size_t)cfg->gens + 1, sizeof *r->log);
     if (!st->pheno || !st->pop || !st->next || !st->work || !st->expect || !st->spare ||
+        !st->climbed.genome ||
         !st->genomes || !r->genome || !r->log ||
         (st->nobj && (!st->parents || !st->pfront || !st->pcrowd)) || cache_init(&st->cache) != 0)
         return -1;
@@ -1410,16 +1650,15 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     st.failed_worker = -1;
     if (!cfg->custom && start_references(&st, err) != 0)
         return -1;
-    if (cfg->time_budget > 0)
-        st.deadline = t0 + cfg->time_budget;
+    int climbing = cfg->climb > 0 && !cfg->objectives;
     st.bound.stop = cfg->stop;
-    st.bound.deadline = st.deadline;
     st.bound.pooled = cfg->pooled;
     for (int k = 0; k < cfg->nextra; k++) {
         st.xbound[k].stop = cfg->stop;
-        st.xbound[k].deadline = st.deadline;
         st.xbound[k].pooled = cfg->pooled;
     }
+    if (cfg->time_budget > 0)   /* the generations' share (the climb's: below) */
+        set_deadline(&st, t0 + cfg->time_budget * (climbing ? 1 - cfg->climb : 1));
     r->T_KNG = st.T_KNG;
     r->M_LEA = st.M_LEA;
     r->W_KNG = st.W_KNG;
@@ -1440,22 +1679,42 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
     r->stopped = DMM_GE_DONE;
     for (int i = 0; i < cfg->pop; i++)
         random_genome(&st, st.pop[i].genome);
-    for (int gen = 0; gen <= cfg->gens; gen++) {
-        int from = 0, ev;
-        if (gen > 0 && must_stop(&st))
+    int gen = 0;
+    for (;;) {
+        for (; gen <= cfg->gens; gen++) {
+            int from = 0, ev;
+            if (gen > 0 && must_stop(&st))
+                break;
+            if (gen > 0)
+                from = replace(&st);            /* selection, crossover, mutation */
+            if (from < 0 || (ev = evaluate(&st, from, cfg->pop)) < 0)
+                goto oom;
+            record(&st, gen, t0, r);
+            r->log[r->nlog - 1].partial = ev == 1;
+            if (st.oom)
+                goto oom;
+            if (cfg->progress)
+                cfg->progress(&r->log[r->nlog - 1], cfg, cfg->progress_arg);
+            if (ev == 1) {
+                gen++;
+                break;
+            }
+        }
+        if (!climbing || st.failed_worker >= 0 || (cfg->stop && *cfg->stop))
             break;
-        if (gen > 0)
-            from = replace(&st);            /* selection, crossover, mutation */
-        if (from < 0 || (ev = evaluate(&st, from)) < 0)
-            goto oom;
-        record(&st, gen, t0, r);
-        r->log[r->nlog - 1].partial = ev == 1;
-        if (st.oom)
-            goto oom;
-        if (cfg->progress)
-            cfg->progress(&r->log[r->nlog - 1], cfg, cfg->progress_arg);
-        if (ev == 1)
+        if (cfg->time_budget > 0)   /* the generations' share is spent: the rest */
+            set_deadline(&st, t0 + cfg->time_budget);
+        if (st.deadline > 0 && now() >= st.deadline)
             break;
+        st.interrupted = 0;
+        if (climb(&st, r) != 0)
+            goto oom;
+        if (st.interrupted || cfg->time_budget <= 0 || gen > cfg->gens)
+            break;
+        /* every climb ended where no neighbour is better, with time left:
+         * more generations, the climb's best among them, then climb again */
+        climb_inject(&st);
+        set_deadline(&st, now() + (st.deadline - now()) * (1 - cfg->climb));
     }
     if (st.failed_worker >= 0) {
         r->stopped = DMM_GE_WORKER_FAILED;
@@ -1499,6 +1758,7 @@ out:
     free(st.expect);
     dmm_ge_times_free(&st.times);
     free(st.spare);
+    free(st.climbed.genome);
     free(st.pheno);
     return rc;
 }

@@ -80,6 +80,27 @@
  * invalid.  No candidate is cut short (the caps are per trace), and the
  * evaluations all run in this process (cfg.remote must be NULL).
  *
+ * Climb (cfg.climb > 0; eq. 1 or a custom fitness, not with objectives):
+ * after the generations, a hill climb from the run's best genome through
+ * its neighbours (climb.h: one decision of the mapping taken differently,
+ * every other codon kept), in an order drawn from the run's generator,
+ * DMM_GE_CLIMB_BATCH at a time (simulated like a generation's new
+ * phenotypes, on cfg.jobs threads): the best of a batch that is better than
+ * the climb's genome replaces it, and its neighbours are tried next; a
+ * genome none of whose neighbours is better ends the climb, or with a time
+ * budget starts one more from the next best distinct design of the last
+ * population.  With a time budget the generations stop when 1 - cfg.climb
+ * of it is spent and the climb has the rest; without one, the climb goes on
+ * from the best to a genome no neighbour improves.  A few hundred
+ * simulations (what a large trace affords) are too few for GE to tune its
+ * best design's size boundaries and classes by chance; the climb does that
+ * one decision at a time.  Its simulations are capped at the cfg.top-th
+ * best F simulated to the end so far (or the run's cap, if lower): a
+ * neighbour that cannot be better than that can neither improve the climb
+ * nor enter r->top, so ranking it at that bound (a lower bound on its F,
+ * never a made-up value) changes no decision.  Not when the run's best is
+ * hopeless.  r->climb says what it did.
+ *
  * Phenotype cache: the canonical .dmm text of a phenotype (dmm_desc_print,
  * empty title) keys its T, M and F; an individual whose phenotype is there,
  * or is being simulated for an earlier individual of the same generation, is
@@ -108,6 +129,7 @@ enum { DMM_GE_OBJ_TIME = 1, DMM_GE_OBJ_MEMORY = 2, DMM_GE_OBJ_WORST = 4, DMM_GE_
  * the reference allocator's value. */
 #define DMM_GE_HV_REF 2.0
 #define DMM_GE_LEAN_MAX 8       /* the most cfg.lean weights */
+#define DMM_GE_CLIMB_BATCH 8    /* neighbours simulated together in the climb */
 
 typedef struct dmm_ge_gen dmm_ge_gen_t;
 
@@ -212,7 +234,22 @@ typedef struct dmm_ge_config {
      * objectives or a custom fitness. */
     double   lean[DMM_GE_LEAN_MAX];
     int      nlean;
+    /* The climb (above): the share of cfg.time_budget it has, in [0, 0.9]
+     * (0: no climb, the paper's search; dmm evolve: 0.25). */
+    double   climb;
 } dmm_ge_config_t;
+
+/* What the climb did (dmm_ge_result_t.climb). */
+typedef struct dmm_ge_climb {
+    int      ran;           /* it started */
+    double   F_start;       /* the run's best F when it started */
+    uint64_t neighbours;    /* neighbours given a fitness */
+    uint64_t simulations;   /* ... of which simulated (the rest: cache hits, invalid) */
+    int      steps;         /* times a neighbour replaced the climb's genome */
+    int      starts;        /* genomes climbed from */
+    int      optimum;       /* the last one reached a genome no neighbour improves */
+    double   seconds;
+} dmm_ge_climb_t;
 
 /* One of the best distinct phenotypes of a run (dmm_ge_result_t.top): its
  * canonical text (the phenotype cache's key), exact F, T and M. */
@@ -296,6 +333,7 @@ typedef struct dmm_ge_result {
     int          nfront;
     uint64_t     W_KNG;        /* kng's costliest single operation */
     uint64_t     P_KNG;        /* and its 99.9th percentile */
+    dmm_ge_climb_t climb;      /* cfg.climb */
     int          stopped;      /* DMM_GE_* */
     int          failed_worker; /* DMM_GE_WORKER_FAILED: which (remote's w) */
 } dmm_ge_result_t;

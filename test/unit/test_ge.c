@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "codegen/search/climb.h"
 #include "codegen/search/ge.h"
 #include "codegen/grammar/grammar.h"
 #include "allocators/sim/sim.h"
@@ -1015,6 +1016,180 @@ Test(ge, bad_configurations_are_refused)
     cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, &err), -1);
     cr_expect_not_null(strstr(err.msg, "lean"), "%s", err.msg);
     dmm_ge_result_free(&r);
+    const double climbs[] = { -0.1, 0.95, NAN };
+    for (int i = 0; i < 3; i++) {
+        small_config(&c, 1, 1);
+        c.climb = climbs[i];
+        cr_expect_eq(dmm_ge_run(&c, gram, &ops, &r, &err), -1);
+        cr_expect_not_null(strstr(err.msg, "climb"), "%s", err.msg);
+        dmm_ge_result_free(&r);
+    }
+}
+
+/* ---- the climb ------------------------------------------------------------ */
+
+/* Each move of a genome changes one decision: mapped, its phenotype differs
+ * from the genome's in exactly one word, and every other alternative of
+ * each rule of a few alternatives is there once. */
+Test(ge, a_genomes_neighbours_each_take_one_decision_differently)
+{
+    dmm_grammar_t *g = grammar(pareto_grammar);
+    uint32_t genome[12] = { 5, 900001, 13, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+    char base[256], ph[256];
+    cr_assert_gt(dmm_ge_map(g, genome, 12, 0, base, sizeof base), 0);
+    dmm_climb_move_t *mv;
+    long n = dmm_climb_moves(g, genome, 12, 0, 1u << 31, &mv);
+    /* <S> has one alternative; <C> 7, <B> 2 twice, <L> 3, <F> 3 */
+    cr_assert_eq(n, 6 + 1 + 1 + 2 + 2, "%ld moves", n);
+    int words_changed[5] = { 0 };
+    for (long i = 0; i < n; i++) {
+        uint32_t h[12];
+        memcpy(h, genome, sizeof h);
+        cr_expect_neq(h[mv[i].pos], mv[i].codon);
+        h[mv[i].pos] = mv[i].codon;
+        cr_assert_gt(dmm_ge_map(g, h, 12, 0, ph, sizeof ph), 0);
+        /* compare word by word */
+        char a[256], b[256];
+        strcpy(a, base);
+        strcpy(b, ph);
+        int diff = 0, w = 0, which = -1;
+        char *sa, *sb, *ta = strtok_r(a, " ", &sa), *tb = strtok_r(b, " ", &sb);
+        for (; ta && tb; ta = strtok_r(NULL, " ", &sa), tb = strtok_r(NULL, " ", &sb), w++)
+            if (strcmp(ta, tb)) {
+                diff++;
+                which = w;
+            }
+        cr_expect_eq(diff, 1, "move %ld: %s against %s", i, ph, base);
+        if (which >= 0 && which != 3)   /* word 3 is the size, a terminal */
+            words_changed[which < 3 ? which : which - 1]++;
+        for (long j = 0; j < i; j++)
+            cr_expect(!(mv[j].pos == mv[i].pos && mv[j].codon == mv[i].codon), "twice");
+    }
+    cr_expect_eq(words_changed[0], 6, "every other class");
+    cr_expect_eq(words_changed[1], 1);
+    cr_expect_eq(words_changed[2], 1);
+    cr_expect_eq(words_changed[3], 2);
+    cr_expect_eq(words_changed[4], 2);
+    free(mv);
+    /* a rule of many alternatives: 1, 2, 4 ... places either side */
+    static const char many[] = "<S> ::= <C> false false <Z> SLL FIRST LIFO\n"
+                               "<C> ::= Kingsley | Lea\n"
+                               "<Z> ::= 16 | 32 | 48 | 64 | 80 | 96 | 112 | 128 | 144 | 160 "
+                               "| 176 | 192 | 208 | 224 | 240 | 256 | 272 | 288 | 304 | 320\n";
+    dmm_grammar_t *g2 = grammar(many);
+    uint32_t g20[3] = { 0, 1, 2 * 20 + 5 };   /* size alternative 5 of 20 */
+    n = dmm_climb_moves(g2, g20, 3, 0, 1u << 31, &mv);
+    /* <C>: 1; <Z>: 5-1 5-2 5-4, 5+1 5+2 5+4 5+8 */
+    cr_assert_eq(n, 1 + 7, "%ld moves", n);
+    uint32_t want[] = { 44, 46, 43, 47, 41, 49, 53 };
+    for (int k = 0; k < 7; k++) {
+        int found = 0;
+        for (long i = 0; i < n; i++)
+            found |= mv[i].pos == 2 && mv[i].codon == want[k];
+        cr_expect(found, "codon %u", want[k]);
+    }
+    free(mv);
+    dmm_grammar_free(g2);
+    dmm_grammar_free(g);
+}
+
+/* F of one genome, simulated to the end. */
+static double genome_F(const dmm_grammar_t *g, const dmm_opstream_t *s, const uint32_t *genome,
+                       const dmm_ge_config_t *c, const dmm_ge_result_t *r)
+{
+    static char ph[1 << 16];
+    static dmm_sim_result_t res;
+    dmm_desc_t d;
+    dmm_err_t err = { { 0 } };
+    if (dmm_ge_map(g, genome, (size_t)c->length, c->wraps, ph, sizeof ph) < 0 ||
+        dmm_phenotype_to_desc(ph, &d, &err) != 0 ||
+        dmm_sim_run(s, &d, "climb", 0, &res, &err) != 0 || res.failed || !res.M)
+        return DMM_GE_WORST;
+    return dmm_ge_fitness(res.T, res.M, r->T_KNG, r->M_LEA);
+}
+
+/* The climb starts where the generations ended, never ends worse, and ends
+ * on a genome none of whose neighbours, each simulated here, is better. */
+Test(ge, the_climb_ends_where_no_neighbour_is_better)
+{
+    dmm_opstream_t s;
+    dmm_grammar_t *g;
+    load_churn(&s, &g);
+    dmm_ge_config_t c;
+    dmm_ge_result_t plain, cl;
+    small_config(&c, 5, 2);
+    c.pop = 12;
+    c.elite = 2;
+    c.gens = 1;   /* a weak search, so that the climb has work */
+    run_on(&c, g, &s, &plain);
+    cr_expect_eq(plain.climb.ran, 0, "no climb unless asked");
+    c.climb = 0.25;
+    run_on(&c, g, &s, &cl);
+    cr_assert(plain.found && cl.climb.ran);
+    cr_expect_eq(cl.climb.F_start, plain.F, "the generations are the same");
+    cr_expect_lt(cl.F, plain.F, "the climb improved on %.6f: %.6f", plain.F, cl.F);
+    cr_expect_geq(cl.climb.steps, 1);
+    cr_expect_eq(cl.climb.starts, 1, "without a time budget: from the best only");
+    cr_expect(cl.climb.optimum);
+    cr_expect_gt(cl.climb.neighbours, 0);
+    cr_expect_leq(cl.climb.simulations, cl.climb.neighbours);
+    cr_expect_eq(cl.F, genome_F(g, &s, cl.genome, &c, &cl), "its genome gives its F");
+    cr_expect_eq(cl.F, dmm_ge_fitness(cl.T, cl.M, cl.T_KNG, cl.M_LEA));
+    cr_expect_eq(cl.top[0].F, cl.F, "the best distinct designs start with it");
+    dmm_climb_move_t *mv;
+    long n = dmm_climb_moves(g, cl.genome, c.length, c.wraps, c.codon_bound, &mv);
+    cr_assert_gt(n, 10);
+    uint32_t *h = malloc((size_t)c.length * sizeof *h);
+    for (long i = 0; i < n; i++) {
+        memcpy(h, cl.genome, (size_t)c.length * sizeof *h);
+        h[mv[i].pos] = mv[i].codon;
+        double F = genome_F(g, &s, h, &c, &cl);
+        cr_expect_geq(F, cl.F, "neighbour %ld is better: %.9f < %.9f", i, F, cl.F);
+    }
+    free(h);
+    free(mv);
+    dmm_ge_result_free(&plain);
+    dmm_ge_result_free(&cl);
+    dmm_grammar_free(g);
+    dmm_opstream_free(&s);
+}
+
+/* Its order comes from the seed, its simulations run on any number of
+ * threads, and its cap (the top-th best F so far) cuts replays without
+ * changing a decision: the same result either way. */
+Test(ge, the_climb_is_the_same_whatever_the_jobs_and_the_cuts)
+{
+    dmm_opstream_t s;
+    dmm_grammar_t *g;
+    load_churn(&s, &g);
+    dmm_ge_config_t c;
+    dmm_ge_result_t a, b, f;
+    small_config(&c, 9, 1);
+    c.pop = 12;
+    c.elite = 2;
+    c.gens = 1;
+    c.climb = 0.25;
+    run_on(&c, g, &s, &a);
+    c.jobs = 2;
+    run_on(&c, g, &s, &b);
+    c.finish_hopeless = 1;
+    run_on(&c, g, &s, &f);
+    expect_same_run(&a, &b, "jobs 1 vs 2");
+    expect_same_run(&a, &f, "cut vs simulated to the end");
+    cr_expect_eq(a.climb.steps, b.climb.steps);
+    cr_expect_eq(a.climb.neighbours, f.climb.neighbours);
+    cr_expect_eq(a.climb.simulations, f.climb.simulations);
+    cr_expect_gt(a.cut, f.cut, "the climb's cap cut replays: %llu", (unsigned long long)a.cut);
+    cr_assert_eq(a.ntop, f.ntop);
+    for (int i = 0; i < a.ntop; i++) {
+        cr_expect_str_eq(a.top[i].key, f.top[i].key, "top %d", i);
+        cr_expect_eq(a.top[i].F, f.top[i].F, "top %d", i);
+    }
+    dmm_ge_result_free(&a);
+    dmm_ge_result_free(&b);
+    dmm_ge_result_free(&f);
+    dmm_grammar_free(g);
+    dmm_opstream_free(&s);
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -1331,6 +1506,51 @@ Test(evolve, same_seed_same_best_dmm_whatever_the_jobs)
     cr_expect_str_eq(b1, b2);
     free(b1);
     free(b2);
+}
+
+/* dmm evolve climbs by default (a share of --time; without it, to the end),
+ * says so on stdout and in search.json, and --climb 0 is the paper's
+ * search. */
+Test(evolve, the_climb_is_said_and_can_be_turned_off)
+{
+    char rep[256], o[256], err[4096], p[512], so[512];
+    put_rep(rep);
+    snprintf(o, sizeof o, "%s/o", dir);
+    snprintf(p, sizeof p, "%s/search.json", o);
+    snprintf(so, sizeof so, "%s/stdout", dir);
+    char *a1[] = { "dmm", "evolve", "--pop", "12", "--elite", "2", "--gens", "1", "--out", o,
+                   rep, NULL };
+    cr_assert_eq(run_dmm(dir, a1, err, sizeof err), 0, "%s", err);
+    char *out = slurp(so);
+    cr_assert_not_null(out);
+    cr_expect_not_null(strstr(out, "\nclimb: F "), "%s", out);
+    char *json = slurp(p);
+    cr_assert_not_null(json);
+    cr_expect_not_null(strstr(json, "\"climb\": 0.25"), "parameters: %s", json);
+    char *c = strstr(json, "\"climb\": {");
+    cr_assert_not_null(c, "%s", json);
+    cr_expect_not_null(strstr(c, "\"starts\": 1,"), "%s", c);
+    cr_expect_not_null(strstr(c, "\"optimum\": true"), "%s", c);
+    free(json);
+    free(out);
+    char *a2[] = { "dmm", "evolve", "--pop", "12", "--elite", "2", "--gens", "1", "--climb",
+                   "0", "--out", o, rep, NULL };
+    cr_assert_eq(run_dmm(dir, a2, err, sizeof err), 0, "%s", err);
+    out = slurp(so);
+    cr_assert_not_null(out);
+    cr_expect_null(strstr(out, "\nclimb: "), "%s", out);
+    free(out);
+    json = slurp(p);
+    cr_assert_not_null(json);
+    cr_expect_not_null(strstr(json, "\"climb\": null"), "%s", json);
+    free(json);
+    const char *bad[] = { "-0.1", "0.95", "x" };
+    for (size_t i = 0; i < 3; i++) {
+        char *a3[] = { "dmm", "evolve", "--climb", (char *)bad[i], "--out", o, rep, NULL };
+        int rc = run_dmm(dir, a3, err, sizeof err);
+        cr_expect_eq(rc, 1, "--climb %s: exit %d", bad[i], rc);
+        cr_expect_not_null(strstr(err, "--climb"), "%s", err);
+    }
 }
 
 Test(evolve, no_valid_individual_exits_2_without_a_best_dmm)
