@@ -90,15 +90,19 @@
  * genome none of whose neighbours is better ends the climb, or with a time
  * budget starts one more from the next best distinct design of the last
  * population.  With a time budget the generations stop when 1 - cfg.climb
- * of it is spent and the climb has the rest; without one, the climb goes on
- * from the best to a genome no neighbour improves.  A few hundred
+ * of it is spent and the climb has the rest; if every climb ends before
+ * the budget, the generations go on from where they stopped, the climb's
+ * best in place of the population's worst, for 1 - cfg.climb of what is
+ * left, and climb again.  Without one, the climb goes on once, from the
+ * best, to a genome no neighbour improves.  A few hundred
  * simulations (what a large trace affords) are too few for GE to tune its
  * best design's size boundaries and classes by chance; the climb does that
  * one decision at a time.  Its simulations are capped at the cfg.top-th
  * best F simulated to the end so far (or the run's cap, if lower): a
  * neighbour that cannot be better than that can neither improve the climb
  * nor enter r->top, so ranking it at that bound (a lower bound on its F,
- * never a made-up value) changes no decision.  Not when the run's best is
+ * never a made-up value) changes no decision (r->lean, as ever, is chosen
+ * among the designs simulated to the end).  Not when the run's best is
  * hopeless.  r->climb says what it did.
  *
  * Phenotype cache: the canonical .dmm text of a phenotype (dmm_desc_print,
