@@ -1309,6 +1309,34 @@ out:
     return rc;
 }
 
+/* Generations from *gen on (0: the initial population, already drawn)
+ * until cfg.gens are done or the search must stop; *gen is then the next
+ * one to run.  0, or -1 out of memory. */
+static int generations(state_t *st, int *gen, double t0, dmm_ge_result_t *r)
+{
+    const dmm_ge_config_t *cfg = st->cfg;
+    for (; *gen <= cfg->gens; (*gen)++) {
+        int from = 0, ev;
+        if (*gen > 0 && must_stop(st))
+            break;
+        if (*gen > 0)
+            from = replace(st);            /* selection, crossover, mutation */
+        if (from < 0 || (ev = evaluate(st, from, cfg->pop)) < 0)
+            return -1;
+        record(st, *gen, t0, r);
+        r->log[r->nlog - 1].partial = ev == 1;
+        if (st->oom)
+            return -1;
+        if (cfg->progress)
+            cfg->progress(&r->log[r->nlog - 1], cfg, cfg->progress_arg);
+        if (ev == 1) {
+            (*gen)++;
+            break;
+        }
+    }
+    return 0;
+}
+
 /* ---- the run -------------------------------------------------------------- */
 
 /* Nothing of the run came within the cap: the best's real F, T and M from
@@ -1681,25 +1709,8 @@ int dmm_ge_run(const dmm_ge_config_t *cfg, const dmm_grammar_t *g, const dmm_ops
         random_genome(&st, st.pop[i].genome);
     int gen = 0;
     for (;;) {
-        for (; gen <= cfg->gens; gen++) {
-            int from = 0, ev;
-            if (gen > 0 && must_stop(&st))
-                break;
-            if (gen > 0)
-                from = replace(&st);            /* selection, crossover, mutation */
-            if (from < 0 || (ev = evaluate(&st, from, cfg->pop)) < 0)
-                goto oom;
-            record(&st, gen, t0, r);
-            r->log[r->nlog - 1].partial = ev == 1;
-            if (st.oom)
-                goto oom;
-            if (cfg->progress)
-                cfg->progress(&r->log[r->nlog - 1], cfg, cfg->progress_arg);
-            if (ev == 1) {
-                gen++;
-                break;
-            }
-        }
+        if (generations(&st, &gen, t0, r) != 0)
+            goto oom;
         if (!climbing || st.failed_worker >= 0 || (cfg->stop && *cfg->stop))
             break;
         if (cfg->time_budget > 0)   /* the generations' share is spent: the rest */
