@@ -1012,6 +1012,24 @@ static void best_key(state_t *st, dmm_ge_result_t *r)
     r->best_key = k;
 }
 
+/* x becomes the run's best. */
+static void set_best(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
+{
+    r->found = 1;
+    r->F = x->F;
+    r->T = x->T;
+    r->M = x->M;
+    r->W = x->W;
+    r->P = x->P;
+    r->F_mean = x->n.F_mean;
+    r->F_worst = x->n.F_worst;
+    st->best_hopeless = x->hopeless;
+    r->best = x->desc;   /* every valid individual holds its own */
+    memcpy(r->genome, x->genome, (size_t)st->cfg->length * sizeof *r->genome);
+    if (st->cfg->custom)
+        best_key(st, r);
+}
+
 /* The statistics of the current population into row; tracks the best of the
  * run in r. */
 static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
@@ -1047,21 +1065,8 @@ static void record(state_t *st, int gen, double t0, dmm_ge_result_t *r)
         row->best_T = x->T;
         row->best_M = x->M;
         row->best_lines = x->lines;
-        if (!r->found || x->F < r->F) {
-            r->found = 1;
-            r->F = x->F;
-            r->T = x->T;
-            r->M = x->M;
-            r->W = x->W;
-            r->P = x->P;
-            r->F_mean = x->n.F_mean;
-            r->F_worst = x->n.F_worst;
-            st->best_hopeless = x->hopeless;
-            r->best = x->desc;   /* every valid individual holds its own */
-            memcpy(r->genome, x->genome, (size_t)cfg->length * sizeof *r->genome);
-            if (cfg->custom)
-                best_key(st, r);
-        }
+        if (!r->found || x->F < r->F)
+            set_best(st, r, x);
     }
     if (st->nobj) {
         row->hypervolume = front_hv(st, r);
@@ -1116,17 +1121,7 @@ static double climb_cap(const state_t *st)
 /* x, better than the run's best, becomes it. */
 static void climb_adopt(state_t *st, dmm_ge_result_t *r, const indiv_t *x)
 {
-    r->F = x->F;
-    r->T = x->T;
-    r->M = x->M;
-    r->W = x->W;
-    r->P = x->P;
-    r->F_mean = x->n.F_mean;
-    r->F_worst = x->n.F_worst;
-    r->best = x->desc;
-    memcpy(r->genome, x->genome, (size_t)st->cfg->length * sizeof *r->genome);
-    if (st->cfg->custom)
-        best_key(st, r);
+    set_best(st, r, x);
     copy_indiv(st, &st->climbed, x);
     st->has_climbed = 1;
 }
