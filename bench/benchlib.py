@@ -139,8 +139,9 @@ def run(argv, env, stdin=None, stdout=None, stderr=None, timeout=None, gnu_time=
     gives its peak RSS.
 
     Returns dict(exit: status or -signal, wall_s, user_s, sys_s, cpu_s,
-    maxrss_kib (None when GNU time reported none), timed_out, out, err: the
-    captured bytes, or None)."""
+    maxrss_kib (None when GNU time reported none), minflt (minor page faults
+    of it and what it waited for: GNU time's few hundred included), timed_out,
+    out, err: the captured bytes, or None)."""
     rusage = None
     if gnu_time:
         fd, rusage = tempfile.mkstemp(prefix="dmm-bench-time.")
@@ -210,7 +211,7 @@ def _spawn_wait(argv, env, actions, timeout):
     # CPU: with GNU time, time's own few ms are included; it waits for the program.
     return dict(exit=os.waitstatus_to_exitcode(status), wall_s=wall, user_s=ru.ru_utime,
                 sys_s=ru.ru_stime, cpu_s=ru.ru_utime + ru.ru_stime, maxrss_kib=ru.ru_maxrss,
-                timed_out=timed_out)
+                minflt=ru.ru_minflt, timed_out=timed_out)
 
 
 def _kill_group(pid):

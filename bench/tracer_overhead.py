@@ -7,9 +7,10 @@ mtrace), repetitions interleaved (rep 1: every workload x every variant, in an
 order rotated per rep; rep 2: ...), so that a slow spell of the machine hits
 all variants alike; a workload whose plain run is short (the bundled
 work_media's 0.08 s) runs up to 5 rounds of plain and libdmmtrace.so a rep,
-for as many samples as its noise needs.  Per run: wall time, child CPU time and peak RSS (from
-wait4), exit status, stdout checked against the plain run's, and the bytes of
-trace the run wrote (the files are then deleted).
+for as many samples as its noise needs, and the two-thread work_media 9.  Per
+run: wall time, child CPU time, peak RSS and minor page faults (from wait4),
+exit status, stdout checked against the plain run's, and the bytes of trace
+the run wrote (the files are then deleted).
 
     python3 bench/tracer_overhead.py [--reps N] [--quick] [--only NAME[,NAME]]
                                      [--build DIR]
@@ -40,12 +41,20 @@ ROOT = benchlib.ROOT
 PYTHON = benchlib.PYTHON
 RUN_TIMEOUT_S = 180
 # A workload whose plain run is short is noisier, relative to its length, on
-# a shared machine: it gets more rounds per rep, up to MAX_ROUNDS, enough for
+# a shared machine: it gets more rounds per rep, up to SHORT_ROUNDS, enough for
 # about ROUND_S seconds of plain runs a rep.  The extra rounds run the plain
 # run and libdmmtrace.so's variants only (heaptrack and mtrace take 5-30x as
 # long and sit far from any threshold); each round is one interleaved cycle.
 ROUND_S = 1.0
-MAX_ROUNDS = 5
+SHORT_ROUNDS = 5
+# work_media -t 2 hands each thread's old frames to the other: how many wait
+# in a queue, up to 64 of 3 planes each, follows which thread runs ahead, so
+# its page faults (2 k to 10 k with the thresholds fixed, and its time with
+# them) vary from run to run whatever the tracer does: its rows take
+# THREAD_ROUNDS rounds a rep, and every row shows the runs' page faults.
+THREAD_ROUNDS = 9
+MORE_ROUNDS = ("work_media_t2", "work_media_t2_fixed")
+MAX_ROUNDS = max(SHORT_ROUNDS, THREAD_ROUNDS)
 MALLOC_DEBUG = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
 # glibc's dynamic thresholds pinned where work_media's frames never reach them
 T2_FIXED = "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=67108864"
@@ -253,7 +262,8 @@ def bench(args, reps, build, tmp):
             print("tracer_overhead: %s: plain run exited %d\n%s"
                   % (w["name"], rc, tail(res["err"])), file=sys.stderr)
         ref[w["name"]] = data
-        rounds[w["name"]] = max(1, min(MAX_ROUNDS, int(ROUND_S / max(wall, 1e-3))))
+        rounds[w["name"]] = (THREAD_ROUNDS if w["name"] in MORE_ROUNDS else
+                             max(1, min(SHORT_ROUNDS, int(ROUND_S / max(wall, 1e-3)))))
         print("tracer_overhead: warm-up %-14s %.3f s  %s"
               % (w["name"], wall, data.decode("utf-8", "replace").splitlines()[0][:60]
                  if data else "(no output)"), file=sys.stderr)
@@ -281,7 +291,7 @@ def bench(args, reps, build, tmp):
                 r = dict(workload=w["name"], variant=v["name"],
                          rep=rep * MAX_ROUNDS + sub + 1, position=pos,
                          wall_s=res["wall_s"], user_s=res["user_s"], sys_s=res["sys_s"],
-                         cpu_s=res["cpu_s"],
+                         cpu_s=res["cpu_s"], minflt=res.get("minflt"),
                          maxrss_kib=res["maxrss_kib"], trace_bytes=tbytes, trace_files=nfiles,
                          exit=rc, timed_out=to, stdout_ok=same,
                          stdout_sha1=hashlib.sha1(data or b"").hexdigest())
@@ -324,9 +334,9 @@ def bench(args, reps, build, tmp):
                  % (reps, " (--quick)" if args.quick else ""))
     more = ["%s %d" % (w["name"], rounds[w["name"]]) for w in wls if rounds[w["name"]] > 1]
     if more:
-        lines.append("- rounds a rep for the runs shorter than %.0f s (plain and "
-                     "libdmmtrace.so's variants; one of heaptrack and mtrace): %s"
-                     % (ROUND_S, ", ".join(more)))
+        lines.append("- rounds a rep for the runs shorter than %.0f s and for %s (plain "
+                     "and libdmmtrace.so's variants; one of heaptrack and mtrace): %s"
+                     % (ROUND_S, " and ".join(MORE_ROUNDS), ", ".join(more)))
     lines.append("- dmm %s; %s; %s" % (tools["git"] or "?", tools["heaptrack"] or "no heaptrack",
                                        tools["python3"] or "no /usr/bin/python3"))
     lines.append("- total time %.0f s" % elapsed)
@@ -339,7 +349,10 @@ def bench(args, reps, build, tmp):
                  "time reports it for the command (the largest single process), median. "
                  "Ratio = median/median; min–max ratio = the extremes of the per-rep ratios "
                  "(variant run / plain run of the same rep). Trace = bytes of every file the "
-                 "run wrote (median over reps), deleted after each run.")
+                 "run wrote (median over reps), deleted after each run. Faults = minor page "
+                 "faults of the command and what it waited for (wait4's ru_minflt), median, "
+                 "in thousands: where they move between the plain and the traced runs, the "
+                 "program's memory moved, not only the tracer's instructions.")
     for w in wls:
         rs = [r for r in runs if r["workload"] == w["name"]]
         plain = {r["rep"]: r for r in rs if r["variant"] == "plain"}
@@ -348,8 +361,8 @@ def bench(args, reps, build, tmp):
         lines.append("## %s: %s" % (w["name"], w["desc"]))
         lines.append("")
         lines.append("| variant | median wall s | min–max | ratio to plain | min–max ratio "
-                     "| peak RSS MiB | trace MiB | CPU s |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+                     "| peak RSS MiB | trace MiB | CPU s | faults k |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         wsum = {}
         for v in vs:
             vr = [r for r in rs if r["variant"] == v["name"]]
@@ -364,22 +377,25 @@ def bench(args, reps, build, tmp):
             rss = statistics.median(rl) / 1024.0 if rl else None
             tb = statistics.median(r["trace_bytes"] for r in vr)
             cpu = statistics.median(r["cpu_s"] for r in vr)
+            fl = [r["minflt"] for r in vr if r.get("minflt") is not None]
+            flt = statistics.median(fl) / 1000.0 if fl else None
             bad = [r for r in vr if r["exit"] != 0 or not r["stdout_ok"] or r["timed_out"]]
             label = v["name"]
             if bad:
                 label += " **FAILED %d/%d**" % (len(bad), len(vr))
                 if any(not r["stdout_ok"] for r in bad):
                     label += " **OUTPUT MISMATCH**"
-            lines.append("| %s | %s | %s–%s | %s | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s | %s–%s | %s | %s | %s | %s | %s | %s |" % (
                 label, fmt(med), fmt(min(walls)), fmt(max(walls)), fmt(ratio, "%.2f"),
                 (fmt(min(per), "%.2f") + "–" + fmt(max(per), "%.2f")) if per else "-",
                 fmt(rss, "%.1f"), fmt(mib(tb), "%.1f") if v["name"] != "plain" else "-",
-                fmt(cpu)))
+                fmt(cpu), fmt(flt, "%.1f")))
             wsum[v["name"]] = dict(median_wall_s=med, min_wall_s=min(walls), max_wall_s=max(walls),
                                    ratio=ratio, min_ratio=min(per) if per else None,
                                    max_ratio=max(per) if per else None,
                                    median_maxrss_mib=rss, median_trace_bytes=tb,
-                                   median_cpu_s=cpu, failed=len(bad))
+                                   median_cpu_s=cpu, median_minflt=statistics.median(fl)
+                                   if fl else None, failed=len(bad))
         summary[w["name"]] = wsum
         d = wsum.get("dmmtrace")
         if d and d["ratio"] is not None:
