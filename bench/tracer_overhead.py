@@ -49,7 +49,7 @@ ROUND_S = 1.0
 SHORT_ROUNDS = 5
 # work_media -t 2 hands each thread's old frames to the other: how many wait
 # in a queue, up to 64 of 3 planes each, follows which thread runs ahead, so
-# its page faults (2 k to 10 k with the thresholds fixed, and its time with
+# its page faults (2 k to 8 k with the thresholds fixed, and its time with
 # them) vary from run to run whatever the tracer does: its rows take
 # THREAD_ROUNDS rounds a rep, and every row shows the runs' page faults.
 THREAD_ROUNDS = 9
