@@ -36,6 +36,12 @@ int    dmm_sss_free_fast(dmm_alloc_t *a, void *p);
  * tests folded away.  Never for any other. */
 void  *dmm_sss_malloc_fast_sll(dmm_alloc_t *a, size_t n, int lifo);
 int    dmm_sss_free_fast_sll(dmm_alloc_t *a, void *p, int lifo);
+/* The same for an allocator known to keep a DLL (dll 1) or an SLL (0),
+ * under a release policy (rel 1) or none: the common cases of either, the
+ * policy's bookkeeping included (NULL or 0 where the queue of empty areas
+ * is involved).  Never for a BTREE. */
+void  *dmm_sss_malloc_fast_known(dmm_alloc_t *a, size_t n, int dll, int rel, int lifo);
+int    dmm_sss_free_fast_known(dmm_alloc_t *a, void *p, int dll, int rel, int lifo);
 size_t dmm_kingsley_usable(dmm_alloc_t *a, const void *p);
 size_t dmm_lea_usable(dmm_alloc_t *a, const void *p);
 

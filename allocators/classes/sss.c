@@ -340,6 +340,9 @@ static sss_area_t *queue_pop(sss_t *s)
     size_t per = (AREA - AREA_HDR) / c->bs;
     if (s->sll)   /* LIFO: its blocks were pushed last */
         sll_drop_range(s, c, (char *)ar, (char *)ar + AREA, per);
+    else if (c->l.kind == DMM_LIST_DLL)   /* every one is listed: the area is empty */
+        for (size_t k = 0; k < per; k++)
+            dmm_flist_unlist_dll(&c->l, (char *)ar + AREA_HDR + k * c->bs);
     else
         for (size_t k = 0; k < per; k++)
             dmm_flist_remove(&c->l, (char *)ar + AREA_HDR + k * c->bs);
@@ -347,12 +350,19 @@ static sss_area_t *queue_pop(sss_t *s)
     return ar;
 }
 
+/* Whether the policy lets the allocator hold the oldest empty area no
+ * longer, at the clock's reading `clock`: 0 when the queue is empty. */
+static inline int release_now(const sss_t *s, uint32_t clock)
+{
+    return s->qhead && (s->qbytes > s->rel.keep ||
+                        (s->rel.delay != UINT64_MAX &&
+                         (uint32_t)(clock - s->qhead->u.c.since) >= s->rel.delay));
+}
+
 /* Give back the empty areas the policy no longer lets the allocator hold. */
 static void release_due(sss_t *s)
 {
-    while (s->qhead && (s->qbytes > s->rel.keep ||
-                        (s->rel.delay != UINT64_MAX &&
-                         (uint32_t)(s->clock - s->qhead->u.c.since) >= s->rel.delay))) {
+    while (release_now(s, s->clock)) {
         sss_area_t *ar = queue_pop(s);
         DMM_COST(s->cost, pagesrc_calls, 1);
         dmm_pagesrc_put(s->ps, ar, AREA);
@@ -442,47 +452,75 @@ static __attribute__((noinline)) void *sss_malloc_more(dmm_alloc_t *a, size_t n)
 }
 
 /* Small enough to inline where it is called by name (the evolved library's
- * malloc, dmm_evolved.c), and calling nothing: with an SLL and without a
- * release policy (s->fast, tested unless `known`; LIFO: lifo, or s->lifo
- * when lifo < 0), a class of 16-byte steps takes its list's head or bumps
- * in its newest area, as sss_malloc_more would, counting the same nodes;
- * NULL for every other case (n == 0 included: its index wraps past the
- * classes).  The state is where sss_init puts it, a->state_area: no load
- * of a->state. */
+ * malloc, dmm_evolved.c), and calling nothing: a class of 16-byte steps
+ * takes its list's head or bumps in its newest area, as sss_malloc_more
+ * would, counting the same nodes and headers; NULL, with nothing done, for
+ * every other case (n == 0 included: its index wraps past the classes).
+ * Unless `known`, only with an SLL and without a release policy (s->fast;
+ * LIFO: s->lifo when lifo < 0).  `known` (codegen knows the allocator's
+ * .dmm): dll, a DLL, else an SLL; rel, under a release policy, which the
+ * common case keeps as sss_malloc_more does (the allocator's clock, the
+ * area's blocks out) where release_due would give back nothing at this call
+ * (release_now) and the head's area is not one that had none out (area_took
+ * would move it): the rest goes the slow way.  The state is
+ * where sss_init puts it, a->state_area: no load of a->state. */
 static inline __attribute__((always_inline)) void *malloc_fast_as(dmm_alloc_t *a, size_t n,
-                                                                  int known, int lifo)
+                                                                  int known, int dll, int rel,
+                                                                  int lifo)
 {
     sss_t *s = (sss_t *)a->state_area;
-    if (__builtin_expect(n <= 1024 && (known || s->fast), 1)) {
-        unsigned i = (unsigned)((n - 1) >> 4) - s->first;   /* class_index(n) */
-        if (i < s->ncls) {
-            sss_class_t *c = &s->cls[i];
-            void *b = sll_pop_as(s, c, lifo < 0 ? s->lifo : lifo);
-            if (b) {
-                c->live++;
-                return b;
-            }
-            if ((size_t)(c->bump_end - c->bump) >= c->bs) {
-                b = c->bump;
-                c->bump += c->bs;
-                c->carved++;
-                c->live++;
-                return b;
+    if (!__builtin_expect(n <= 1024 && (known || s->fast), 1))
+        return NULL;
+    unsigned i = (unsigned)((n - 1) >> 4) - s->first;   /* class_index(n) */
+    if (i >= s->ncls || (rel && release_now(s, s->clock + 1)))
+        return NULL;
+    sss_class_t *c = &s->cls[i];
+    void *h = dll ? (void *)c->l.head : c->q.head;
+    if (h) {
+        sss_area_t *ar = area_of(h);
+        if (rel && ar->live == 0 && ar != c->areas)
+            return NULL;
+        void *b = dll ? dmm_flist_take_head(&c->l, c->bs)
+                      : sll_pop_as(s, c, lifo < 0 ? s->lifo : lifo);
+        if (b) {
+            c->live++;
+            if (rel) {
+                s->clock++;
+                DMM_COST(s->cost, hdr_reads, 1);
+                DMM_COST(s->cost, hdr_writes, 1);
+                ar->live++;
             }
         }
+        return b;
     }
-    return NULL;
+    if ((size_t)(c->bump_end - c->bump) < c->bs)
+        return NULL;
+    void *b = c->bump;
+    c->bump += c->bs;
+    c->carved++;
+    c->live++;
+    if (rel) {
+        s->clock++;
+        c->areas->live++;
+    }
+    return b;
 }
 
 inline __attribute__((always_inline)) void *dmm_sss_malloc_fast(dmm_alloc_t *a, size_t n)
 {
-    return malloc_fast_as(a, n, 0, -1);
+    return malloc_fast_as(a, n, 0, 0, 0, -1);
 }
 
 inline __attribute__((always_inline)) void *dmm_sss_malloc_fast_sll(dmm_alloc_t *a, size_t n,
                                                                     int lifo)
 {
-    return malloc_fast_as(a, n, 1, lifo);
+    return malloc_fast_as(a, n, 1, 0, 0, lifo);
+}
+
+inline __attribute__((always_inline)) void *dmm_sss_malloc_fast_known(dmm_alloc_t *a, size_t n,
+                                                                      int dll, int rel, int lifo)
+{
+    return malloc_fast_as(a, n, 1, dll, rel, lifo);
 }
 
 inline __attribute__((always_inline)) void *dmm_sss_malloc(dmm_alloc_t *a, size_t n)
@@ -518,33 +556,51 @@ static __attribute__((noinline)) void sss_free_more(sss_t *s, sss_area_t *ar, vo
 }
 
 /* Inline where called by name, as dmm_sss_malloc_fast, and calling nothing:
- * a block of a class whose list is an SLL, without a release policy
- * (s->fast, tested unless `known`), goes on its list (LIFO: lifo, or
- * s->lifo when lifo < 0): 1; 0 with nothing done (a one-block area, a
- * release policy, another kind of list).  The state as malloc_fast_as
- * finds it. */
+ * a block goes on its class's list (LIFO: lifo, or s->lifo when lifo < 0),
+ * as sss_free_more would put it: 1; 0 with nothing done for a one-block
+ * area, and unless `known` for anything but an SLL without a release policy
+ * (s->fast).  `known`: dll and rel as malloc_fast_as reads them; under a
+ * release policy, a block whose area it would leave with none out (the
+ * area joins the queue), or at a call where release_due would give an area
+ * back, goes the slow way.  The state as malloc_fast_as finds it. */
 static inline __attribute__((always_inline)) int free_fast_as(dmm_alloc_t *a, void *p, int known,
-                                                              int lifo)
+                                                              int dll, int rel, int lifo)
 {
     sss_t *s = (sss_t *)a->state_area;
     sss_area_t *ar = area_of(p);
     if (__builtin_expect(ar->bs == LARGE_BS || !(known || s->fast), 0))
         return 0;
     sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
+    if (rel && ((ar->live == 1 && ar != c->areas) || release_now(s, s->clock + 1)))
+        return 0;
     DMM_COST(s->cost, hdr_reads, 1);
     c->live--;
-    sll_push_as(s, c, p, lifo < 0 ? s->lifo : lifo);
+    if (dll)
+        dmm_flist_insert(&c->l, p, c->bs);
+    else
+        sll_push_as(s, c, p, lifo < 0 ? s->lifo : lifo);
+    if (rel) {
+        s->clock++;
+        DMM_COST(s->cost, hdr_writes, 1);
+        ar->live--;
+    }
     return 1;
 }
 
 inline __attribute__((always_inline)) int dmm_sss_free_fast(dmm_alloc_t *a, void *p)
 {
-    return free_fast_as(a, p, 0, -1);
+    return free_fast_as(a, p, 0, 0, 0, -1);
 }
 
 inline __attribute__((always_inline)) int dmm_sss_free_fast_sll(dmm_alloc_t *a, void *p, int lifo)
 {
-    return free_fast_as(a, p, 1, lifo);
+    return free_fast_as(a, p, 1, 0, 0, lifo);
+}
+
+inline __attribute__((always_inline)) int dmm_sss_free_fast_known(dmm_alloc_t *a, void *p,
+                                                                  int dll, int rel, int lifo)
+{
+    return free_fast_as(a, p, 1, dll, rel, lifo);
 }
 
 inline __attribute__((always_inline)) void dmm_sss_free(dmm_alloc_t *a, void *p)

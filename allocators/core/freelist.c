@@ -16,15 +16,6 @@
 #define LEFT(n)  ((n)->next)
 #define RIGHT(n) ((n)->prev)
 
-/* DLL: a listed node carries this tag in its `parent` field, so remove()
- * can tell a listed block from any other in O(1) without following garbage
- * pointers.  It names both the node and the list; unlisting clears it. */
-#define DLL_TAG_MAGIC ((uintptr_t)0x9E3779B97F4A7C15ull)
-static inline dmm_fnode_t *dll_tag(const dmm_flist_t *l, const dmm_fnode_t *n)
-{
-    return (dmm_fnode_t *)((uintptr_t)l ^ (uintptr_t)n ^ DLL_TAG_MAGIC);
-}
-
 static inline void count_nodes(dmm_flist_t *l, uint64_t n)
 {
     if (n && l->cost)
@@ -77,7 +68,7 @@ static void list_insert(dmm_flist_t *l, dmm_fnode_t *n)
         l->tail = n;
     }
     if (dll)
-        n->parent = dll_tag(l, n);
+        n->parent = dmm_flist_dll_tag(l, n);
 }
 
 /* Unlink n, whose predecessor in list order is pred (NULL: n is the head). */
@@ -139,7 +130,7 @@ static int sll_remove(dmm_flist_t *l, dmm_fnode_t *target)
 static int dll_remove(dmm_flist_t *l, dmm_fnode_t *n)
 {
     count_nodes(l, 1);
-    if (n->parent != dll_tag(l, n))
+    if (n->parent != dmm_flist_dll_tag(l, n))
         return -1;
     /* Tagged: the links are ours; still make sure they agree. */
     if (n->prev ? n->prev->next != n : l->head != n)
@@ -450,7 +441,7 @@ static size_t list_check(const dmm_flist_t *l)
         if (dll) {
             if (n->prev != prev)
                 bad++;
-            if (n->parent != dll_tag(l, n))
+            if (n->parent != dmm_flist_dll_tag(l, n))
                 bad++;
         }
         prev = n;

@@ -97,17 +97,28 @@ size_t dmm_flist_check(const dmm_flist_t *l);
 void  dmm_flist_walk(const dmm_flist_t *l, void (*fn)(void *block, size_t size, void *arg),
                      void *arg);
 
-/* An SLL inline: insert at either end; take nothing from an empty list,
- * and the head when it is exactly want bytes, which every fit takes after
- * one node (the lists of simple segregated storage, all of one size,
- * always).  The same blocks, links and counted nodes as the _any calls. */
+/* DLL: a listed node carries this tag in its `parent` field, so remove()
+ * can tell a listed block from any other in O(1) without following garbage
+ * pointers.  It names both the node and the list; unlisting clears it. */
+#define DMM_FLIST_DLL_TAG ((uintptr_t)0x9E3779B97F4A7C15ull)
+static inline dmm_fnode_t *dmm_flist_dll_tag(const dmm_flist_t *l, const dmm_fnode_t *n)
+{
+    return (dmm_fnode_t *)((uintptr_t)l ^ (uintptr_t)n ^ DMM_FLIST_DLL_TAG);
+}
+
+/* An SLL or a DLL inline: insert at either end; take nothing from an empty
+ * list, and the head when it is exactly want bytes, which every fit takes
+ * after one node (the lists of simple segregated storage, all of one size,
+ * always).  The same blocks, links, tags and counted nodes as the _any
+ * calls; a BTREE goes to them. */
 static inline void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
 {
-    if (l->kind != DMM_LIST_SLL) {
+    if (l->kind == DMM_LIST_BTREE) {
         dmm_flist_insert_any(l, block, size);
         return;
     }
     dmm_fnode_t *n = block;
+    int dll = l->kind == DMM_LIST_DLL;
     n->size = size;
     l->count++;
     l->bytes += size;
@@ -116,31 +127,44 @@ static inline void dmm_flist_insert(dmm_flist_t *l, void *block, size_t size)
         DMM_COST(l->cost, nodes, 1);
     if (l->order == DMM_ORDER_LIFO || !l->head) {
         n->next = l->head;
+        if (dll) {
+            n->prev = NULL;
+            if (l->head)
+                l->head->prev = n;
+        }
         if (!l->head)
             l->tail = n;
         l->head = n;
     } else {
         n->next = NULL;
+        if (dll)
+            n->prev = l->tail;
         l->tail->next = n;
         l->tail = n;
     }
+    if (dll)
+        n->parent = dmm_flist_dll_tag(l, n);
 }
 
-/* An SLL's head when it is exactly want bytes, unlisted and its node
- * counted as take() counts it; NULL, with nothing done or read but the
- * head, for an empty list, another kind or another size (where take()
- * decides).  Calls nothing, so that a caller's common case needs no stack
- * frame. */
+/* An SLL's or a DLL's head when it is exactly want bytes, unlisted and its
+ * node counted as take() counts it; NULL, with nothing done or read but the
+ * head, for an empty list, a BTREE or another size (where take() decides).
+ * Calls nothing, so that a caller's common case needs no stack frame. */
 static inline void *dmm_flist_take_head(dmm_flist_t *l, size_t want)
 {
     dmm_fnode_t *h = l->head;
-    if (l->kind != DMM_LIST_SLL || !h || h->size != want)
+    if (l->kind == DMM_LIST_BTREE || !h || h->size != want)
         return NULL;
     if (DMM_COUNT && l->cost)
         DMM_COST(l->cost, nodes, 1);
     l->head = h->next;
     if (l->tail == h)
         l->tail = NULL;
+    if (l->kind == DMM_LIST_DLL) {
+        if (h->next)
+            h->next->prev = NULL;
+        h->parent = NULL;   /* the tag cleared */
+    }
     l->count--;
     l->bytes -= want;
     return h;
@@ -148,7 +172,7 @@ static inline void *dmm_flist_take_head(dmm_flist_t *l, size_t want)
 
 static inline void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got)
 {
-    if (l->kind == DMM_LIST_SLL && !l->head)
+    if (l->kind != DMM_LIST_BTREE && !l->head)
         return NULL;   /* an empty list: no node read */
     void *h = dmm_flist_take_head(l, want);
     if (!h)
@@ -156,6 +180,27 @@ static inline void *dmm_flist_take(dmm_flist_t *l, size_t want, size_t *got)
     if (got)
         *got = want;
     return h;
+}
+
+/* Unlist a block of a DLL known to be listed in l (its tag and links are
+ * not checked, as remove() checks them): remove()'s one counted node, its
+ * links, in O(1) and inline. */
+static inline void dmm_flist_unlist_dll(dmm_flist_t *l, void *block)
+{
+    dmm_fnode_t *n = block;
+    if (DMM_COUNT && l->cost)
+        DMM_COST(l->cost, nodes, 1);
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        l->head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        l->tail = n->prev;
+    n->parent = NULL;
+    l->count--;
+    l->bytes -= n->size;
 }
 
 #endif

@@ -287,18 +287,31 @@ static void case_resize(FILE *f, const dmm_desc_t *d, int i)
         fprintf(f, "return %s.resize(&c->alloc[%d], p, n);\n", k->ops, i);
 }
 
-/* Allocator i has a common case alone (sss keeping an SLL, under no release
- * policy: what its state's `fast` says at run time, known here). */
+/* Allocator i has a common case alone: sss keeping an SLL or a DLL, under a
+ * release policy or none (an SLL under none: what its state's `fast` says
+ * at run time, known here). */
 static int has_fast(const dmm_desc_t *d, int i)
 {
-    return d->a[i].cls == DMM_CLASS_SSS && d->a[i].list == DMM_LIST_SLL && !d->release.on;
+    return d->a[i].cls == DMM_CLASS_SSS &&
+           (d->a[i].list == DMM_LIST_SLL || d->a[i].list == DMM_LIST_DLL);
+}
+
+/* The call of sss's common case for allocator i (has_fast): op is "malloc"
+ * or "free", arg its argument. */
+static void put_fast_call(FILE *f, const dmm_desc_t *d, int i, const char *op, const char *arg)
+{
+    int lifo = d->a[i].order == DMM_ORDER_LIFO;
+    if (d->a[i].list == DMM_LIST_SLL && !d->release.on)
+        fprintf(f, "return dmm_sss_%s_fast_sll(&c->alloc[%d], %s, %d);\n", op, i, arg, lifo);
+    else
+        fprintf(f, "return dmm_sss_%s_fast_known(&c->alloc[%d], %s, %d, %d, %d);\n", op, i, arg,
+                d->a[i].list == DMM_LIST_DLL, d->release.on ? 1 : 0, lifo);
 }
 
 static void case_malloc_fast(FILE *f, const dmm_desc_t *d, int i)
 {
     if (has_fast(d, i))
-        fprintf(f, "return dmm_sss_malloc_fast_sll(&c->alloc[%d], n, %d);\n", i,
-                d->a[i].order == DMM_ORDER_LIFO);
+        put_fast_call(f, d, i, "malloc", "n");
     else
         fputs("return NULL;\n", f);
 }
@@ -306,8 +319,7 @@ static void case_malloc_fast(FILE *f, const dmm_desc_t *d, int i)
 static void case_free_fast(FILE *f, const dmm_desc_t *d, int i)
 {
     if (has_fast(d, i))
-        fprintf(f, "return dmm_sss_free_fast_sll(&c->alloc[%d], p, %d);\n", i,
-                d->a[i].order == DMM_ORDER_LIFO);
+        put_fast_call(f, d, i, "free", "p");
     else
         fputs("return 0;\n", f);
 }

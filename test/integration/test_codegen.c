@@ -122,10 +122,13 @@ Test(codegen, two_allocators_compile_with_the_map_and_literal_bounds)
         "    if (n <= 1024)\n        return 0;\n    if (n <= 7832240)\n        return 1;\n    return -1;\n",
         "return dmm_sss_malloc(&c->alloc[0], n);",   /* by name: inline */
         "dmm_class_segregated.free(&c->alloc[1], p);",
-        /* no common case alone: sss's is an SLL's, segregated has none */
-        "inline int dmm_evolved_has_fast(void)\n{\n    return 0;\n}",
-        "    case 0:\n        return NULL;\n    case 1:\n        return NULL;\n",
-        "    case 0:\n        return 0;\n    case 1:\n        return 0;\n",
+        /* sss's common case alone for its DLL (dll 1, no release policy,
+         * LIFO); segregated has none */
+        "inline int dmm_evolved_has_fast(void)\n{\n    return 1;\n}",
+        "    case 0:\n        return dmm_sss_malloc_fast_known(&c->alloc[0], n, 1, 0, 1);\n"
+        "    case 1:\n        return NULL;\n",
+        "    case 0:\n        return dmm_sss_free_fast_known(&c->alloc[0], p, 1, 0, 1);\n"
+        "    case 1:\n        return 0;\n",
     };
     expect_source(two, want, sizeof want / sizeof want[0]);
 }
@@ -173,8 +176,13 @@ Test(codegen, gaps_every_class_and_options)
     cr_expect_not_null(strstr(src, "given back to the page source: release       keep=65536 "
                                    "delay=1000\n"), "%s", src);
     cr_expect_not_null(strstr(src, "    .grow = DMM_GROW_PAGES,\n"), "%s", src);
-    /* a release policy: sss has no common case alone */
+    /* a release policy: sss's common case alone is the one that keeps it
+     * (an SLL, LIFO: sss's default list and order) */
     cr_expect_null(strstr(src, "dmm_sss_malloc_fast_sll"), "%s", src);
+    cr_expect_not_null(strstr(src, "return dmm_sss_malloc_fast_known(&c->alloc[5], n, 0, 1, 1);"),
+                       "%s", src);
+    cr_expect_not_null(strstr(src, "return dmm_sss_free_fast_known(&c->alloc[5], p, 0, 1, 1);"),
+                       "%s", src);
     cr_expect_not_null(strstr(src, " *   Growth by pages: "), "%s", src);
     cr_expect_not_null(strstr(src, "    .retain_set = 1, .retain = 0,\n"), "%s", src);
     cr_expect_not_null(strstr(src, " *   The page source keeps up to 0 bytes of large chunks "),
@@ -192,22 +200,26 @@ Test(codegen, gaps_every_class_and_options)
 }
 
 /* sss's common case alone, for a process with one thread, where its list is
- * an SLL and no release policy is on: in its order (LIFO 1, FIFO 0). */
-Test(codegen, sss_common_case_alone_for_an_sll_without_release)
+ * an SLL (no release policy on: the _sll call) or a DLL, in its order (LIFO
+ * 1, FIFO 0); none for a BTREE. */
+Test(codegen, sss_common_case_alone_for_an_sll_or_a_dll)
 {
     const char *want[] = {
         "inline int dmm_evolved_has_fast(void)\n{\n    return 1;\n}",
         "    case 0:\n        return dmm_sss_malloc_fast_sll(&c->alloc[0], n, 1);\n"
         "    case 1:\n        return dmm_sss_malloc_fast_sll(&c->alloc[1], n, 0);\n"
-        "    case 2:\n        return NULL;\n    case 3:\n        return NULL;\n",
+        "    case 2:\n        return dmm_sss_malloc_fast_known(&c->alloc[2], n, 1, 0, 1);\n"
+        "    case 3:\n        return NULL;\n    case 4:\n        return NULL;\n",
         "    case 0:\n        return dmm_sss_free_fast_sll(&c->alloc[0], p, 1);\n"
         "    case 1:\n        return dmm_sss_free_fast_sll(&c->alloc[1], p, 0);\n"
-        "    case 2:\n        return 0;\n    case 3:\n        return 0;\n",
+        "    case 2:\n        return dmm_sss_free_fast_known(&c->alloc[2], p, 1, 0, 1);\n"
+        "    case 3:\n        return 0;\n    case 4:\n        return 0;\n",
     };
     expect_source("sss range=(0,64] list=sll order=lifo\n"
                   "sss range=(64,128] list=sll order=fifo\n"
                   "sss range=(128,256] list=dll order=lifo\n"
-                  "lea range=(256,inf]\n",
+                  "sss range=(256,512] list=btree order=lifo\n"
+                  "lea range=(512,inf]\n",
                   want, sizeof want / sizeof want[0]);
 }
 

@@ -813,6 +813,114 @@ Test(chain, a_release_policy_gives_empty_areas_back_as_the_library_does)
     free(s.ops);
 }
 
+/* Replay s on c, as the evolved library serves its calls (codegen's
+ * dmm_sss_*_fast_known, one thread): sss's common case first where the
+ * chain would take c's first allocator, the chain's malloc or free where it
+ * says no; each call it serves counted as the chain counts a call.  at[i]:
+ * op i's block as an offset in the first arena. */
+static size_t replay_fast(const dmm_opstream_t *s, dmm_chain_t *c, int dll, int rel, int lifo,
+                          uintptr_t *at)
+{
+    void **ptr = calloc(s->nids, sizeof *ptr);
+    dmm_alloc_t *a = &c->alloc[0];
+    size_t served = 0;
+    for (size_t i = 0; i < s->nops; i++) {
+        const dmm_op_t *op = &s->ops[i];
+        void *p = ptr[op->id];
+        if (op->kind == DMM_OP_ALLOC) {
+            p = op->size && op->size <= a->desc.hi
+                    ? dmm_sss_malloc_fast_known(a, op->size, dll, rel, lifo) : NULL;
+            served += p != NULL;
+            c->cost.ops += p != NULL;
+            if (!p)
+                p = dmm_chain_malloc(c, op->size);
+        } else if (op->kind == DMM_OP_REALLOC) {
+            p = dmm_chain_realloc(c, p, op->size);
+        } else {
+            int fast = dmm_pagesrc_owner(&c->ps, p) == a->owner &&
+                       dmm_sss_free_fast_known(a, p, dll, rel, lifo);
+            served += (size_t)fast;
+            c->cost.ops += (uint64_t)fast;
+            if (!fast)
+                dmm_chain_free(c, p);
+            p = NULL;
+        }
+        ptr[op->id] = p;
+        at[i] = p ? (uintptr_t)p - c->ps.arenas[0].base : 0;
+    }
+    free(ptr);
+    return served;
+}
+
+/* The same replay through the chain's malloc, realloc and free alone. */
+static void replay_chain(const dmm_opstream_t *s, dmm_chain_t *c, uintptr_t *at)
+{
+    void **ptr = calloc(s->nids, sizeof *ptr);
+    for (size_t i = 0; i < s->nops; i++) {
+        const dmm_op_t *op = &s->ops[i];
+        void *p = ptr[op->id];
+        if (op->kind == DMM_OP_ALLOC)
+            p = dmm_chain_malloc(c, op->size);
+        else if (op->kind == DMM_OP_REALLOC)
+            p = dmm_chain_realloc(c, p, op->size);
+        else
+            dmm_chain_free(c, p), p = NULL;
+        ptr[op->id] = p;
+        at[i] = p ? (uintptr_t)p - c->ps.arenas[0].base : 0;
+    }
+    free(ptr);
+}
+
+/* sss's common cases by name (what the evolved library inlines into malloc
+ * and free), with an SLL or a DLL, either order, under each release policy:
+ * a replay that tries them first takes the same block on every call, holds
+ * the same memory, counts the same steps and leaves the same lists as one
+ * through the chain's calls alone; and they serve most calls. */
+Test(chain, sss_common_cases_by_name_do_what_its_malloc_and_free_do)
+{
+    static const char *const pol[] = {
+        "", "release keep=0 delay=0\n", "release keep=262144 delay=inf\n",
+        "release keep=inf delay=1000\n", "release keep=inf delay=inf\n",
+    };
+    dmm_opstream_t st[2];
+    phase_stream(&st[0]);
+    synthetic_stream_of(&st[1], 60000);
+    for (int k = 0; k < 2; k++) {
+        uintptr_t *want = malloc(st[k].nops * sizeof *want), *got = malloc(st[k].nops * sizeof *got);
+        for (int dll = 0; dll < 2; dll++)
+            for (int lifo = 0; lifo < 2; lifo++)
+                for (size_t p = 0; p < sizeof pol / sizeof pol[0]; p++) {
+                    cfg_t cfg;
+                    snprintf(cfg.name, sizeof cfg.name, "fast%d%d%d%zu", k, dll, lifo, p);
+                    snprintf(cfg.text, sizeof cfg.text,
+                             "%ssss range=(0,1024] list=%s order=%s\nlea range=(1024,inf]\n",
+                             pol[p], dll ? "dll" : "sll", lifo ? "lifo" : "fifo");
+                    dmm_chain_t *a = make(&cfg, DMM_PS_SIM);
+                    replay_chain(&st[k], a, want);
+                    dmm_chain_t *b = make(&cfg, DMM_PS_SIM);
+                    size_t served = replay_fast(&st[k], b, dll, p > 0, lifo, got);
+                    size_t i = 0;
+                    while (i < st[k].nops && want[i] == got[i])
+                        i++;
+                    cr_expect_eq(i, st[k].nops, "%s: op %zu of %zu took +%#lx, not +%#lx",
+                                 cfg.text, i, st[k].nops, i < st[k].nops ? (unsigned long)got[i] : 0,
+                                 i < st[k].nops ? (unsigned long)want[i] : 0);
+                    cr_expect_eq(b->ps.peak, a->ps.peak, "%s", cfg.text);
+                    cr_expect_eq(b->ps.footprint, a->ps.footprint, "%s", cfg.text);
+                    cr_expect_eq(dmm_cost_units(&b->cost), dmm_cost_units(&a->cost), "%s",
+                                 cfg.text);
+                    cr_expect_eq(dmm_chain_check(b), 0, "%s", cfg.text);
+                    cr_expect_gt(served, st[k].nops / 2, "%s: %zu of %zu calls", cfg.text,
+                                 served, st[k].nops);
+                    dmm_chain_delete(a);
+                    dmm_chain_delete(b);
+                }
+        free(want);
+        free(got);
+        free(st[k].ops);
+    }
+}
+
 /* A simulated page source hands out chunks as their last simulation left
  * them, without zeroing (the search's speed depends on it): that is exact
  * only if no class reads a byte it did not write.  Every class with every
