@@ -891,7 +891,8 @@ Test(chain, sss_common_cases_by_name_do_what_its_malloc_and_free_do)
             for (int lifo = 0; lifo < 2; lifo++)
                 for (size_t p = 0; p < sizeof pol / sizeof pol[0]; p++) {
                     cfg_t cfg;
-                    snprintf(cfg.name, sizeof cfg.name, "fast%d%d%d%zu", k, dll, lifo, p);
+                    snprintf(cfg.name, sizeof cfg.name, "fast%zu",
+                             (size_t)((k * 2 + dll) * 2 + lifo) * 8 + p);
                     snprintf(cfg.text, sizeof cfg.text,
                              "%ssss range=(0,1024] list=%s order=%s\nlea range=(1024,inf]\n",
                              pol[p], dll ? "dll" : "sll", lifo ? "lifo" : "fifo");
