@@ -10,7 +10,10 @@ work_media's 0.08 s) runs up to 5 rounds of plain and libdmmtrace.so a rep,
 for as many samples as its noise needs, and the two-thread work_media 9.  Per
 run: wall time, child CPU time, peak RSS and minor page faults (from wait4),
 exit status, stdout checked against the plain run's, and the bytes of trace
-the run wrote (the files are then deleted).
+the run wrote (the files are then deleted).  Where a workload's plain runs'
+page faults move (the two-thread work_media's), the report also reads a line
+of wall time on faults fitted through each variant's runs at the plain runs'
+median faults: what recording costs with the program's memory as it was.
 
     python3 bench/tracer_overhead.py [--reps N] [--quick] [--only NAME[,NAME]]
                                      [--build DIR]
@@ -189,6 +192,39 @@ def dir_bytes(d):
 
 
 # --------------------------------------------------------------------------
+
+def line_at(xs, ys, x0):
+    """The least-squares line of ys on xs read at x0; None when the xs
+    are all equal."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    return my + sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx * (x0 - mx)
+
+
+def equal_faults(rs):
+    """A workload's dmmtrace/plain at equal page faults, where its plain
+    runs' faults move (the largest at least 1.5x the smallest, 8 runs or
+    more of each): each variant's wall time fitted on its faults, read at
+    the plain runs' median.  A dict for the report, or None."""
+    runs = {v: [r for r in rs if r["variant"] == v and r.get("minflt") is not None and
+                r["exit"] == 0] for v in ("plain", "dmmtrace")}
+    if min(len(v) for v in runs.values()) < 8:
+        return None
+    pf = [r["minflt"] for r in runs["plain"]]
+    if min(pf) <= 0 or max(pf) < 1.5 * min(pf):
+        return None
+    x0 = statistics.median(pf)
+    at = {v: line_at([r["minflt"] for r in vr], [r["wall_s"] for r in vr], x0)
+          for v, vr in runs.items()}
+    if not at["plain"] or not at["dmmtrace"] or at["plain"] <= 0:
+        return None
+    return dict(runs=min(len(v) for v in runs.values()), at_k=x0 / 1000.0,
+                plain_min_k=min(pf) / 1000.0, plain_max_k=max(pf) / 1000.0,
+                plain_s=at["plain"], dmmtrace_s=at["dmmtrace"],
+                ratio=at["dmmtrace"] / at["plain"])
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -402,6 +438,20 @@ def bench(args, reps, build, tmp):
             lines.append("")
             lines.append("dmmtrace/plain = %.2f (min %.2f, max %.2f)"
                          % (d["ratio"], d["min_ratio"], d["max_ratio"]))
+            eq = equal_faults(rs)
+            if eq:
+                d["equal_faults"] = eq
+                lines.append("")
+                lines.append(
+                    "At equal page faults: the plain runs' faults moved %.1fk–%.1fk and their "
+                    "wall time with them; a least-squares line of wall time on faults through "
+                    "each variant's %d runs, read at the plain runs' median (%.1fk), gives "
+                    "plain %.3f s, dmmtrace %.3f s: **%.2f**, the recording's own cost where "
+                    "the program's memory behaves as in the plain runs (%.2f as measured, with "
+                    "faults %.1fk against %.1fk, medians)."
+                    % (eq["plain_min_k"], eq["plain_max_k"], eq["runs"], eq["at_k"],
+                       eq["plain_s"], eq["dmmtrace_s"], eq["ratio"], d["ratio"],
+                       d["median_minflt"] / 1000.0, wsum["plain"]["median_minflt"] / 1000.0))
     lines.append("")
     lines.append("## Summary")
     lines.append("")
