@@ -1549,6 +1549,26 @@ static inline __attribute__((always_inline)) int seq_mt_quick(tstate_t *s, uintp
     return 1;
 }
 
+/* A lean record whose seq is its stream's next and whose time stands: its
+ * bytes by trcenc.h's _same encoders, and the rest of the way out. */
+static inline __attribute__((always_inline)) void *malloc_same(tstate_t *s, size_t n, void *p)
+{
+    uint32_t pos = s->pos;
+    pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    dmm_tw_leave();
+    return p;
+}
+
+static inline __attribute__((always_inline)) void free_same(tstate_t *s, void *p)
+{
+    uint32_t pos = s->pos;
+    pos += (uint32_t)dmm_trc3_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
+    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
+    dmm_tw_leave();
+    __libc_free(p);
+}
+
 /* The process has threads, or the call is not one for the lean way. */
 static __attribute__((noinline)) void *malloc_mt_slow(size_t n, void *p)
 {
@@ -1558,11 +1578,7 @@ static __attribute__((noinline)) void *malloc_mt_slow(size_t n, void *p)
     uint64_t seq;
     if (lean_other(s, (uintptr_t)p, &seq))
         return malloc_other(s, seq, s->tnow, n, p);
-    uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
-    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
-    dmm_tw_leave();
-    return p;
+    return malloc_same(s, n, p);
 }
 
 static __attribute__((noinline)) void free_other(tstate_t *s, uint64_t seq, uint64_t t,
@@ -1594,11 +1610,7 @@ static __attribute__((noinline)) void free_mt_slow(void *p)
         free_other(s, seq, s->tnow, p);
         return;
     }
-    uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc3_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
-    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
-    dmm_tw_leave();
-    __libc_free(p);
+    free_same(s, p);
 }
 
 /* The process has threads (or the call is not one for the lean way): the
@@ -1615,11 +1627,7 @@ static __attribute__((noinline)) void *malloc_mt(size_t n, void *p)
         return malloc_mt_slow(n, p);
     if (__builtin_expect(seq != s->st.seq + 1, 0))
         return malloc_other(s, seq, s->tnow, n, p);
-    uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
-    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
-    dmm_tw_leave();
-    return p;
+    return malloc_same(s, n, p);
 }
 
 static __attribute__((noinline)) void free_mt(void *p)
@@ -1634,11 +1642,7 @@ static __attribute__((noinline)) void free_mt(void *p)
         free_other(s, seq, s->tnow, p);
         return;
     }
-    uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc3_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
-    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
-    dmm_tw_leave();
-    __libc_free(p);
+    free_same(s, p);
 }
 
 /* While the process has one thread, the lean way is shorter still: every
@@ -1658,11 +1662,7 @@ __attribute__((noinline)) void *dmm_tw_malloc_done(size_t n, void *p)
         lean_clock(s);
         return malloc_other(s, dmm_tw_next_seq - 1, s->tnow, n, p);
     }
-    uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
-    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
-    dmm_tw_leave();
-    return p;
+    return malloc_same(s, n, p);
 }
 
 __attribute__((noinline)) void dmm_tw_free_done(void *p)
@@ -1678,9 +1678,5 @@ __attribute__((noinline)) void dmm_tw_free_done(void *p)
         free_other(s, dmm_tw_next_seq - 1, s->tnow, p);
         return;
     }
-    uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc3_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
-    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
-    dmm_tw_leave();
-    __libc_free(p);
+    free_same(s, p);
 }
