@@ -48,8 +48,10 @@ PROG_CFLAGS := -O2 -g $(DMM_CFLAGS)
 NO_MALLOC_BUILTINS := -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc \
                       -fno-builtin-realloc
 # The preload libraries: hidden internals, initial-exec TLS, whole-program
-# optimisation across the shim, its back end and the allocator classes.
-PRELOAD_CFLAGS := -O2 -g -flto $(DMM_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \
+# optimisation across the shim, its back end and the allocator classes, and
+# calls into glibc through the GOT (they link -z now: a PLT stub would only
+# add a jump to each, one per traced malloc and free).
+PRELOAD_CFLAGS := -O2 -g -flto $(DMM_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -fno-plt \
                   $(NO_MALLOC_BUILTINS)
 LDLIBS_CORE := -lzstd -lm
 
