@@ -458,8 +458,10 @@ def bench(args, reps, build, tmp):
     for w in wls:
         d = summary[w["name"]].get("dmmtrace")
         if d and d["ratio"] is not None:
-            lines.append("- %s: dmmtrace/plain = %.2f (min %.2f, max %.2f)"
-                         % (w["name"], d["ratio"], d["min_ratio"], d["max_ratio"]))
+            eq = d.get("equal_faults")
+            lines.append("- %s: dmmtrace/plain = %.2f (min %.2f, max %.2f)%s"
+                         % (w["name"], d["ratio"], d["min_ratio"], d["max_ratio"],
+                            "; %.2f at equal page faults" % eq["ratio"] if eq else ""))
     lines.append("")
     if failures:
         lines.append("**%d run(s) FAILED or printed something else than the plain run:**" % len(failures))
