@@ -22,8 +22,8 @@
  * never split or merged).  An SLL is sss's own (sss_sll_t): as every block
  * of a class has its size, a free block holds only its link, and a list is
  * its head and, for FIFO, its tail; its nodes are counted as dmm_flist
- * counts an SLL's (a push 1, a pop 1, an empty list 0, a release's walk
- * every node visited).  DLL and BTREE lists are dmm_flist's.
+ * counts an SLL's (a push 1, a pop 1, an empty list 0).  DLL and BTREE
+ * lists are dmm_flist's.
  *
  * Release (the chain's release policy, dmm_release_t): without one, areas
  * are kept until destroy, even when all their blocks are free.  With one,
@@ -31,12 +31,24 @@
  * newest (the one with the bump) whose last block comes back is empty and
  * joins a queue, oldest first, stamped with the allocator's clock (one tick
  * per malloc or free call).  It leaves the queue when a block of it is
- * taken again, or it is given back to the page source when it has waited
- * `delay` ticks or when the queue holds more than `keep` bytes: its blocks
- * are first taken out of the class's list (SLL: one walk from the head,
- * which ends at the area's last block: short for LIFO, whose newest frees
- * are first; DLL and BTREE: a remove per block), every node visited
- * counted. */
+ * taken again (DLL, BTREE), when a class needs a new area (the oldest
+ * first), or it is given back to the page source when it has waited `delay`
+ * ticks or when the queue holds more than `keep` bytes.  A DLL's or BTREE's
+ * blocks of it are first taken out of the class's list, a remove per
+ * block, every node visited counted.
+ *
+ * An SLL under a release policy is kept per area, as mimalloc keeps a
+ * page's: each area lists its own free blocks, LIFO, from its header, and
+ * the class keeps its areas in two lists, those that list free blocks
+ * (order LIFO: an area joins it first, when its first free block comes
+ * back; FIFO: last) and those that list none.  malloc takes the first
+ * listed area's first block, else bumps; an area that empties leaves the
+ * class for the queue with its blocks (none of which a malloc takes
+ * again: it serves again as a new area, or goes back), and nothing is
+ * unlisted when it goes.  A push or a pop counts a node, an area moving
+ * between the two lists a header write.  So giving an area back walks
+ * nothing, where a class-wide list needs a remove per block (DLL) or a walk
+ * of the list (an SLL, as sss kept one under a policy before). */
 #include "allocators/core/alloc.h"
 #include "allocators/core/freelist.h"
 #include "allocators/classes/registry.h"
@@ -51,21 +63,25 @@
 #define LARGE_BS  0u
 
 typedef struct sss_area {
-    struct sss_area *next, *prev;  /* its class's areas, or the empty queue */
+    struct sss_area *next, *prev;  /* its class's areas (per-area lists: those
+                                      that list free blocks, or those that list
+                                      none), or the empty queue, or the
+                                      one-block areas */
     uint32_t bs;               /* block size; LARGE_BS for a one-block area */
-    uint32_t live;             /* blocks out (release on) */
+    uint16_t live;             /* blocks out (release on) */
+    uint16_t idx;              /* its class's index */
     union {
         size_t len;            /* a one-block area: its length */
-        struct {
-            uint32_t idx;      /* its class's index */
-            uint32_t since;    /* queued: the clock when it became empty */
-        } c;
+        uint32_t since;        /* queued: the clock when it became empty */
+        void *free;            /* per-area lists, not queued: its free blocks, LIFO */
     } u;
 } sss_area_t;
 _Static_assert(sizeof(sss_area_t) == AREA_HDR, "the area header is 32 bytes");
+_Static_assert((AREA - AREA_HDR) / 16 <= UINT16_MAX, "live counts an area's blocks");
 
 typedef struct sss_sll {
-    void *head, *tail;         /* tail: FIFO only */
+    void *head, *tail;         /* tail: FIFO only; per-area lists: the areas
+                                  that list free blocks (sss_area_t) */
 } sss_sll_t;
 
 typedef struct sss_class {
@@ -73,7 +89,9 @@ typedef struct sss_class {
         sss_sll_t q;           /* list=sll */
         dmm_flist_t l;         /* list=dll, list=btree */
     };
-    sss_area_t *areas;         /* newest first; the first holds the bump */
+    sss_area_t *areas;         /* newest first; the first holds the bump (per-area
+                                  lists: the newest alone, linked in q or full) */
+    sss_area_t *full;          /* per-area lists: the areas that list no free block */
     char *bump, *bump_end;
     size_t bs;
     size_t carved, live;
@@ -86,6 +104,7 @@ typedef struct sss {
     unsigned first, ncls;      /* class indices [first, first + ncls) */
     uint8_t sll, lifo;         /* the list: sss_sll_t (LIFO or FIFO), or dmm_flist */
     uint8_t fast;              /* sll and no release policy: the inline paths */
+    uint8_t parea;             /* sll and a release policy: per-area lists */
     sss_class_t *cls;
     void *meta;                /* META chunk holding cls, or NULL */
     size_t meta_len;
@@ -169,34 +188,95 @@ static inline void sll_push(sss_t *s, sss_class_t *c, void *p)
     sll_push_as(s, c, p, s->lifo);
 }
 
-/* Unlist the blocks of an SLL in [lo, hi), in one walk from its head that
- * stops once max are unlisted; every node visited counted. */
-static void sll_drop_range(sss_t *s, sss_class_t *c, const char *lo, const char *hi, size_t max)
+/* Per-area lists: ar joins its class's areas that list free blocks (LIFO:
+ * first, FIFO: last) or leaves them; or joins or leaves those that list
+ * none.  A move between the two is a header write. */
+static inline void avail_add(sss_class_t *c, sss_area_t *ar, int lifo)
 {
-    uint64_t visited = 0;
-    size_t dropped = 0;
-    void **pred = NULL;
-    for (void **n = c->q.head, **next; n && dropped < max; n = next) {
-        visited++;
-        next = *n;
-        if ((const char *)n >= lo && (const char *)n < hi) {
-            if (pred)
-                *pred = next;
-            else
-                c->q.head = next;
-            if (c->q.tail == n)
-                c->q.tail = pred;
-            dropped++;
-        } else {
-            pred = n;
-        }
+    sss_area_t *h = c->q.head;
+    if (lifo || !h) {
+        ar->prev = NULL;
+        ar->next = h;
+        if (h)
+            h->prev = ar;
+        else
+            c->q.tail = ar;
+        c->q.head = ar;
+        return;
     }
-    if (visited)
-        DMM_COST(s->cost, nodes, visited);
+    sss_area_t *t = c->q.tail;
+    ar->next = NULL;
+    ar->prev = t;
+    t->next = ar;
+    c->q.tail = ar;
+}
+
+static inline void avail_del(sss_class_t *c, sss_area_t *ar)
+{
+    if (ar->prev)
+        ar->prev->next = ar->next;
+    else
+        c->q.head = ar->next;
+    if (ar->next)
+        ar->next->prev = ar->prev;
+    else
+        c->q.tail = ar->prev;
+}
+
+static inline void full_add(sss_class_t *c, sss_area_t *ar)
+{
+    ar->prev = NULL;
+    ar->next = c->full;
+    if (c->full)
+        c->full->prev = ar;
+    c->full = ar;
+}
+
+static inline void full_del(sss_class_t *c, sss_area_t *ar)
+{
+    if (ar->prev)
+        ar->prev->next = ar->next;
+    else
+        c->full = ar->next;
+    if (ar->next)
+        ar->next->prev = ar->prev;
+}
+
+/* The first listed area's first block, unlisted (a node counted); NULL
+ * when no area lists one. */
+static inline void *parea_pop(sss_t *s, sss_class_t *c)
+{
+    sss_area_t *ar = c->q.head;
+    if (!ar)
+        return NULL;
+    DMM_COST(s->cost, nodes, 1);
+    void **b = ar->u.free;
+    ar->u.free = *b;
+    if (!ar->u.free) {
+        DMM_COST(s->cost, hdr_writes, 1);
+        avail_del(c, ar);
+        full_add(c, ar);
+    }
+    return b;
+}
+
+static inline void parea_push(sss_t *s, sss_class_t *c, void *p, int lifo)
+{
+    sss_area_t *ar = area_of(p);
+    DMM_COST(s->cost, nodes, 1);
+    if (!ar->u.free) {
+        DMM_COST(s->cost, hdr_writes, 1);
+        full_del(c, ar);
+        avail_add(c, ar, lifo);
+    }
+    *(void **)p = ar->u.free;
+    ar->u.free = p;
 }
 
 static void *list_take(sss_t *s, sss_class_t *c)
 {
+    if (s->parea)
+        return parea_pop(s, c);
     if (s->sll)
         return sll_pop(s, c);
     size_t got;
@@ -205,7 +285,9 @@ static void *list_take(sss_t *s, sss_class_t *c)
 
 static void list_put(sss_t *s, sss_class_t *c, void *p)
 {
-    if (s->sll)
+    if (s->parea)
+        parea_push(s, c, p, s->lifo);
+    else if (s->sll)
         sll_push(s, c, p);
     else
         dmm_flist_insert(&c->l, p, c->bs);
@@ -237,6 +319,7 @@ static int sss_init(dmm_alloc_t *a)
     s->sll = d->list == DMM_LIST_SLL;
     s->lifo = d->order == DMM_ORDER_LIFO;
     s->fast = s->sll && !s->rel.on;
+    s->parea = s->sll && s->rel.on;
     if (s->rel.delay > UINT32_MAX / 2)   /* the clock is 32 bits */
         s->rel.delay = UINT64_MAX;
     if (d->lo < MAX_CLASS) {
@@ -311,7 +394,7 @@ static void area_unlink(sss_area_t **head, sss_area_t *ar)
 
 static void queue_add(sss_t *s, sss_area_t *ar)
 {
-    ar->u.c.since = s->clock;
+    ar->u.since = s->clock;
     ar->next = NULL;
     ar->prev = s->qtail;
     if (s->qtail)
@@ -336,11 +419,11 @@ static sss_area_t *queue_pop(sss_t *s)
 {
     sss_area_t *ar = s->qhead;
     queue_del(s, ar);
-    sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
+    sss_class_t *c = &s->cls[ar->idx - s->first];
     size_t per = (AREA - AREA_HDR) / c->bs;
-    if (s->sll)   /* LIFO: its blocks were pushed last */
-        sll_drop_range(s, c, (char *)ar, (char *)ar + AREA, per);
-    else if (c->l.kind == DMM_LIST_DLL)   /* every one is listed: the area is empty */
+    if (s->parea) {
+        /* its blocks were listed in it alone: nothing to unlist */
+    } else if (c->l.kind == DMM_LIST_DLL)   /* every one is listed: the area is empty */
         for (size_t k = 0; k < per; k++)
             dmm_flist_unlist_dll(&c->l, (char *)ar + AREA_HDR + k * c->bs);
     else
@@ -356,7 +439,7 @@ static inline int release_now(const sss_t *s, uint32_t clock)
 {
     return s->qhead && (s->qbytes > s->rel.keep ||
                         (s->rel.delay != UINT64_MAX &&
-                         (uint32_t)(clock - s->qhead->u.c.since) >= s->rel.delay));
+                         (uint32_t)(clock - s->qhead->u.since) >= s->rel.delay));
 }
 
 /* Give back the empty areas the policy no longer lets the allocator hold. */
@@ -373,9 +456,10 @@ static void release_due(sss_t *s)
 static void area_took(sss_t *s, sss_class_t *c, sss_area_t *ar)
 {
     DMM_COST(s->cost, hdr_writes, 1);
-    if (ar->live++ == 0 && ar != c->areas) {
+    if (ar->live++ == 0 && ar != c->areas && !s->parea) {
         /* it was queued (the class's newest area never is): back to the
-         * class, behind the newest */
+         * class, behind the newest (per-area lists: a queued area lists
+         * no block, so no block of it is taken) */
         queue_del(s, ar);
         ar->prev = c->areas;
         ar->next = c->areas->next;
@@ -402,12 +486,16 @@ static sss_area_t *area_new(sss_t *s, sss_class_t *c, unsigned idx)
     }
     ar->bs = (uint32_t)c->bs;
     ar->live = 0;
-    ar->u.c.idx = idx;
-    ar->u.c.since = 0;
-    ar->prev = NULL;
-    ar->next = c->areas;
-    if (c->areas)
-        c->areas->prev = ar;
+    ar->idx = (uint16_t)idx;
+    ar->u.len = 0;   /* since 0; per-area lists: none listed */
+    if (s->parea) {
+        full_add(c, ar);
+    } else {
+        ar->prev = NULL;
+        ar->next = c->areas;
+        if (c->areas)
+            c->areas->prev = ar;
+    }
     c->areas = ar;
     DMM_COST(s->cost, hdr_writes, 1);
     c->bump = (char *)ar + AREA_HDR;
@@ -481,7 +569,8 @@ static inline __attribute__((always_inline)) void *malloc_fast_as(dmm_alloc_t *a
         if (rel && ar->live == 0 && ar != c->areas)
             return NULL;
         void *b = dll ? dmm_flist_take_head(&c->l, c->bs)
-                      : sll_pop_as(s, c, lifo < 0 ? s->lifo : lifo);
+                  : rel ? parea_pop(s, c)   /* known: an SLL under a policy is per area */
+                        : sll_pop_as(s, c, lifo < 0 ? s->lifo : lifo);
         if (b) {
             c->live++;
             if (rel) {
@@ -540,14 +629,17 @@ static __attribute__((noinline)) void sss_free_more(sss_t *s, sss_area_t *ar, vo
         dmm_pagesrc_put(s->ps, ar, ar->u.len);
         return;
     }
-    sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
+    sss_class_t *c = &s->cls[ar->idx - s->first];
     c->live--;
     list_put(s, c, p);
     if (s->rel.on) {
         s->clock++;
         DMM_COST(s->cost, hdr_writes, 1);
         if (--ar->live == 0 && ar != c->areas) {
-            area_unlink(&c->areas, ar);
+            if (s->parea)
+                avail_del(c, ar);   /* the block just listed: it lists some */
+            else
+                area_unlink(&c->areas, ar);
             queue_add(s, ar);
         }
         if (s->qhead)
@@ -570,13 +662,15 @@ static inline __attribute__((always_inline)) int free_fast_as(dmm_alloc_t *a, vo
     sss_area_t *ar = area_of(p);
     if (__builtin_expect(ar->bs == LARGE_BS || !(known || s->fast), 0))
         return 0;
-    sss_class_t *c = &s->cls[ar->u.c.idx - s->first];
+    sss_class_t *c = &s->cls[ar->idx - s->first];
     if (rel && ((ar->live == 1 && ar != c->areas) || release_now(s, s->clock + 1)))
         return 0;
     DMM_COST(s->cost, hdr_reads, 1);
     c->live--;
     if (dll)
         dmm_flist_insert(&c->l, p, c->bs);
+    else if (rel)
+        parea_push(s, c, p, lifo < 0 ? s->lifo : lifo);
     else
         sll_push_as(s, c, p, lifo < 0 ? s->lifo : lifo);
     if (rel) {
@@ -639,7 +733,7 @@ static void walk_fn(void *block, size_t size, void *arg)
     w->count++;
     const sss_area_t *ar = area_of(block);
     if (size != c->bs || dmm_pagesrc_owner(w->s->ps, block) != w->s->a->owner ||
-        ar->bs != c->bs || ar->u.c.idx != w->idx) {
+        ar->bs != c->bs || ar->idx != w->idx) {
         w->viol++;
         return;
     }
@@ -671,7 +765,54 @@ static size_t sll_check(const sss_t *s, const sss_class_t *c, walk_ctx_t *w)
 static int area_bad(const sss_t *s, const sss_area_t *ar, size_t bs, unsigned idx)
 {
     return ((uintptr_t)ar & (AREA - 1)) || dmm_pagesrc_owner(s->ps, ar) != s->a->owner ||
-           ar->bs != bs || ar->u.c.idx != idx;
+           ar->bs != bs || ar->idx != idx;
+}
+
+/* The blocks ar has carved: all it holds, or the newest area's up to the
+ * bump. */
+static size_t area_carved(const sss_class_t *c, const sss_area_t *ar)
+{
+    return ar == c->areas ? (size_t)(c->bump - ((const char *)ar + AREA_HDR)) / c->bs
+                          : (AREA - AREA_HDR) / c->bs;
+}
+
+/* Per-area lists: the class's areas are those that list free blocks (c->q)
+ * and those that list none (c->full), each list linked both ways, the
+ * newest among them; an area's list holds its own blocks (walk_fn sees
+ * each), and with its count of blocks out, all it carved; none but the
+ * newest is empty (an empty one is queued).  Adds the areas' blocks carved
+ * and out to *carved and *live. */
+static size_t parea_check(const sss_t *s, const sss_class_t *c, walk_ctx_t *w, size_t *carved,
+                          size_t *live)
+{
+    size_t v = 0, n = 0, per = (AREA - AREA_HDR) / c->bs;
+    int newest = 0;
+    for (int full = 0; full < 2; full++) {
+        const sss_area_t *prev = NULL;
+        for (const sss_area_t *ar = full ? c->full : c->q.head; ar; prev = ar, ar = ar->next) {
+            if (++n > c->carved + 1 || ar->prev != prev || area_bad(s, ar, c->bs, w->idx) ||
+                (ar->u.free == NULL) != full)
+                return v + 1;
+            size_t k = 0;
+            for (void *const *b = ar->u.free; b; b = *b) {
+                size_t viol = w->viol;
+                if (++k > per || area_of(b) != ar || ((uintptr_t)b & (DMM_ALIGN - 1)))
+                    return v + 1;
+                walk_fn((void *)b, c->bs, w);
+                if (w->viol != viol)
+                    return v;
+            }
+            size_t in = area_carved(c, ar);
+            if (ar->live + k != in || (ar->live == 0 && ar != c->areas))
+                v++;
+            newest |= ar == c->areas;
+            *carved += in;
+            *live += ar->live;
+        }
+        if (!full && c->q.tail != prev)
+            v++;
+    }
+    return v + (c->areas && !newest);
 }
 
 /* Class i: its areas (and its empty ones in the queue) against its counts
@@ -680,32 +821,38 @@ static size_t class_check(const sss_t *s, unsigned i)
 {
     const sss_class_t *c = &s->cls[i];
     size_t v = 0, carved = 0, live = 0, per = (AREA - AREA_HDR) / c->bs;
-    for (const sss_area_t *ar = c->areas; ar; ar = ar->next) {
-        if (ar->prev && ar->prev->next != ar)
+    walk_ctx_t w = { s, c, s->first + i, 0, 0 };
+    if (c->areas) {
+        size_t used = (size_t)(c->bump - ((const char *)c->areas + AREA_HDR));
+        if (used % c->bs || c->bump > c->bump_end ||
+            c->bump_end != (const char *)c->areas + AREA)
             v++;
-        if (area_bad(s, ar, c->bs, s->first + i)) {
-            v++;
-            continue;
-        }
-        live += ar->live;
-        if (s->rel.on && ar->live == 0 && ar != c->areas)
-            v++;                /* empty, yet not queued */
-        if (ar == c->areas) {
-            size_t used = (size_t)(c->bump - ((const char *)ar + AREA_HDR));
-            if (used % c->bs || c->bump > c->bump_end || c->bump_end != (const char *)ar + AREA)
+    }
+    if (s->parea) {
+        v += parea_check(s, c, &w, &carved, &live);
+    } else {
+        for (const sss_area_t *ar = c->areas; ar; ar = ar->next) {
+            if (ar->prev && ar->prev->next != ar)
                 v++;
-            carved += used / c->bs;
-        } else {
-            carved += per;
+            if (area_bad(s, ar, c->bs, s->first + i)) {
+                v++;
+                continue;
+            }
+            live += ar->live;
+            if (s->rel.on && ar->live == 0 && ar != c->areas)
+                v++;                /* empty, yet not queued */
+            carved += area_carved(c, ar);
         }
     }
+    size_t queued = 0;   /* blocks of its empty areas */
     for (const sss_area_t *ar = s->qhead; ar; ar = ar->next)
-        if (ar->u.c.idx == s->first + i)
-            carved += per;
-    if (carved != c->carved || (s->rel.on && live != c->live))
+        if (ar->idx == s->first + i)
+            queued += per;
+    if (carved + queued != c->carved || (s->rel.on && live != c->live))
         v++;
-    walk_ctx_t w = { s, c, s->first + i, 0, 0 };
-    if (s->sll) {
+    if (s->parea) {
+        /* walked above */
+    } else if (s->sll) {
         v += sll_check(s, c, &w);
     } else {
         v += dmm_flist_check(&c->l);
@@ -714,7 +861,9 @@ static size_t class_check(const sss_t *s, unsigned i)
             v++;
     }
     v += w.viol;
-    if (w.count + c->live != c->carved)
+    /* every block carved is out or listed; per-area lists: or in an empty
+     * area, which lists none */
+    if (w.count + c->live + (s->parea ? queued : 0) != c->carved)
         v++;
     return v;
 }
@@ -728,7 +877,7 @@ static size_t sss_check(dmm_alloc_t *a)
     size_t nq = 0;
     for (const sss_area_t *ar = s->qhead; ar; ar = ar->next) {
         nq++;
-        unsigned idx = ar->u.c.idx;
+        unsigned idx = ar->idx;
         if (!s->rel.on || idx < s->first || idx >= s->first + s->ncls ||
             area_bad(s, ar, s->cls[idx - s->first].bs, idx) || ar->live != 0 ||
             (ar->prev ? ar->prev->next != ar : s->qhead != ar) || (!ar->next && s->qtail != ar))
@@ -748,6 +897,17 @@ static size_t sss_check(dmm_alloc_t *a)
     return v;
 }
 
+/* Give back every area of the list that ar starts. */
+static void areas_put(sss_t *s, sss_area_t *ar)
+{
+    while (ar) {
+        sss_area_t *next = ar->next;
+        DMM_COST(s->cost, pagesrc_calls, 1);
+        dmm_pagesrc_put(s->ps, ar, AREA);
+        ar = next;
+    }
+}
+
 static void sss_destroy(dmm_alloc_t *a)
 {
     sss_t *s = a->state;
@@ -755,12 +915,14 @@ static void sss_destroy(dmm_alloc_t *a)
         return;
     for (unsigned i = 0; i < s->ncls; i++) {
         sss_class_t *c = &s->cls[i];
-        while (c->areas) {
-            sss_area_t *ar = c->areas;
-            c->areas = ar->next;
-            DMM_COST(s->cost, pagesrc_calls, 1);
-            dmm_pagesrc_put(s->ps, ar, AREA);
+        if (s->parea) {   /* the newest is on one of the two lists */
+            areas_put(s, c->q.head);
+            areas_put(s, c->full);
+            c->full = NULL;
+        } else {
+            areas_put(s, c->areas);
         }
+        c->areas = NULL;
         if (s->sll)
             c->q.head = c->q.tail = NULL;
         else
@@ -768,13 +930,8 @@ static void sss_destroy(dmm_alloc_t *a)
         c->bump = c->bump_end = NULL;
         c->carved = c->live = 0;
     }
-    while (s->qhead) {
-        sss_area_t *ar = s->qhead;
-        s->qhead = ar->next;
-        DMM_COST(s->cost, pagesrc_calls, 1);
-        dmm_pagesrc_put(s->ps, ar, AREA);
-    }
-    s->qtail = NULL;
+    areas_put(s, s->qhead);
+    s->qhead = s->qtail = NULL;
     s->qbytes = 0;
     while (s->large) {
         sss_area_t *ar = s->large;

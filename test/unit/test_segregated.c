@@ -27,8 +27,10 @@ typedef struct {
     size_t fp0;
 } h_t;
 
-static void h_init(h_t *h, dmm_class_t cls, size_t lo, size_t hi, int split, int coalesce,
-                   int list, int fit, int order, unsigned lists, int mode)
+/* h_init under a release policy (rel; NULL: none). */
+static void h_init_rel(h_t *h, dmm_class_t cls, size_t lo, size_t hi, int split, int coalesce,
+                       int list, int fit, int order, unsigned lists, int mode,
+                       const dmm_release_t *rel)
 {
     memset(h, 0, sizeof *h);
     h->ps = malloc(sizeof *h->ps);
@@ -43,8 +45,16 @@ static void h_init(h_t *h, dmm_class_t cls, size_t lo, size_t hi, int split, int
     h->a.owner = 1;
     h->a.ps = h->ps;
     h->a.cost = &h->cost;
+    if (rel)
+        h->a.release = *rel;
     cr_assert_eq(h->a.ops->init(&h->a), 0, "init: %s", strerror(errno));
     h->fp0 = h->ps->footprint;
+}
+
+static void h_init(h_t *h, dmm_class_t cls, size_t lo, size_t hi, int split, int coalesce,
+                   int list, int fit, int order, unsigned lists, int mode)
+{
+    h_init_rel(h, cls, lo, hi, split, coalesce, list, fit, order, lists, mode, NULL);
 }
 
 /* Held for no chunk of the allocator: page-map pages, and chunks the page
@@ -580,6 +590,83 @@ Test(sss, check_sees_a_broken_sll)
         h_check(&h, "mended");
         h_fini(&h);
     }
+}
+
+/* Under a release policy sss keeps an SLL per area: an area's blocks come
+ * back to it, LIFO, the class takes from the areas in the order they got a
+ * free block again (order=lifo: the latest first), and an area given back
+ * takes its blocks with it, no node visited. */
+Test(sss, an_sll_under_a_release_policy_is_kept_per_area)
+{
+    const dmm_release_t at_once = { .on = 1, .keep = 0, .delay = 0 };
+    for (int order = 0; order < 2; order++) {
+        h_t h;
+        h_init_rel(&h, DMM_CLASS_SSS, 0, 4096, 0, 0, DMM_LIST_SLL, DMM_FIT_FIRST, order, 0,
+                   DMM_PS_SIM, &at_once);
+        const size_t per = (65536 - 32) / 64;
+        char **b = malloc(3 * per * sizeof *b);
+        for (size_t i = 0; i < 3 * per; i++)
+            b[i] = h_malloc(&h, 64);
+        cr_expect_eq((uintptr_t)b[0] & 0xffff, 32, "%s", ON[order]);
+        cr_expect_eq((uintptr_t)b[per] & 0xffff, 32, "%s: the next area", ON[order]);
+        /* area 0 gets a block back, then area 1, then area 0 another */
+        char *x0 = b[5], *x1 = b[per + 7], *y0 = b[9];
+        h.a.ops->free(&h.a, x0);
+        h.a.ops->free(&h.a, x1);
+        h.a.ops->free(&h.a, y0);
+        h_check(&h, "three back");
+        char *want[3] = { y0, x0, x1 };
+        if (order == DMM_ORDER_LIFO)
+            want[0] = x1, want[1] = y0, want[2] = x0;
+        for (int k = 0; k < 3; k++)
+            cr_expect_eq(h_malloc(&h, 64), want[k], "%s: malloc %d", ON[order], k);
+        cr_expect_neq(h_malloc(&h, 64), NULL);   /* no list: the bump */
+        h_check(&h, "taken again");
+        /* area 1 emptied: given back at its last free, its blocks with it */
+        size_t out = h.ps->chunk_bytes;   /* the page source may retain it */
+        for (size_t i = per; i < 2 * per - 1; i++)
+            h.a.ops->free(&h.a, b[i]);
+        uint64_t nodes = h.cost.nodes;
+        h.a.ops->free(&h.a, b[2 * per - 1]);
+        cr_expect_eq(h.cost.nodes, nodes + 1, "%s: the last free visits its own node alone",
+                     ON[order]);
+        cr_expect_eq(h.ps->chunk_bytes, out - 65536, "%s", ON[order]);
+        h_check(&h, "area given back");
+        free(b);
+        h_fini(&h);
+    }
+}
+
+/* check() follows each area's list: a link to another area's block, into a
+ * block, a cycle, and a list cut short are each seen. */
+Test(sss, check_sees_a_broken_list_of_an_area)
+{
+    const dmm_release_t never = { .on = 1, .keep = DMM_SIZE_INF, .delay = UINT64_MAX };
+    h_t h;
+    h_init_rel(&h, DMM_CLASS_SSS, 0, 4096, 0, 0, DMM_LIST_SLL, DMM_FIT_FIRST, DMM_ORDER_LIFO, 0,
+               DMM_PS_SIM, &never);
+    const size_t per = (65536 - 32) / 48;
+    void ***p = malloc((per + 2) * sizeof *p);
+    for (size_t i = 0; i < per + 2; i++)
+        p[i] = h_malloc(&h, 48);
+    h.a.ops->free(&h.a, p[1]);
+    h.a.ops->free(&h.a, p[2]);   /* area 0's list: p[2], p[1] */
+    h.a.ops->free(&h.a, p[per]); /* area 1's: p[per] */
+    h_check(&h, "sound");
+    void **first = p[2];
+    void *link = *first;
+    *first = p[per];   /* a block of another area */
+    cr_expect_gt(h.a.ops->check(&h.a), 0, "a link to another area");
+    *first = (char *)p[3] + 16;   /* inside a block */
+    cr_expect_gt(h.a.ops->check(&h.a), 0, "a link into a block");
+    *first = first;   /* a cycle */
+    cr_expect_gt(h.a.ops->check(&h.a), 0, "a cycle");
+    *first = NULL;    /* cut short: p[1] is free, yet listed nowhere */
+    cr_expect_gt(h.a.ops->check(&h.a), 0, "a list cut short");
+    *first = link;
+    h_check(&h, "mended");
+    free(p);
+    h_fini(&h);
 }
 
 /* ---- exact specifics ---------------------------------------------------- */
