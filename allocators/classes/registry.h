@@ -37,11 +37,18 @@ int    dmm_sss_free_fast(dmm_alloc_t *a, void *p);
 void  *dmm_sss_malloc_fast_sll(dmm_alloc_t *a, size_t n, int lifo);
 int    dmm_sss_free_fast_sll(dmm_alloc_t *a, void *p, int lifo);
 /* The same for an allocator known to keep a DLL (dll 1) or an SLL (0),
- * under a release policy (rel 1) or none: the common cases of either, the
- * policy's bookkeeping included (NULL or 0 where the queue of empty areas
- * is involved).  Never for a BTREE. */
+ * under a release policy of the form rel (dmm_sss_release_form) or none
+ * (0): the common cases of either, the policy's bookkeeping included (NULL
+ * or 0 where the queue of empty areas is involved).  Never for a BTREE. */
 void  *dmm_sss_malloc_fast_known(dmm_alloc_t *a, size_t n, int dll, int rel, int lifo);
 int    dmm_sss_free_fast_known(dmm_alloc_t *a, void *p, int dll, int rel, int lifo);
+/* A release policy as sss's common cases take it: none; one they read at
+ * run time (ANY: what every other form does too, only slower); one that
+ * gives an empty area back at once (keep=0 or delay=0) or never (keep=inf
+ * delay=inf; empty areas still serve again), where the allocator's clock
+ * says nothing and they leave it alone. */
+enum { DMM_SSS_REL_NONE = 0, DMM_SSS_REL_ANY, DMM_SSS_REL_AT_ONCE, DMM_SSS_REL_NEVER };
+int    dmm_sss_release_form(const dmm_release_t *r);
 size_t dmm_kingsley_usable(dmm_alloc_t *a, const void *p);
 size_t dmm_lea_usable(dmm_alloc_t *a, const void *p);
 

@@ -303,6 +303,25 @@ static void list_init(sss_t *s, sss_class_t *c, const dmm_alloc_desc_t *d)
 
 /* ---- the ops -------------------------------------------------------------- */
 
+/* A policy's delay as sss counts it: the clock is 32 bits, so a delay past
+ * half its range is none. */
+static uint64_t rel_delay(const dmm_release_t *r)
+{
+    return r->delay > UINT32_MAX / 2 ? UINT64_MAX : r->delay;
+}
+
+int dmm_sss_release_form(const dmm_release_t *r)
+{
+    if (!r->on)
+        return DMM_SSS_REL_NONE;
+    uint64_t d = rel_delay(r);
+    if (r->keep == 0 || d == 0)
+        return DMM_SSS_REL_AT_ONCE;
+    if (r->keep == DMM_SIZE_INF && d == UINT64_MAX)
+        return DMM_SSS_REL_NEVER;
+    return DMM_SSS_REL_ANY;
+}
+
 static int sss_init(dmm_alloc_t *a)
 {
     const dmm_alloc_desc_t *d = &a->desc;
@@ -320,8 +339,7 @@ static int sss_init(dmm_alloc_t *a)
     s->lifo = d->order == DMM_ORDER_LIFO;
     s->fast = s->sll && !s->rel.on;
     s->parea = s->sll && s->rel.on;
-    if (s->rel.delay > UINT32_MAX / 2)   /* the clock is 32 bits */
-        s->rel.delay = UINT64_MAX;
+    s->rel.delay = rel_delay(&s->rel);
     if (d->lo < MAX_CLASS) {
         s->first = class_index(d->lo + 1);
         unsigned last = class_index(d->hi < MAX_CLASS ? d->hi : MAX_CLASS);
@@ -442,6 +460,18 @@ static inline int release_now(const sss_t *s, uint32_t clock)
                          (uint32_t)(clock - s->qhead->u.since) >= s->rel.delay));
 }
 
+/* release_now() for a policy of the form rel (dmm_sss_release_form): at
+ * once, any queued area goes; never, none does; the clock is read only for
+ * another form. */
+static inline int release_now_as(const sss_t *s, uint32_t clock, int rel)
+{
+    if (rel == DMM_SSS_REL_NEVER)
+        return 0;
+    if (rel == DMM_SSS_REL_AT_ONCE)
+        return s->qhead != NULL;
+    return release_now(s, clock);
+}
+
 /* Give back the empty areas the policy no longer lets the allocator hold. */
 static void release_due(sss_t *s)
 {
@@ -546,11 +576,12 @@ static __attribute__((noinline)) void *sss_malloc_more(dmm_alloc_t *a, size_t n)
  * every other case (n == 0 included: its index wraps past the classes).
  * Unless `known`, only with an SLL and without a release policy (s->fast;
  * LIFO: s->lifo when lifo < 0).  `known` (codegen knows the allocator's
- * .dmm): dll, a DLL, else an SLL; rel, under a release policy, which the
- * common case keeps as sss_malloc_more does (the allocator's clock, the
- * area's blocks out) where release_due would give back nothing at this call
- * (release_now) and the head's area is not one that had none out (area_took
- * would move it): the rest goes the slow way.  The state is
+ * .dmm): dll, a DLL, else an SLL; rel, under a release policy of that form
+ * (dmm_sss_release_form), which the common case keeps as sss_malloc_more
+ * does (the area's blocks out; the allocator's clock where the form reads
+ * it) where release_due would give back nothing at this call (release_now)
+ * and the head's area is not one that had none out (area_took would move
+ * it): the rest goes the slow way.  The state is
  * where sss_init puts it, a->state_area: no load of a->state. */
 static inline __attribute__((always_inline)) void *malloc_fast_as(dmm_alloc_t *a, size_t n,
                                                                   int known, int dll, int rel,
@@ -560,7 +591,7 @@ static inline __attribute__((always_inline)) void *malloc_fast_as(dmm_alloc_t *a
     if (!__builtin_expect(n <= 1024 && (known || s->fast), 1))
         return NULL;
     unsigned i = (unsigned)((n - 1) >> 4) - s->first;   /* class_index(n) */
-    if (i >= s->ncls || (rel && release_now(s, s->clock + 1)))
+    if (i >= s->ncls || (rel && release_now_as(s, s->clock + 1, rel)))
         return NULL;
     sss_class_t *c = &s->cls[i];
     void *h = dll ? (void *)c->l.head : c->q.head;
@@ -574,7 +605,8 @@ static inline __attribute__((always_inline)) void *malloc_fast_as(dmm_alloc_t *a
         if (b) {
             c->live++;
             if (rel) {
-                s->clock++;
+                if (rel == DMM_SSS_REL_ANY)
+                    s->clock++;
                 DMM_COST(s->cost, hdr_reads, 1);
                 DMM_COST(s->cost, hdr_writes, 1);
                 ar->live++;
@@ -589,7 +621,8 @@ static inline __attribute__((always_inline)) void *malloc_fast_as(dmm_alloc_t *a
     c->carved++;
     c->live++;
     if (rel) {
-        s->clock++;
+        if (rel == DMM_SSS_REL_ANY)
+            s->clock++;
         c->areas->live++;
     }
     return b;
@@ -663,7 +696,7 @@ static inline __attribute__((always_inline)) int free_fast_as(dmm_alloc_t *a, vo
     if (__builtin_expect(ar->bs == LARGE_BS || !(known || s->fast), 0))
         return 0;
     sss_class_t *c = &s->cls[ar->idx - s->first];
-    if (rel && ((ar->live == 1 && ar != c->areas) || release_now(s, s->clock + 1)))
+    if (rel && ((ar->live == 1 && ar != c->areas) || release_now_as(s, s->clock + 1, rel)))
         return 0;
     DMM_COST(s->cost, hdr_reads, 1);
     c->live--;
@@ -674,7 +707,8 @@ static inline __attribute__((always_inline)) int free_fast_as(dmm_alloc_t *a, vo
     else
         sll_push_as(s, c, p, lifo < 0 ? s->lifo : lifo);
     if (rel) {
-        s->clock++;
+        if (rel == DMM_SSS_REL_ANY)
+            s->clock++;
         DMM_COST(s->cost, hdr_writes, 1);
         ar->live--;
     }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "allocators/core/alloc.h"
+#include "allocators/classes/registry.h"
 
 /* How the generated C names each class: its dmm_class_t constant and the
  * ops struct of allocators/classes/<class>.c. */
@@ -305,7 +306,7 @@ static void put_fast_call(FILE *f, const dmm_desc_t *d, int i, const char *op, c
         fprintf(f, "return dmm_sss_%s_fast_sll(&c->alloc[%d], %s, %d);\n", op, i, arg, lifo);
     else
         fprintf(f, "return dmm_sss_%s_fast_known(&c->alloc[%d], %s, %d, %d, %d);\n", op, i, arg,
-                d->a[i].list == DMM_LIST_DLL, d->release.on ? 1 : 0, lifo);
+                d->a[i].list == DMM_LIST_DLL, dmm_sss_release_form(&d->release), lifo);
 }
 
 static void case_malloc_fast(FILE *f, const dmm_desc_t *d, int i)

@@ -223,6 +223,33 @@ Test(codegen, sss_common_case_alone_for_an_sll_or_a_dll)
                   want, sizeof want / sizeof want[0]);
 }
 
+/* Under a release policy the call names the policy's form
+ * (dmm_sss_release_form): one that gives empty areas back at once (2), or
+ * never (3), lets the common case leave the allocator's clock alone; any
+ * other is read at run time (1). */
+Test(codegen, sss_common_case_knows_the_release_policys_form)
+{
+    static const struct {
+        const char *line;
+        int form;
+    } pol[] = {
+        { "release keep=0 delay=inf\n", 2 }, { "release keep=inf delay=0\n", 2 },
+        { "release keep=inf delay=inf\n", 3 }, { "release keep=inf delay=4294967295\n", 3 },
+        { "release keep=inf delay=1000\n", 1 }, { "release keep=65536 delay=inf\n", 1 },
+    };
+    for (size_t k = 0; k < sizeof pol / sizeof pol[0]; k++) {
+        char design[256], m[128], f[128];
+        snprintf(design, sizeof design, "%ssss range=(0,64] list=sll order=fifo\n"
+                 "sss range=(64,256] list=dll order=lifo\nlea range=(256,inf]\n", pol[k].line);
+        snprintf(m, sizeof m, "return dmm_sss_malloc_fast_known(&c->alloc[0], n, 0, %d, 0);",
+                 pol[k].form);
+        snprintf(f, sizeof f, "return dmm_sss_free_fast_known(&c->alloc[1], p, 1, %d, 1);",
+                 pol[k].form);
+        const char *want[] = { m, f };
+        expect_source(design, want, 2);
+    }
+}
+
 Test(codegen, bad_input_exits_2_with_the_parsers_message)
 {
     make_tmpdir();

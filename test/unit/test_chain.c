@@ -872,7 +872,8 @@ static void replay_chain(const dmm_opstream_t *s, dmm_chain_t *c, uintptr_t *at)
 }
 
 /* sss's common cases by name (what the evolved library inlines into malloc
- * and free), with an SLL or a DLL, either order, under each release policy:
+ * and free), with an SLL or a DLL, either order, under each release policy
+ * (told its form, as codegen tells it):
  * a replay that tries them first takes the same block on every call, holds
  * the same memory, counts the same steps and leaves the same lists as one
  * through the chain's calls alone; and they serve most calls. */
@@ -882,6 +883,8 @@ Test(chain, sss_common_cases_by_name_do_what_its_malloc_and_free_do)
         "", "release keep=0 delay=0\n", "release keep=262144 delay=inf\n",
         "release keep=inf delay=1000\n", "release keep=inf delay=inf\n",
     };
+    static const int forms[] = { DMM_SSS_REL_NONE, DMM_SSS_REL_AT_ONCE, DMM_SSS_REL_ANY,
+                                 DMM_SSS_REL_ANY, DMM_SSS_REL_NEVER };
     dmm_opstream_t st[2];
     phase_stream(&st[0]);
     synthetic_stream_of(&st[1], 60000);
@@ -899,7 +902,9 @@ Test(chain, sss_common_cases_by_name_do_what_its_malloc_and_free_do)
                     dmm_chain_t *a = make(&cfg, DMM_PS_SIM);
                     replay_chain(&st[k], a, want);
                     dmm_chain_t *b = make(&cfg, DMM_PS_SIM);
-                    size_t served = replay_fast(&st[k], b, dll, p > 0, lifo, got);
+                    int form = dmm_sss_release_form(&b->desc.release);
+                    cr_expect_eq(form, forms[p], "%s", cfg.text);
+                    size_t served = replay_fast(&st[k], b, dll, form, lifo, got);
                     size_t i = 0;
                     while (i < st[k].nops && want[i] == got[i])
                         i++;
