@@ -188,6 +188,19 @@ static inline void sll_push(sss_t *s, sss_class_t *c, void *p)
     sll_push_as(s, c, p, s->lifo);
 }
 
+/* Take ar out of the doubly linked list that *head starts (a class's
+ * areas, those that list no free block, the empty queue, the one-block
+ * areas). */
+static inline void area_unlink(sss_area_t **head, sss_area_t *ar)
+{
+    if (ar->prev)
+        ar->prev->next = ar->next;
+    else
+        *head = ar->next;
+    if (ar->next)
+        ar->next->prev = ar->prev;
+}
+
 /* Per-area lists: ar joins its class's areas that list free blocks (LIFO:
  * first, FIFO: last) or leaves them; or joins or leaves those that list
  * none.  A move between the two is a header write. */
@@ -232,16 +245,6 @@ static inline void full_add(sss_class_t *c, sss_area_t *ar)
     c->full = ar;
 }
 
-static inline void full_del(sss_class_t *c, sss_area_t *ar)
-{
-    if (ar->prev)
-        ar->prev->next = ar->next;
-    else
-        c->full = ar->next;
-    if (ar->next)
-        ar->next->prev = ar->prev;
-}
-
 /* The first listed area's first block, unlisted (a node counted); NULL
  * when no area lists one. */
 static inline void *parea_pop(sss_t *s, sss_class_t *c)
@@ -266,7 +269,7 @@ static inline void parea_push(sss_t *s, sss_class_t *c, void *p, int lifo)
     DMM_COST(s->cost, nodes, 1);
     if (!ar->u.free) {
         DMM_COST(s->cost, hdr_writes, 1);
-        full_del(c, ar);
+        area_unlink(&c->full, ar);
         avail_add(c, ar, lifo);
     }
     *(void **)p = ar->u.free;
@@ -397,18 +400,6 @@ static void *large_malloc(sss_t *s, size_t n)
 }
 
 /* ---- release: the queue of empty areas -------------------------------- */
-
-/* Take ar out of the doubly linked list that *head starts (a class's
- * areas, the empty queue, the one-block areas). */
-static void area_unlink(sss_area_t **head, sss_area_t *ar)
-{
-    if (ar->prev)
-        ar->prev->next = ar->next;
-    else
-        *head = ar->next;
-    if (ar->next)
-        ar->next->prev = ar->prev;
-}
 
 static void queue_add(sss_t *s, sss_area_t *ar)
 {
