@@ -595,10 +595,10 @@ Test(trc, wrong_magic)
     dmm_trace_free(&t);
 }
 
-static void future_version(uint8_t *b, size_t *len) { b[8] = 4; (void)len; }
+static void future_version(uint8_t *b, size_t *len) { b[8] = 5; (void)len; }
 Test(trc, future_version)
 {
-    expect_error(future_version, "offset 8: unsupported trace version 4 (this dmm reads 1 to 3)");
+    expect_error(future_version, "offset 8: unsupported trace version 5 (this dmm reads 1 to 4)");
 }
 
 static void zero_version(uint8_t *b, size_t *len) { b[8] = 0; (void)len; }
@@ -945,13 +945,125 @@ Test(trc, usual_malloc_and_free_encode_as_any_record)
     cr_assert_lt(shorts, 20000, "and long ones (an address step of 8 bytes)");
 }
 
+/* Version 4's FREE that says how much of its block was resident: op value
+ * DMM_TRC4_FREE_RESIDENT in the long form with ptr_in and arg, read back as
+ * a FREE with the flag and the bytes (after the next seq at the same time,
+ * and after a jump in both); version 3's reader knows no such op, and
+ * versions 3 and 2 write the record as a plain free. */
+Test(trc, v4_resident_free_round_trips_and_v3_and_v2_drop_it)
+{
+    static const dmm_trc_rec_t recs[] = {
+        { .op = DMM_TRC_FREE, .flags = DMM_TRC_RF_RESIDENT, .seq = 42, .time = 7000,
+          .ptr_in = 0x7f0000400010ull, .arg = 12288 },
+        { .op = DMM_TRC_FREE, .flags = DMM_TRC_RF_RESIDENT, .seq = 90000, .time = 123456,
+          .ptr_in = 0x7f0000000010ull, .arg = (1ull << 20) + 4096 },
+        { .op = DMM_TRC_FREE, .flags = DMM_TRC_RF_RESIDENT, .seq = 90001, .time = 123456,
+          .ptr_in = 0x7f0000000010ull, .arg = 0 },
+    };
+    dmm_trc2_state_t w4 = { 41, 7000, 0x7f0000000000ull }, r4 = w4, r3 = w4, w3 = w4, r33 = w4,
+                     w2 = w4, r2 = w4;
+    for (size_t i = 0; i < sizeof recs / sizeof recs[0]; i++) {
+        const dmm_trc_rec_t *r = &recs[i];
+        uint8_t x[DMM_TRC2_MAX_REC];
+        size_t n = dmm_trc4_encode(x, &w4, r);
+        cr_assert_eq(x[0] & DMM_TRC2_OP_MASK, DMM_TRC4_FREE_RESIDENT, "record %zu: op %u", i,
+                     x[0] & DMM_TRC2_OP_MASK);
+        dmm_trc_rec_t d;
+        const char *why = NULL;
+        cr_assert_eq(dmm_trc4_decode(x, n, &r4, &d, &why), n, "record %zu: %s", i, why);
+        cr_assert(d.op == DMM_TRC_FREE && d.flags == DMM_TRC_RF_RESIDENT && d.arg == r->arg &&
+                      d.ptr_in == r->ptr_in && d.seq == r->seq && d.time == r->time &&
+                      !d.size && !d.ptr_out && !d.stack,
+                  "record %zu decodes to op %u flags %#x arg %llu seq %llu time %llu", i, d.op,
+                  d.flags, (unsigned long long)d.arg, (unsigned long long)d.seq,
+                  (unsigned long long)d.time);
+        cr_assert_eq(dmm_trc34_decode(x, n, &r33, &d, &why, 4), n, "record %zu: %s", i, why);
+        cr_assert(d.flags == DMM_TRC_RF_RESIDENT && d.arg == r->arg, "record %zu", i);
+        /* version 3: an unknown op; and written as a plain free */
+        why = NULL;
+        dmm_trc2_state_t c3 = r3;
+        cr_assert_eq(dmm_trc3_decode(x, n, &c3, &d, &why), 0, "record %zu read by v3", i);
+        cr_assert(why && strstr(why, "unknown record op"), "record %zu: %s", i, why);
+        n = dmm_trc3_encode(x, &w3, r);
+        cr_assert_eq(dmm_trc3_decode(x, n, &r3, &d, &why), n, "record %zu: %s", i, why);
+        cr_assert(d.op == DMM_TRC_FREE && !d.flags && !d.arg && d.ptr_in == r->ptr_in &&
+                      d.seq == r->seq && d.time == r->time,
+                  "record %zu in v3: flags %#x arg %llu", i, d.flags, (unsigned long long)d.arg);
+        n = dmm_trc2_encode(x, &w2, r);
+        cr_assert_eq(dmm_trc2_decode(x, n, &r2, &d, &why), n, "record %zu: %s", i, why);
+        cr_assert(d.op == DMM_TRC_FREE && !d.flags && !d.arg && d.ptr_in == r->ptr_in &&
+                      d.seq == r->seq && d.time == r->time,
+                  "record %zu in v2: flags %#x arg %llu", i, d.flags, (unsigned long long)d.arg);
+    }
+}
+
+/* sample_trace(a, nextra) with two large blocks freed saying their resident
+ * bytes, then a third live to the end saying them in a record of its own. */
+static void resident_trace(dmm_trace_t *a, size_t nextra)
+{
+    sample_trace(a, nextra);
+    sample_rec(a, 4242, DMM_TRC_MALLOC, 4u << 20, 0, 0, 0x7f0000000010ull, 0);
+    sample_rec(a, 4243, DMM_TRC_MALLOC, 1u << 20, 0, 0, 0x7f0000500010ull, 0);
+    sample_rec(a, 4242, DMM_TRC_CALLOC, 2u << 20, 1, 0, 0x7f0000700010ull, 0);
+    sample_rec(a, 4242, DMM_TRC_FREE, 0, 12288, 0x7f0000000010ull, 0, 0);
+    a->recs[a->nrecs - 1].flags = DMM_TRC_RF_RESIDENT;
+    sample_rec(a, 4243, DMM_TRC_FREE, 0, 1u << 20, 0x7f0000500010ull, 0, 2);
+    a->recs[a->nrecs - 1].flags = DMM_TRC_RF_RESIDENT;
+    sample_rec(a, 4242, DMM_TRC_RESIDENT, 0, 8192, 0x7f0000700010ull, 0, 0);
+}
+
+/* A trace with resident frees (and a plain one, and a failed call) and a
+ * resident record, written by the file writer: version 4 keeps them,
+ * version 1 the frees' flag and bytes, version 3 reads them back as plain
+ * frees; neither older version holds the resident record. */
+Test(trc, resident_frees_are_kept_by_v4_and_v1_and_plain_in_v3)
+{
+    static const unsigned vers[] = { 4, 1, 3 };
+    for (size_t k = 0; k < sizeof vers / sizeof vers[0]; k++) {
+        dmm_trace_t a, b;
+        dmm_err_t err;
+        resident_trace(&a, 40);
+        char name[32];
+        snprintf(name, sizeof name, "resident_v%u.trc", vers[k]);
+        const char *p = tmp_path(name);
+        cr_assert_eq(dmm_write_trc_version(&a, p, 0, vers[k], &err), 0, "%s", err.msg);
+        size_t len;
+        uint8_t *buf = slurp(p, &len);
+        cr_assert_eq(buf[8], vers[k]);
+        cr_assert_eq(dmm_trace_parse(p, buf, len, DMM_FMT_TRC, &b, &err), 0, "v%u: %s",
+                     vers[k], err.msg);
+        free(buf);
+        if (vers[k] < 4)
+            a.nrecs--;   /* the resident record, the last */
+        if (vers[k] == 3)
+            for (size_t i = 0; i < a.nrecs; i++)
+                if (a.recs[i].flags & DMM_TRC_RF_RESIDENT) {
+                    a.recs[i].flags = 0;
+                    a.recs[i].arg = 0;
+                }
+        sample_compare(&a, &b);   /* flags and arg of each record too */
+        size_t resident = 0, records = 0;
+        for (size_t i = 0; i < b.nrecs; i++) {
+            resident += (b.recs[i].flags & DMM_TRC_RF_RESIDENT) != 0;
+            records += b.recs[i].op == DMM_TRC_RESIDENT;
+        }
+        cr_assert_eq(resident, vers[k] == 3 ? 0 : 2, "v%u: %zu resident frees", vers[k],
+                     resident);
+        cr_assert_eq(records, vers[k] == 4, "v%u: %zu resident records", vers[k], records);
+        dmm_trace_free(&a);
+        dmm_trace_free(&b);
+    }
+}
+
 /* Recordings of the earlier versions, committed (test/data/trc-v1/,
- * trc-v2/): each reads to the text its own reader dumped then. */
+ * trc-v2/, trc-v3/): each reads to the text its own reader dumped then
+ * (the dump's legend line since names resident=). */
 Test(trc, previous_version_recordings_read_as_before)
 {
     static const struct { unsigned ver; const char *name; } rec[] = {
         { 1, "stacks" }, { 1, "errno" }, { 1, "aligned" },
         { 2, "stacks" }, { 2, "errno" }, { 2, "aligned" }, { 2, "usual" },
+        { 3, "stacks" }, { 3, "errno" }, { 3, "aligned" }, { 3, "usual" },
     };
     for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++) {
         char trc[512], txt[512];
@@ -1118,7 +1230,8 @@ Test(trc, text_dump)
  * them again (after a format change); otherwise check they still read. */
 Test(trc, regen_corpus)
 {
-    /* ver 0: the current version; usual: usual_trace()'s short forms */
+    /* ver 0: the current version; usual: 1 usual_trace()'s short forms,
+     * 2 resident_trace()'s resident frees and record */
     static const struct { const char *name; size_t nextra; int zstd, cut, fmt, ver, usual; } seeds[] = {
         { "small.trc", 0, 0, 0, DMM_FMT_TRC, 0, 0 },
         { "small_zstd.trc", 0, 1, 0, DMM_FMT_TRC, 0, 0 },
@@ -1130,6 +1243,9 @@ Test(trc, regen_corpus)
         { "usual.trc", 40, 0, 0, DMM_FMT_TRC, 0, 1 },
         { "threads_v2.trc", 60, 0, 0, DMM_FMT_TRC, 2, 0 },
         { "usual_v2.trc", 40, 0, 0, DMM_FMT_TRC, 2, 1 },
+        { "threads_v3.trc", 60, 0, 0, DMM_FMT_TRC, 3, 0 },
+        { "usual_v3.trc", 40, 0, 0, DMM_FMT_TRC, 3, 1 },
+        { "resident.trc", 20, 0, 0, DMM_FMT_TRC, 0, 2 },
     };
     int regen = getenv("DMM_REGEN_CORPUS") != NULL;
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
@@ -1142,7 +1258,9 @@ Test(trc, regen_corpus)
                 memset(&a, 0, sizeof a);
                 a.format = DMM_FMT_TRC;
             } else {
-                (seeds[i].usual ? usual_trace : sample_trace)(&a, seeds[i].nextra);
+                (seeds[i].usual == 2   ? resident_trace
+                 : seeds[i].usual == 1 ? usual_trace
+                                       : sample_trace)(&a, seeds[i].nextra);
                 a.format = (dmm_format_t)seeds[i].fmt;
             }
             const char *tmp = tmp_path("seed.trc");

@@ -68,7 +68,7 @@ void dmm_dump_begin(const dmm_trace_t *t, FILE *out)
                 (ull)m->offset);
         put_escaped(out, m->path ? m->path : "", m->path ? strlen(m->path) : 0);
     }
-    fprintf(out, "# seq time_ns tid op size= [nmemb=|align=] in= out= [failed errno=] [stack=]\n");
+    fprintf(out, "# seq time_ns tid op size= [nmemb=|align=|resident=] in= out= [failed errno=] [stack=]\n");
 }
 
 void dmm_dump_rec(const dmm_rec_t *r, FILE *out)
@@ -76,7 +76,9 @@ void dmm_dump_rec(const dmm_rec_t *r, FILE *out)
     fprintf(out, "%llu %llu %u %s size=%llu", (ull)r->seq, (ull)r->time, r->tid,
             dmm_op_name(r->op), (ull)r->size);
     const char *an = arg_name(r->op);
-    if (an)
+    if ((r->flags & DMM_TRC_RF_RESIDENT) || r->op == DMM_TRC_RESIDENT)
+        fprintf(out, " resident=%llu", (ull)r->arg);
+    else if (an)
         fprintf(out, " %s=%llu", an, (ull)r->arg);
     else if (r->arg)
         fprintf(out, " arg=%llu", (ull)r->arg);

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const op_names[DMM_TRC_OP_MAX] = {
+static const char *const op_names[DMM_TRC_OP_END] = {
     [DMM_TRC_MALLOC] = "malloc",
     [DMM_TRC_CALLOC] = "calloc",
     [DMM_TRC_REALLOC] = "realloc",
@@ -28,11 +28,12 @@ static const char *const op_names[DMM_TRC_OP_MAX] = {
     [DMM_TRC_EXEC] = "exec",
     [DMM_TRC_MODULE] = "module",
     [DMM_TRC_CLOCKSYNC] = "clocksync",
+    [DMM_TRC_RESIDENT] = "resident",
 };
 
 const char *dmm_op_name(unsigned op)
 {
-    if (op < DMM_TRC_OP_MAX && op_names[op])
+    if (op < DMM_TRC_OP_END && op_names[op])
         return op_names[op];
     return "?";
 }

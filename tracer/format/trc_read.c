@@ -212,7 +212,7 @@ static int read_payload(rd_t *r, uint64_t boff, uint32_t tid, const uint8_t *p,
         size_t roff = i * sizeof(dmm_trc_rec_t);
         dmm_trc_rec_t rec;
         ld_rec(p + roff, &rec);
-        if (rec.op == 0 || rec.op >= DMM_TRC_OP_MAX)
+        if (!dmm_trc_op_valid(rec.op, 1))
             return rec_err(r, boff, zstd, roff, "unknown record op", rec.op);
         if (rec.op == DMM_TRC_STACKDEF) {
             uint32_t id = rec.stack;
@@ -287,8 +287,9 @@ static int read_payload2(rd_t *r, uint64_t boff, uint32_t tid, const uint8_t *p,
     for (size_t at = 0; at < n;) {
         dmm_trc_rec_t rec;
         const char *why = NULL;
-        size_t len = r->version >= 3 ? dmm_trc3_decode(p + at, n - at, &st, &rec, &why)
-                                     : dmm_trc2_decode(p + at, n - at, &st, &rec, &why);
+        size_t len = r->version >= 3
+                         ? dmm_trc34_decode(p + at, n - at, &st, &rec, &why, r->version)
+                         : dmm_trc2_decode(p + at, n - at, &st, &rec, &why);
         if (!len) {
             char what[96];
             snprintf(what, sizeof what, "%s%s", why,

@@ -59,7 +59,7 @@ typedef struct wr {
     const char *name;
     dmm_err_t  *err;
     int         compress;
-    unsigned    version;    /* 2, or 1 (trcfmt.h) */
+    unsigned    version;    /* 1 to 4 (trcfmt.h) */
     ZSTD_CCtx  *cctx;
     uint8_t    *raw;        /* the block being filled */
     size_t      used;       /* bytes of it used */
@@ -137,7 +137,13 @@ static int need_room(wr_t *w, uint32_t tid, size_t n)
 
 static void put_rec(wr_t *w, const dmm_trc_rec_t *r)
 {
-    if (w->version >= 3) {
+    if (r->op == DMM_TRC_RESIDENT && w->version < 4)
+        return;   /* an older version cannot say it */
+    if (w->version >= 4) {
+        w->used += dmm_trc4_encode(w->raw + w->used, &w->st, r);
+        return;
+    }
+    if (w->version == 3) {
         w->used += dmm_trc3_encode(w->raw + w->used, &w->st, r);
         return;
     }
@@ -248,7 +254,8 @@ static int write_recs(wr_t *w, const dmm_trace_t *t)
 {
     for (size_t i = 0; i < t->nrecs; i++) {
         unsigned op = t->recs[i].op;
-        if (op == 0 || op >= DMM_TRC_OP_MAX || op == DMM_TRC_STACKDEF || op == DMM_TRC_MODULE)
+        if (!dmm_trc_op_valid(op, DMM_TRC_VERSION) || op == DMM_TRC_STACKDEF ||
+            op == DMM_TRC_MODULE)
             return dmm_err_set(w->err, "%s: record %zu (seq %llu) has op %u, which is not a "
                                "call a .trc record can hold", w->name, i,
                                (ull)t->recs[i].seq, op);

@@ -1,4 +1,4 @@
-/* trcenc.h - one compact record of a version-2 or version-3 .trc
+/* trcenc.h - one compact record of a version-2, -3 or -4 .trc
  * (trcfmt.h), encoded and decoded.  Header-only, no allocation, no libc call: the recorder in the
  * traced process (preload/recorder/recorder.c) and dmm convert
  * (trc_write.c) encode with it, the reader (trc_read.c) decodes.
@@ -25,7 +25,9 @@
 #define DMM_TRC2_FAILED   0x20u
 #define DMM_TRC2_SEQ_NEXT 0x40u
 #define DMM_TRC2_STACK    0x80u
-_Static_assert(DMM_TRC_OP_MAX <= 32, "an op fits in the op byte's five bits");
+_Static_assert(DMM_TRC_OP_END <= 32, "an op fits in the op byte's five bits");
+/* Version 4's op value for a FREE with DMM_TRC_RF_RESIDENT (below). */
+#define DMM_TRC4_FREE_RESIDENT 19u
 
 /* The fields an op stores beside seq and time. */
 #define DMM_TRC2_SIZE 1u
@@ -42,6 +44,8 @@ static inline unsigned dmm_trc2_fields(unsigned op)
     case DMM_TRC_REALLOC: return DMM_TRC2_SIZE | DMM_TRC2_IN | DMM_TRC2_OUT;
     case DMM_TRC_FREE:
     case DMM_TRC_RELEASE: return DMM_TRC2_IN;
+    case DMM_TRC4_FREE_RESIDENT:
+    case DMM_TRC_RESIDENT: return DMM_TRC2_IN | DMM_TRC2_ARG;
     case DMM_TRC_MEMALIGN:
     case DMM_TRC_POSIX_MEMALIGN:
     case DMM_TRC_ALIGNED_ALLOC:
@@ -211,6 +215,30 @@ dmm_trc3_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
     return dmm_trc2_encode(p, st, r);
 }
 
+/* ---- version 4: how much of a block was resident ----------------------
+ *
+ * DMM_TRC_FREE with DMM_TRC_RF_RESIDENT: version 2's long form under op
+ * value 19 (version 3's short forms leave 19 to 22 unused), with the
+ * fields ptr_in and arg (the resident bytes).  Versions 2 and 3 have no
+ * way to say it: their encoders drop the flag.  DMM_TRC_RESIDENT (20) is
+ * the long form as any op's; only version 4 holds it. */
+_Static_assert(DMM_TRC4_FREE_RESIDENT > DMM_TRC3_FREE && DMM_TRC_RESIDENT > DMM_TRC3_FREE &&
+               DMM_TRC4_FREE_RESIDENT < DMM_TRC3_MALLOC && DMM_TRC_RESIDENT < DMM_TRC3_MALLOC &&
+               DMM_TRC4_FREE_RESIDENT != DMM_TRC_RESIDENT,
+               "version 4's op values lie between version 3's short forms");
+
+/* dmm_trc3_encode, and version 4's resident FREE. */
+static inline __attribute__((always_inline)) size_t
+dmm_trc4_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
+{
+    if (__builtin_expect(r->op == DMM_TRC_FREE && (r->flags & DMM_TRC_RF_RESIDENT), 0)) {
+        dmm_trc_rec_t rl = *r;
+        rl.op = DMM_TRC4_FREE_RESIDENT;
+        return dmm_trc2_encode(p, st, &rl);
+    }
+    return dmm_trc3_encode(p, st, r);
+}
+
 /* dmm_trc3_encode of the two records a traced program writes most, MALLOC
  * and FREE as the recorder writes them the usual way (the next seq, no
  * failure, no stack, the time of the previous record: the clock was not
@@ -267,15 +295,15 @@ dmm_trc3_encode_free_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t in)
  * into r, and update st: the bytes it takes, or 0 with *why set when the n
  * bytes do not hold it whole or it is malformed.  A STACKDEF's frames and a
  * MODULE's path, which follow, are the caller's. */
-static inline size_t dmm_trc2_decode(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
-                                     dmm_trc_rec_t *r, const char **why)
+static inline size_t dmm_trc2_decode_v(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
+                                       dmm_trc_rec_t *r, const char **why, unsigned version)
 {
     if (n < 1) {
         *why = "record runs past the end of the block";
         return 0;
     }
     unsigned op = p[0] & DMM_TRC2_OP_MASK;
-    if (op == 0 || op >= DMM_TRC_OP_MAX) {
+    if (!dmm_trc_op_valid(op, version) && !(version >= 4 && op == DMM_TRC4_FREE_RESIDENT)) {
         *why = "unknown record op";
         return 0;
     }
@@ -309,7 +337,9 @@ static inline size_t dmm_trc2_decode(const uint8_t *p, size_t n, dmm_trc2_state_
         }
     memset(r, 0, sizeof *r);
     unsigned i = 0;
-    r->op = (uint8_t)op;
+    r->op = (uint8_t)(op == DMM_TRC4_FREE_RESIDENT ? DMM_TRC_FREE : op);
+    if (op == DMM_TRC4_FREE_RESIDENT)
+        r->flags = DMM_TRC_RF_RESIDENT;
     r->seq = p[0] & DMM_TRC2_SEQ_NEXT ? st->seq + 1 : dmm_trc2_unzz(v[i++], st->seq);
     st->seq = r->seq;
     r->time = dmm_trc2_unzz(v[i++], st->time);
@@ -323,7 +353,7 @@ static inline size_t dmm_trc2_decode(const uint8_t *p, size_t n, dmm_trc2_state_
     if (f & DMM_TRC2_OUT)
         st->ptr = r->ptr_out = dmm_trc2_unzz(v[i++], st->ptr);
     if (p[0] & DMM_TRC2_FAILED) {
-        r->flags = DMM_TRC_RF_FAILED;
+        r->flags |= DMM_TRC_RF_FAILED;
         r->errnum = v[i++];
     }
     if (p[0] & DMM_TRC2_STACK) {
@@ -336,14 +366,20 @@ static inline size_t dmm_trc2_decode(const uint8_t *p, size_t n, dmm_trc2_state_
     return at;
 }
 
-/* dmm_trc2_decode of a version-3 record: a short form, or what version 2
- * has. */
-static inline size_t dmm_trc3_decode(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
+static inline size_t dmm_trc2_decode(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
                                      dmm_trc_rec_t *r, const char **why)
+{
+    return dmm_trc2_decode_v(p, n, st, r, why, 2);
+}
+
+/* dmm_trc2_decode of a version-3 or -4 record: a short form, or what
+ * version 2 has (and, in version 4, DMM_TRC4_FREE_RESIDENT). */
+static inline size_t dmm_trc34_decode(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
+                                      dmm_trc_rec_t *r, const char **why, unsigned version)
 {
     unsigned f = n ? p[0] & DMM_TRC2_OP_MASK : 0;
     if (f != DMM_TRC3_FREE && f < DMM_TRC3_MALLOC)
-        return dmm_trc2_decode(p, n, st, r, why);
+        return dmm_trc2_decode_v(p, n, st, r, why, version);
     unsigned la = p[0] >> 5, ls = f == DMM_TRC3_FREE ? 0 : f - DMM_TRC3_MALLOC;
     if (1 + ls + la > n) {
         *why = "record runs past the end of the block";
@@ -363,6 +399,18 @@ static inline size_t dmm_trc3_decode(const uint8_t *p, size_t n, dmm_trc2_state_
         r->ptr_out = st->ptr;
     }
     return 1 + ls + la;
+}
+
+static inline size_t dmm_trc3_decode(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
+                                     dmm_trc_rec_t *r, const char **why)
+{
+    return dmm_trc34_decode(p, n, st, r, why, 3);
+}
+
+static inline size_t dmm_trc4_decode(const uint8_t *p, size_t n, dmm_trc2_state_t *st,
+                                     dmm_trc_rec_t *r, const char **why)
+{
+    return dmm_trc34_decode(p, n, st, r, why, 4);
 }
 
 #endif

@@ -16,7 +16,13 @@
  * Records of one block come from one thread, in that thread's order.  How
  * a payload holds them depends on the header's version:
  *
- * Version 3 (what dmm writes): version 2, and a short form of the usual
+ * Version 4 (what dmm writes): version 3, and two more op values in the op
+ * bits, each in version 2's long form with the fields ptr_in and arg: 19
+ * (DMM_TRC4_FREE_RESIDENT, trcenc.h), a FREE that says how much of its
+ * block was resident when it was freed (DMM_TRC_RF_RESIDENT), and 20
+ * (DMM_TRC_RESIDENT), how much of a block still live at the end was.
+ *
+ * Version 3: version 2, and a short form of the usual
  * malloc and free records: one op byte whose op bits hold a value no op
  * has (18: FREE; 23 to 31: MALLOC, 23 + the size's length), bits 5-7 the
  * length of the address difference, then the size and the difference as
@@ -54,7 +60,7 @@
 #include <stdint.h>
 
 #define DMM_TRC_MAGIC        "DMMTRACE"   /* 8 bytes, no NUL */
-#define DMM_TRC_VERSION      3            /* what dmm writes */
+#define DMM_TRC_VERSION      4            /* what dmm writes */
 #define DMM_TRC_VERSION_MIN  1            /* the oldest it reads */
 #define DMM_TRC_BLOCK_MAGIC  0x4b4c4244u  /* "DBLK" little-endian */
 
@@ -149,11 +155,37 @@ enum {
                                  before the record (so that the next
                                  one's difference is the one it would
                                  have had) */
-    DMM_TRC_OP_MAX
+    DMM_TRC_OP_MAX,           /* the ops of versions 1 to 3 are below it
+                                 (18); 18 to 31 are op bits of version 3's
+                                 short forms, 19 of version 4's resident
+                                 FREE (trcenc.h) */
+    DMM_TRC_RESIDENT = 20,    /* version 4: ptr_in = a block still live at
+                                 the end of the process (exit, _exit),
+                                 arg = its resident bytes, as a FREE's with
+                                 DMM_TRC_RF_RESIDENT says them; no call */
+    DMM_TRC_OP_END            /* every op is below it */
 };
+
+/* Whether a record of a version-`version` file may have op `op`. */
+static inline int dmm_trc_op_valid(unsigned op, unsigned version)
+{
+    return (op > 0 && op < DMM_TRC_OP_MAX) || (op == DMM_TRC_RESIDENT && version >= 4);
+}
 
 /* Record flags. */
 #define DMM_TRC_RF_FAILED 0x1u    /* the call returned NULL / an error */
+#define DMM_TRC_RF_RESIDENT 0x2u  /* a FREE's arg: the bytes of its block
+                                     that were resident when it was freed
+                                     (pages that mincore found in memory,
+                                     times the page size, at most the
+                                     block's usable size); the recorder
+                                     looks only at blocks of
+                                     DMM_TRC_RESIDENT_MIN bytes or more,
+                                     the ones a program may leave partly
+                                     unwritten (glibc maps them on their
+                                     own: unwritten pages take no memory);
+                                     versions 1 and 4 keep it */
+#define DMM_TRC_RESIDENT_MIN (128u << 10)
 
 typedef struct dmm_trc_rec {
     uint8_t  op;        /* DMM_TRC_* */
