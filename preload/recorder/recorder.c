@@ -60,6 +60,7 @@
 #include "preload/common/options.h"
 #include "preload/recorder/block.h"
 #include "preload/recorder/optlib.h"
+#include "preload/recorder/resident.h"
 #include "preload/recorder/writer.h"
 #include "tracer/base/io.h"
 #include "tracer/base/spinlock.h"
@@ -717,8 +718,12 @@ void dmm_tw_flush_all(int final)
     dmm_tw_gate -= DMM_TW_INSIDE;
 }
 
+static void record_live_resident(void);
+
 void dmm_tw_flush_last(int final)
 {
+    if (final)   /* _exit: the end, as exit's destructor has it */
+        record_live_resident();
     if (!ts.gatekeeper) {
         int open = 0;
         while (!__atomic_compare_exchange_n(&g_gate_closed, &open, 1, 0, __ATOMIC_SEQ_CST,
@@ -867,6 +872,7 @@ static void atfork_child(void)
     if (keep)
         keep->next = NULL;
     g_registry_lock = 0;
+    dmm_resident_atfork_child();
     g_gate_closed = g_writers = 0;
     order_tables_forked(&ts);
     ts.job.state = 0;   /* the spare's block, if any, is the parent's to write */
@@ -1028,6 +1034,7 @@ __attribute__((destructor)) static void dmm_tw_destructor(void)
         dl_iterate_phdr(emit_module, &ts);
         dmm_tw_leave();
     }
+    record_live_resident();
     dmm_tw_flush_all(1);
 }
 
@@ -1226,7 +1233,7 @@ static inline uint64_t stamp_sampled(tstate_t *s)
 
 static inline __attribute__((always_inline)) void
 record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, const void *out,
-       int err)
+       int err, unsigned rflags)
 {
     tstate_t *s = &ts;
     dmm_trc_rec_t r;
@@ -1239,7 +1246,7 @@ record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, c
     if (__builtin_expect(s->pos + DMM_TRC2_MAX_REC > s->cap, 0))
         flush_own(s);
     r.op = (uint8_t)op;
-    r.flags = err ? DMM_TRC_RF_FAILED : 0;
+    r.flags = (uint8_t)((err ? DMM_TRC_RF_FAILED : 0) | rflags);
     r.seq = seq;
     r.time = stamp_sampled(s);
     r.size = size;
@@ -1248,7 +1255,7 @@ record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, c
     r.ptr_out = (uint64_t)(uintptr_t)out;
     r.errnum = (uint64_t)(unsigned)err;
     /* encoded in place: the bytes are ours until pos is published */
-    uint32_t pos = s->pos + (uint32_t)dmm_trc3_encode(s->buf + s->pos, &s->st, &r);
+    uint32_t pos = s->pos + (uint32_t)dmm_trc4_encode(s->buf + s->pos, &s->st, &r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     if (__builtin_expect(s->mode == TS_EXITING || __atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED), 0))
         flush_own(s);
@@ -1259,7 +1266,47 @@ __attribute__((noinline)) void dmm_tw_record(unsigned op, uint64_t seq, uint64_t
                                              uint64_t arg, const void *in, const void *out,
                                              int err)
 {
-    record(op, seq, size, arg, in, out, err);
+    /* the large blocks live (resident.h): malloc's are the shim's */
+    if (op == DMM_TRC_RELEASE)
+        dmm_resident_forget(in);
+    else if (out && op != DMM_TRC_MALLOC && dmm_resident_may_be_large(size))
+        dmm_resident_update(out);
+    else if (out && in == out)   /* realloc in place, to a size that is not large */
+        dmm_resident_update(out);
+    record(op, seq, size, arg, in, out, err, 0);
+}
+
+__attribute__((noinline)) void *dmm_tw_malloc_large(size_t n, void *p)
+{
+    dmm_resident_update(p);
+    return dmm_tw_malloc_done(n, p);
+}
+
+static void record_resident(const void *p, uint64_t bytes, void *ctx)
+{
+    (void)ctx;
+    record(DMM_TRC_RESIDENT, dmm_tw_seq(), 0, bytes, p, NULL, 0, 0);
+}
+
+/* At the end of the process: how much of each large block still live is
+ * resident (DMM_TRC_RESIDENT). */
+static void record_live_resident(void)
+{
+    if (dmm_tw_enter()) {
+        dmm_resident_each(record_resident, NULL);
+        dmm_tw_leave();
+    }
+}
+
+__attribute__((noinline)) void dmm_tw_free_large(void *p)
+{
+    /* mincore before the seq: what the program wrote, not what glibc's
+     * free leaves */
+    uint64_t bytes = dmm_resident_bytes(p);
+    dmm_resident_forget(p);
+    record(DMM_TRC_FREE, dmm_tw_seq_at(p), 0, bytes, p, NULL, 0, DMM_TRC_RF_RESIDENT);
+    dmm_tw_leave();
+    __libc_free(p);
 }
 
 /* ---- the order of records across threads -----------------------------

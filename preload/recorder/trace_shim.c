@@ -11,6 +11,7 @@
  * reach malloc and free and need nothing of their own. */
 #include "preload/common/options.h"
 #include "preload/recorder/recorder.h"
+#include "preload/recorder/resident.h"
 #include "tracer/format/trcfmt.h"
 
 #include <dlfcn.h>
@@ -27,7 +28,10 @@ EXPORT void *malloc(size_t n)
 {
     if (!dmm_tw_enter())
         return __libc_malloc(n);
-    return dmm_tw_malloc_done(n, __libc_malloc(n));
+    void *p = __libc_malloc(n);
+    if (__builtin_expect(dmm_resident_may_be_large(n), 0))
+        return dmm_tw_malloc_large(n, p);
+    return dmm_tw_malloc_done(n, p);
 }
 
 EXPORT void free(void *p)
@@ -37,7 +41,12 @@ EXPORT void free(void *p)
         return;
     }
     /* free(NULL) is recorded too.  glibc's free keeps errno, and so does
-     * the tracer. */
+     * the tracer.  A large block's record says how much of it the program
+     * had written (resident.h). */
+    if (p && __builtin_expect(dmm_resident_large(p), 0)) {
+        dmm_tw_free_large(p);
+        return;
+    }
     dmm_tw_free_done(p);
 }
 

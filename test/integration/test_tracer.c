@@ -306,6 +306,110 @@ Test(tracer, records_every_aligned_call)
     remove_tmpdir();
 }
 
+/* The free of a block of 128 KiB or more says how much of it was resident
+ * (DMM_TRC_RF_RESIDENT): of the sparse mode's 4 MiB block with 3 pages
+ * written, those pages (and the one its unaligned start shares, when glibc
+ * put it in the heap), of its 1 MiB block written whole, all of it; a
+ * small block's free says nothing.  Each free's block is known by the
+ * malloc that returned its address. */
+Test(tracer, large_frees_say_how_much_of_the_block_was_resident)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("sparse", "3", NULL), 0);
+    dmm_trace_t t;
+    counts_t c;
+    load_the_trace(&t, &c);
+    struct { uint64_t ptr, size; } live[256];
+    size_t nl = 0;
+    int big = 0, mid = 0, small = 0;
+    for (size_t i = 0; i < t.nrecs; i++) {
+        const dmm_rec_t *r = &t.recs[i];
+        if (r->op == DMM_TRC_MALLOC && r->ptr_out) {
+            cr_assert_lt(nl, 256);
+            live[nl].ptr = r->ptr_out;
+            live[nl++].size = r->size;
+        }
+        if (r->op != DMM_TRC_FREE || !r->ptr_in)
+            continue;
+        size_t k = 0;
+        while (k < nl && live[k].ptr != r->ptr_in)
+            k++;
+        if (k == nl)
+            continue;
+        uint64_t size = live[k].size, arg = r->arg;
+        live[k] = live[--nl];
+        int res = (r->flags & DMM_TRC_RF_RESIDENT) != 0;
+        if (size == 4u << 20) {
+            big++;
+            cr_expect(res && arg >= 12288 && arg <= 20480, "free of the 4 MiB block (record "
+                      "%zu): flags %#x, resident %llu", i, r->flags, (unsigned long long)arg);
+        } else if (size == 1u << 20) {
+            mid++;
+            cr_expect(res && arg >= 1u << 20, "free of the 1 MiB block (record %zu): flags %#x, "
+                      "resident %llu", i, r->flags, (unsigned long long)arg);
+        } else if (size < (64u << 10)) {
+            small += size == 64;
+            cr_expect(!res && arg == 0, "free of a %llu-byte block (record %zu): flags %#x, "
+                      "arg %llu", (unsigned long long)size, i, r->flags, (unsigned long long)arg);
+        }
+    }
+    cr_expect_eq(big, 3);
+    cr_expect_eq(mid, 3);
+    cr_expect_geq(small, 3);   /* the tracee's, and any of libc's */
+    assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* The large blocks still live at the end (exit, or _exit) say how much of
+ * them is resident in a record of their own, one each, after every call:
+ * the 8 MiB calloc of which two pages were written, and the block that a
+ * realloc grew to 512 KiB, of which one page was. */
+Test(tracer, large_blocks_live_at_the_end_say_how_much_is_resident)
+{
+    const char *modes[] = { "sparselive", "sparselive_exit" };
+    for (int m = 0; m < 2; m++) {
+        make_tmpdir();
+        cr_assert_eq(run_tracee(modes[m], "2", NULL), 0, "%s", modes[m]);
+        dmm_trace_t t;
+        counts_t c;
+        load_the_trace(&t, &c);
+        uint64_t cal = 0, grown = 0;
+        int said_cal = 0, said_grown = 0;
+        size_t last_call = 0;
+        for (size_t i = 0; i < t.nrecs; i++) {
+            const dmm_rec_t *r = &t.recs[i];
+            if (r->op == DMM_TRC_CALLOC && r->size == 8u << 20)
+                cal = r->ptr_out;
+            if (r->op == DMM_TRC_REALLOC && r->size == 512u << 10)
+                grown = r->ptr_out;
+            if (r->op != DMM_TRC_RESIDENT) {
+                if (r->op != DMM_TRC_CLOCKSYNC && r->op != DMM_TRC_MODULE &&
+                    r->op != DMM_TRC_THREAD_EXIT)
+                    last_call = i;
+                continue;
+            }
+            cr_expect(r->ptr_in == cal || r->ptr_in == grown, "%s: a resident record of "
+                      "0x%llx, no large block live", modes[m], (unsigned long long)r->ptr_in);
+            if (r->ptr_in == cal) {
+                said_cal++;
+                cr_expect(r->arg >= 8192 && r->arg <= 16384, "%s: calloc: %llu resident",
+                          modes[m], (unsigned long long)r->arg);
+            } else if (r->ptr_in == grown) {
+                said_grown++;
+                cr_expect(r->arg >= 4096 && r->arg < (256u << 10), "%s: realloc: %llu resident",
+                          modes[m], (unsigned long long)r->arg);
+            }
+            cr_expect(i > last_call, "%s: a resident record before the end", modes[m]);
+        }
+        cr_expect(cal && grown, "%s: the two blocks were not recorded", modes[m]);
+        cr_expect_eq(said_cal, 1, "%s", modes[m]);
+        cr_expect_eq(said_grown, 1, "%s", modes[m]);
+        dmm_trace_free(&t);
+        remove_tmpdir();
+    }
+}
+
 Test(tracer, errno_is_kept_and_failures_are_recorded)
 {
     make_tmpdir();

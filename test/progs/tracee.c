@@ -46,6 +46,15 @@
  *   smallaligned N  N blocks of 48 to 147 bytes, 64-byte aligned
  *              (posix_memalign), each written, all held, then freed; prints
  *              the peak RSS in KiB and the CPU time so far in µs
+ *   sparse N   N x: malloc of 4 MiB with one byte written in each of its
+ *              first 3 pages, malloc of 1 MiB written whole, malloc of 64
+ *              bytes; the three freed (the recorder says how much of the
+ *              two large ones was resident)
+ *   sparselive N  sparse N, then two large blocks left live to the end: a
+ *              calloc of 8 MiB with a byte written at 0 and at 4 MiB, and a
+ *              64-byte block realloc'd to 512 KiB with its first page
+ *              written (the recorder says at the end how much of each is
+ *              resident); sparselive_exit N the same, ended by _exit(0)
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -440,6 +449,41 @@ int main(int argc, char **argv)
                (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
                    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
         return bad;
+    } else if (!strcmp(mode, "sparse") || !strcmp(mode, "sparselive") ||
+               !strcmp(mode, "sparselive_exit")) {
+        for (int i = 0; i < n; i++) {
+            /* through volatiles: -O2 may drop a malloc and free it sees whole */
+            char *volatile a = malloc(4u << 20), *volatile b = malloc(1u << 20);
+            char *volatile c = malloc(64);
+            if (!a || !b || !c)
+                return 1;
+            for (int k = 0; k < 3; k++)
+                a[k * 4096] = (char)(k + 1);
+            memset(b, 2, 1u << 20);
+            c[0] = 3;
+            checksum += (unsigned char)a[8192] + (unsigned char)b[(1u << 20) - 1] +
+                        (unsigned char)c[0];
+            free(a);
+            free(b);
+            free(c);
+        }
+        if (strcmp(mode, "sparse")) {
+            static char *volatile keep[2];
+            keep[0] = calloc(1, 8u << 20);   /* above the mmap threshold that sparse raised */
+            char *volatile r = malloc(64);
+            keep[1] = r ? realloc(r, 512u << 10) : NULL;
+            if (!keep[0] || !keep[1])
+                return 1;
+            keep[0][0] = 1;
+            keep[0][4u << 20] = 1;
+            memset(keep[1], 4, 4096);
+            checksum += (unsigned char)keep[0][4u << 20] + (unsigned char)keep[1][100];
+            if (!strcmp(mode, "sparselive_exit")) {
+                printf("tracee checksum %lu\n", checksum);
+                fflush(stdout);
+                _exit(0);
+            }
+        }
     } else if (!strcmp(mode, "secure")) {
         printf("tracee secure %lu\n", getauxval(AT_SECURE));
         pattern(n);
