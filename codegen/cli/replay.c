@@ -34,8 +34,9 @@ typedef struct cli_opts {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: dmm replay [--no-write] [--check] [--json] [--csv FILE] [--plot FILE.png]\n"
-            "                  [--samples N] [--runs N] [--threads] [--no-cache] TRACE\n"
+            "usage: dmm replay [--no-write | --write-all] [--check] [--json] [--csv FILE]\n"
+            "                  [--plot FILE.png] [--samples N] [--runs N] [--threads]\n"
+            "                  [--no-cache] TRACE\n"
             "\n"
             "Replays TRACE's operation stream (alloc, realloc, free) through this process's\n"
             "malloc: run dmm under LD_PRELOAD= of the allocator to measure (none: glibc).\n"
@@ -44,8 +45,11 @@ static void usage(FILE *f)
             "RSS, peak requested bytes and the wastage (peak held - peak requested), and for\n"
             "mdriver .rep traces mdriver's table and perf index.\n"
             "\n"
-            "  --no-write    do not write the payloads (by default every byte is written, so\n"
-            "                that resident memory is honest)\n"
+            "  --no-write    do not write the payloads (by default each block is written as\n"
+            "                the program wrote it, so that resident memory is honest: every\n"
+            "                byte, except of a large block whose free in the trace says how\n"
+            "                much of it was resident: that much, from its start)\n"
+            "  --write-all   write every byte of every block, whatever the trace says\n"
             "  --check       verify every block's contents before its free and after realloc;\n"
             "                the first corruption is reported, exit status 3\n"
             "  --json        one JSON object with every number\n"
@@ -147,6 +151,8 @@ static int parse(int argc, char **argv, cli_opts_t *o)
         const char *a = argv[i];
         if (!strcmp(a, "--no-write")) {
             o->replay.write = 0;
+        } else if (!strcmp(a, "--write-all")) {
+            o->replay.write_all = 1;
         } else if (!strcmp(a, "--check")) {
             o->replay.check = 1;
         } else if (!strcmp(a, "--threads")) {
@@ -198,6 +204,10 @@ static int parse(int argc, char **argv, cli_opts_t *o)
     static char picked[4096];   /* the replay keeps the name */
     if (!(o->replay.trace = dmm_cli_trace("replay", o->replay.trace, picked, sizeof picked)))
         return 2;
+    if (o->replay.write_all && !o->replay.write) {
+        fprintf(stderr, "dmm replay: --write-all and --no-write contradict each other\n");
+        return 1;
+    }
     if (o->replay.check && !o->replay.write) {
         fprintf(stderr, "dmm replay: --check needs the payloads written; drop --no-write\n");
         return 1;

@@ -20,8 +20,8 @@
 #include "tracer/format/crc32.h"
 #include "tracer/format/opcache.h"
 
-enum { HDR = 112, OFF_SRC = 16, OFF_NOPS = 56, OFF_NOTE_LEN = 68, OFF_OPS_CRC = 104,
-       OFF_HDR_CRC = 108 };
+enum { HDR = 120, OFF_SRC = 16, OFF_NOPS = 56, OFF_NOTE_LEN = 68, OFF_NRESIDENT = 104,
+       OFF_OPS_CRC = 112, OFF_HDR_CRC = 116 };
 
 static char trace[128], cache[160];
 static struct stat st;
@@ -62,12 +62,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         put64(buf + OFF_SRC + 24, (uint64_t)st.st_dev);
         put64(buf + OFF_SRC + 32, (uint64_t)st.st_ino);
         {
-            uint64_t nops;
+            uint64_t nops, nres;
             uint32_t note_len;
             memcpy(&nops, buf + OFF_NOPS, 8);
+            memcpy(&nres, buf + OFF_NRESIDENT, 8);
             memcpy(&note_len, buf + OFF_NOTE_LEN, 4);
-            if (note_len <= size - HDR && nops <= (size - HDR - note_len) / 16) {
-                uint32_t c = dmm_crc32(0, buf + HDR + note_len, (size_t)nops * 16);
+            /* the operations and the resident entries after them, 16 bytes each */
+            if (note_len <= size - HDR && nops <= (size - HDR - note_len) / 16 &&
+                nres <= (size - HDR - note_len) / 16 - nops) {
+                uint32_t c = dmm_crc32(0, buf + HDR + note_len, (size_t)(nops + nres) * 16);
                 memcpy(buf + OFF_OPS_CRC, &c, 4);
                 c = dmm_crc32(dmm_crc32(0, buf, OFF_HDR_CRC), buf + HDR, note_len);
                 memcpy(buf + OFF_HDR_CRC, &c, 4);

@@ -1,6 +1,7 @@
 /* test_replay.c - dmm replay: the real binary on small traces written here,
  * plainly and under libdmm.so; its JSON parses and holds the known numbers;
- * the mdriver table; --no-write; --csv; --plot; --check against an
+ * the mdriver table; --no-write; --write-all against a block written as far
+ * as its trace says it was resident; --csv; --plot; --check against an
  * allocator planted to overlap two blocks; bad input.  The histogram and the
  * mdriver points directly.  No timing assertions. */
 #include <criterion/criterion.h>
@@ -405,6 +406,75 @@ Test(replay, no_write_reduces_peak_rss_under_libdmm)
     if (SANITIZED)
         cr_skip_test("a sanitized dmm cannot run under another allocator");
     no_write_saves(kng_env, "under libdmm.so kng");
+}
+
+#define TRACEE DMM_BUILD_DIR "/test/progs/tracee"
+
+/* The tracee's sparse mode recorded under the tracer into path: 3 rounds of
+ * a 4 MiB block with 3 pages written, a 1 MiB block written whole and a
+ * 64-byte one, whose frees say how much of the large ones was resident. */
+static void record_sparse(char *path, size_t len, const char *mode)
+{
+    snprintf(path, len, "%s/%s.trc", tmpdir, mode);
+    char file[340];
+    snprintf(file, sizeof file, "DMM_TRACE_FILE=%s", path);
+    const char *const env[] = { "LD_PRELOAD=" TRACER, file, NULL };
+    char *argv[] = { (char *)TRACEE, (char *)mode, (char *)"3", NULL };
+    cr_assert_eq(run(argv, env, tmpdir, NULL, NULL, NULL), 0, "recording the sparse tracee");
+}
+
+/* By default a block is written as far as its free said it was resident
+ * (the 4 MiB blocks: a few pages), with --write-all every byte: the peak
+ * RSS differs by most of 4 MiB.  --check checks what was written;
+ * --write-all with --no-write is a usage error. */
+Test(replay, writes_as_much_of_a_block_as_was_resident)
+{
+    char trc[300];
+    record_sparse(trc, sizeof trc, "sparse");
+    result_t d = replay_run(plain_env, "--json", trc, NULL);
+    result_t a = replay_run(plain_env, "--json", "--write-all", trc, NULL);
+    cr_assert_eq(d.status, 0, "%s", d.err);
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    cr_assert(json_ok(d.out) && json_ok(a.out));
+    double want = (5u << 20) + 64;
+    cr_expect_eq(jnum(d.out, NULL, "peak_requested_bytes"), want);
+    cr_expect_eq(jnum(a.out, NULL, "peak_requested_bytes"), want);
+    double rd = jnum(d.out, NULL, "peak_rss_bytes"), ra = jnum(a.out, NULL, "peak_rss_bytes");
+    cr_expect_geq(ra - rd, 2.0 * 1048576, "peak RSS %.0f as resident, %.0f written whole", rd,
+                  ra);
+    result_free(&d);
+    result_free(&a);
+
+    for (int all = 0; all < 2; all++) {
+        result_t r = all ? replay_run(plain_env, "--json", "--check", "--write-all", trc, NULL)
+                         : replay_run(plain_env, "--json", "--check", trc, NULL);
+        cr_expect_eq(r.status, 0, "--check%s: status %d: %s", all ? " --write-all" : "",
+                     r.status, r.err);
+        cr_expect(jhas(r.out, "\"check\":\"ok\""), "%s", r.out);
+        result_free(&r);
+    }
+
+    result_t u = replay_run(plain_env, "--write-all", "--no-write", trc, NULL);
+    cr_expect_eq(u.status, 1, "status %d", u.status);
+    cr_expect(strstr(u.err, "--write-all") && strstr(u.err, "--no-write"), "%s", u.err);
+    result_free(&u);
+}
+
+/* Blocks still live at the end said how much of them was resident (the
+ * 8 MiB calloc: two pages): they are written that far too. */
+Test(replay, writes_as_much_of_a_live_block_as_was_resident_at_the_end)
+{
+    char trc[300];
+    record_sparse(trc, sizeof trc, "sparselive");
+    result_t d = replay_run(plain_env, "--json", "--check", trc, NULL);
+    result_t a = replay_run(plain_env, "--json", "--write-all", trc, NULL);
+    cr_assert_eq(d.status, 0, "%s", d.err);
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    double rd = jnum(d.out, NULL, "peak_rss_bytes"), ra = jnum(a.out, NULL, "peak_rss_bytes");
+    cr_expect_geq(ra - rd, 6.0 * 1048576, "peak RSS %.0f as resident, %.0f written whole", rd,
+                  ra);
+    result_free(&d);
+    result_free(&a);
 }
 
 static size_t count_lines(const char *path)

@@ -3,7 +3,8 @@
  * with the very same stream, never trusted when the trace changed or the
  * cache was damaged (any byte of it), a cut-short trace's note kept, and
  * no cache for standard input or when asked for none; each op's thread,
- * numbered in the order threads come, through the cache too. */
+ * numbered in the order threads come, through the cache too; the blocks'
+ * resident bytes, kept and checked. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "tracer/base/file.h"
+#include "tracer/format/crc32.h"
 #include "tracer/format/opcache.h"
 #include "tracer/format/trc_write.h"
 #include "test/lib/trc_sample.h"
@@ -237,5 +239,123 @@ Test(opcache, ops_carry_their_thread_numbered_as_threads_come)
     cr_assert(i2.from_cache);
     expect_same(&parsed, &cached);
     dmm_opstream_free(&parsed);
+    dmm_opstream_free(&cached);
+}
+
+/* The stream's one resident entry: A's id (the second block) and 8192. */
+static void expect_resident(const dmm_opstream_t *s, const char *what)
+{
+    cr_assert_eq(s->nids, 3, "%s", what);
+    cr_assert_eq(s->nresident, 1, "%s: %zu resident entries", what, s->nresident);
+    cr_expect_eq(s->resident[0].id, 1, "%s: id %u", what, s->resident[0].id);
+    cr_expect_eq(s->resident[0].reserved, 0, "%s", what);
+    cr_expect_eq(s->resident[0].bytes, 8192, "%s: %llu bytes", what,
+                 (unsigned long long)s->resident[0].bytes);
+}
+
+/* A free that says its block's resident bytes (DMM_TRC_RF_RESIDENT) gives
+ * the stream an entry {the block's id, the bytes}, a plain free none; the
+ * cache keeps the entries, and one whose id is no block's (or whose
+ * reserved word is not 0) makes it invalid, checksums right or not. */
+Test(opcache, resident_bytes_of_frees_are_kept_and_checked)
+{
+    dmm_trace_t t;
+    memset(&t, 0, sizeof t);
+    t.format = DMM_FMT_TRC;
+    sample_rec(&t, 7, DMM_TRC_MALLOC, 100, 0, 0, 0x1000, 0);          /* C: id 0 */
+    sample_rec(&t, 7, DMM_TRC_MALLOC, 1u << 20, 0, 0, 0x100000, 0);   /* A: id 1 */
+    sample_rec(&t, 7, DMM_TRC_MALLOC, 1u << 20, 0, 0, 0x300000, 0);   /* B: id 2 */
+    sample_rec(&t, 7, DMM_TRC_FREE, 0, 8192, 0x100000, 0, 0);
+    t.recs[t.nrecs - 1].flags = DMM_TRC_RF_RESIDENT;
+    sample_rec(&t, 7, DMM_TRC_FREE, 0, 0, 0x300000, 0, 0);
+    dmm_opstream_t built, parsed, cached, s;
+    dmm_opload_t i1, i2, info;
+    dmm_err_t err;
+    cr_assert_eq(dmm_opstream_build(&t, &built, &err), 0, "%s", err.msg);
+    expect_resident(&built, "built");
+    char trc[160], cache[200];
+    snprintf(trc, sizeof trc, "%s/res.trc", dir);
+    snprintf(cache, sizeof cache, "%s.ops", trc);
+    cr_assert_eq(dmm_write_trc(&t, trc, 0, &err), 0, "%s", err.msg);
+    dmm_trace_free(&t);
+    load(trc, 1, &parsed, &i1);
+    cr_expect_not(i1.from_cache);
+    cr_expect(i1.cache_written);
+    expect_same(&built, &parsed);
+    expect_resident(&parsed, "parsed");
+    load(trc, 1, &cached, &i2);
+    cr_expect(i2.from_cache);
+    expect_same(&built, &cached);
+    expect_resident(&cached, "cached");
+
+    uint8_t *good;
+    size_t len;
+    cr_assert_eq(dmm_read_file(cache, &good, &len, &err), 0, "%s", err.msg);
+    cr_assert_eq(len, 120 + built.nops * 16 + 16, "the entry is the cache's last 16 bytes");
+    uint8_t *bad = malloc(len);
+    cr_assert_not_null(bad);
+    for (int k = 0; k < 4; k++) {
+        memcpy(bad, good, len);
+        uint32_t v = k / 2 ? 1 : built.nids;   /* reserved = 1, or id = nids */
+        memcpy(bad + len - 16 + (k / 2 ? 4 : 0), &v, 4);
+        if (k % 2) {   /* the checksums made right again: only the entry is wrong */
+            uint32_t ops_crc = dmm_crc32(0, bad + 120, len - 120);
+            memcpy(bad + 112, &ops_crc, 4);
+            uint32_t header_crc = dmm_crc32(0, bad, 116);
+            memcpy(bad + 116, &header_crc, 4);
+        }
+        cr_assert_eq(dmm_write_file(cache, bad, len, &err), 0, "%s", err.msg);
+        load(trc, 1, &s, &info);
+        cr_expect_not(info.from_cache, "patch %d: a bad entry was used", k);
+        expect_same(&built, &s);
+        expect_resident(&s, "parsed again");
+        dmm_opstream_free(&s);
+    }
+    /* the right checksums are the ones the test computes: a good cache
+     * with them made again is used */
+    memcpy(bad, good, len);
+    uint32_t ops_crc = dmm_crc32(0, bad + 120, len - 120), header_crc = dmm_crc32(0, bad, 116);
+    cr_expect(!memcmp(bad + 112, &ops_crc, 4) && !memcmp(bad + 116, &header_crc, 4));
+    free(bad);
+    free(good);
+    dmm_opstream_free(&built);
+    dmm_opstream_free(&parsed);
+    dmm_opstream_free(&cached);
+}
+
+/* A block still live at the end says its resident bytes in a record of its
+ * own (DMM_TRC_RESIDENT, no call): its id gets the entry, the stream gains
+ * no op, an address that no live block has is ignored, and the record
+ * goes through a version-4 file and the cache as it is. */
+Test(opcache, resident_bytes_of_blocks_live_at_the_end)
+{
+    dmm_trace_t t;
+    memset(&t, 0, sizeof t);
+    t.format = DMM_FMT_TRC;
+    sample_rec(&t, 7, DMM_TRC_MALLOC, 100, 0, 0, 0x1000, 0);          /* id 0 */
+    sample_rec(&t, 7, DMM_TRC_CALLOC, 2u << 20, 1, 0, 0x200000, 0);   /* id 1, live */
+    sample_rec(&t, 7, DMM_TRC_FREE, 0, 0, 0x1000, 0, 0);
+    sample_rec(&t, 7, DMM_TRC_RESIDENT, 0, 12288, 0x200000, 0, 0);
+    sample_rec(&t, 7, DMM_TRC_RESIDENT, 0, 4096, 0x1000, 0, 0);      /* freed: none */
+    dmm_opstream_t built, cached;
+    dmm_opload_t i1, i2;
+    dmm_err_t err;
+    cr_assert_eq(dmm_opstream_build(&t, &built, &err), 0, "%s", err.msg);
+    cr_assert_eq(built.nops, 3, "alloc, alloc, free: %zu ops", built.nops);
+    cr_assert_eq(built.nresident, 1);
+    cr_expect_eq(built.resident[0].id, 1);
+    cr_expect_eq(built.resident[0].bytes, 12288);
+    char trc[160];
+    snprintf(trc, sizeof trc, "%s/live.trc", dir);
+    cr_assert_eq(dmm_write_trc(&t, trc, 0, &err), 0, "%s", err.msg);
+    dmm_trace_free(&t);
+    load(trc, 1, &cached, &i1);
+    dmm_opstream_free(&cached);
+    load(trc, 1, &cached, &i2);
+    cr_expect(i2.from_cache);
+    expect_same(&built, &cached);
+    cr_assert_eq(cached.nresident, 1);
+    cr_expect(cached.resident[0].id == 1 && cached.resident[0].bytes == 12288);
+    dmm_opstream_free(&built);
     dmm_opstream_free(&cached);
 }

@@ -17,7 +17,8 @@
 #include "tracer/format/load.h"
 
 #define OPS_MAGIC   "DMMOPS\r\n"
-#define OPS_VERSION 2u   /* 2: each op says its thread (1's ops all said 0) */
+#define OPS_VERSION 3u   /* 3: the blocks' resident bytes follow the ops;
+                            2: each op says its thread (1's ops all said 0) */
 
 typedef struct ops_header {
     char     magic[8];
@@ -31,10 +32,11 @@ typedef struct ops_header {
     uint32_t nids;
     uint32_t note_len;      /* bytes of note after the header */
     uint64_t free_null, unknown_free, failed, reused_live;
-    uint32_t ops_crc;       /* CRC-32C of the operations */
+    uint64_t nresident;     /* dmm_resident_t entries after the ops */
+    uint32_t ops_crc;       /* CRC-32C of the operations and the entries */
     uint32_t header_crc;    /* ... of the header up to here, and the note */
 } ops_header_t;
-_Static_assert(sizeof(ops_header_t) == 112, "the cache header is 112 bytes");
+_Static_assert(sizeof(ops_header_t) == 120, "the cache header is 120 bytes");
 
 int dmm_opcache_path(const char *path, char *buf, size_t cap)
 {
@@ -67,16 +69,21 @@ static int read_cache(const char *cache, const struct stat *st, dmm_opstream_t *
     char note[sizeof info->note];
     struct stat cs;
     dmm_op_t *ops = NULL;
+    dmm_resident_t *res = NULL;
     if (fstat(fd, &cs) != 0 || dmm_read_all(fd, &h, sizeof h) != 0 ||
         memcmp(h.magic, OPS_MAGIC, 8) != 0 || h.version != OPS_VERSION ||
         h.header_size != sizeof h || !same_source(&h, st) || h.note_len >= sizeof note ||
-        h.nops > ((uint64_t)1 << 40) || h.nops == 0 ||
-        (uint64_t)cs.st_size != sizeof h + h.note_len + h.nops * sizeof(dmm_op_t) ||
+        h.nops > ((uint64_t)1 << 40) || h.nops == 0 || h.nresident > h.nops ||
+        (uint64_t)cs.st_size != sizeof h + h.note_len + h.nops * sizeof(dmm_op_t) +
+                                    h.nresident * sizeof(dmm_resident_t) ||
         dmm_read_all(fd, note, h.note_len) != 0 || header_crc(&h, note) != h.header_crc)
         goto bad;
     ops = malloc((size_t)h.nops * sizeof *ops);
-    if (!ops || dmm_read_all(fd, ops, (size_t)h.nops * sizeof *ops) != 0 ||
-        dmm_crc32(0, ops, (size_t)h.nops * sizeof *ops) != h.ops_crc)
+    res = malloc((size_t)h.nresident * sizeof *res + 1);
+    if (!ops || !res || dmm_read_all(fd, ops, (size_t)h.nops * sizeof *ops) != 0 ||
+        dmm_read_all(fd, res, (size_t)h.nresident * sizeof *res) != 0 ||
+        dmm_crc32(dmm_crc32(0, ops, (size_t)h.nops * sizeof *ops), res,
+                  (size_t)h.nresident * sizeof *res) != h.ops_crc)
         goto bad;
     unsigned nthreads = 0;
     for (uint64_t i = 0; i < h.nops; i++) {
@@ -85,11 +92,16 @@ static int read_cache(const char *cache, const struct stat *st, dmm_opstream_t *
         if (ops[i].thread >= nthreads)
             nthreads = ops[i].thread + 1u;
     }
+    for (uint64_t i = 0; i < h.nresident; i++)
+        if (res[i].id >= h.nids || res[i].reserved)
+            goto bad;
     close(fd);
     memset(s, 0, sizeof *s);
     s->nthreads = nthreads;
     s->ops = ops;
     s->nops = (size_t)h.nops;
+    s->resident = res;
+    s->nresident = (size_t)h.nresident;
     s->nids = h.nids;
     s->free_null = h.free_null;
     s->unknown_free = h.unknown_free;
@@ -101,6 +113,7 @@ static int read_cache(const char *cache, const struct stat *st, dmm_opstream_t *
     return 1;
 bad:
     free(ops);
+    free(res);
     close(fd);
     return 0;
 }
@@ -126,14 +139,18 @@ static int write_cache(const char *cache, const struct stat *st, const dmm_opstr
     h.unknown_free = s->unknown_free;
     h.failed = s->failed;
     h.reused_live = s->reused_live;
-    h.ops_crc = dmm_crc32(0, s->ops, s->nops * sizeof *s->ops);
+    h.nresident = s->nresident;
+    h.ops_crc = dmm_crc32(dmm_crc32(0, s->ops, s->nops * sizeof *s->ops), s->resident,
+                          s->nresident * sizeof *s->resident);
     h.header_crc = header_crc(&h, note);
     dmm_outfile_t o;
     dmm_err_t e;
     if (dmm_out_open(&o, cache, 1, &e) != 0)
         return -1;
     if (fwrite(&h, sizeof h, 1, o.fp) != 1 || fwrite(note, 1, h.note_len, o.fp) != h.note_len ||
-        fwrite(s->ops, sizeof *s->ops, s->nops, o.fp) != s->nops) {
+        fwrite(s->ops, sizeof *s->ops, s->nops, o.fp) != s->nops ||
+        (s->nresident &&
+         fwrite(s->resident, sizeof *s->resident, s->nresident, o.fp) != s->nresident)) {
         dmm_out_abort(&o);
         return -1;
     }

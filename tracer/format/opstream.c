@@ -153,6 +153,21 @@ static int put_realloc(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err
     return 0;
 }
 
+/* Block id's resident bytes into the stream's list: 0, or -1 out of memory. */
+static int put_resident(dmm_opstream_t *s, uint32_t id, uint64_t bytes)
+{
+    size_t n0 = s->nresident;
+    if (n0 == 0 || (n0 >= 16 && (n0 & (n0 - 1)) == 0)) {   /* full: 16, 32, 64 ... */
+        size_t cap = n0 ? 2 * n0 : 16;
+        dmm_resident_t *n = realloc(s->resident, cap * sizeof *n);
+        if (!n)
+            return -1;
+        s->resident = n;
+    }
+    s->resident[s->nresident++] = (dmm_resident_t){ .id = id, .bytes = bytes };
+    return 0;
+}
+
 int dmm_opbuild_put(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t *err)
 {
     dmm_opstream_t *s = b->s;
@@ -176,7 +191,8 @@ int dmm_opbuild_put(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t 
         if (r->ptr_in == 0)
             s->free_null++;
         else if (map_take(&b->live, r->ptr_in, &id))
-            return emit(b, DMM_OP_FREE, 0, 0, id, 0);
+            return ((r->flags & DMM_TRC_RF_RESIDENT) ? put_resident(s, id, r->arg) : 0) ||
+                   emit(b, DMM_OP_FREE, 0, 0, id, 0) ? -1 : 0;
         else
             s->unknown_free++;
         return 0;
@@ -186,6 +202,10 @@ int dmm_opbuild_put(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t 
         return 0;
     case DMM_TRC_REALLOC: case DMM_TRC_REALLOCARRAY:
         return put_realloc(b, r, idx, err);
+    case DMM_TRC_RESIDENT: {   /* a block still live at the end */
+        uint64_t *v = holdable(r->ptr_in) ? dmm_u64map_get(&b->live, r->ptr_in) : NULL;
+        return v ? put_resident(s, (uint32_t)*v, r->arg) : 0;
+    }
     default:
         return 0;   /* thread exit, fork, exec, modules: no allocator work */
     }
@@ -297,5 +317,6 @@ int dmm_opstream_build_trc(const char *name, const uint8_t *buf, size_t len, dmm
 void dmm_opstream_free(dmm_opstream_t *s)
 {
     free(s->ops);
+    free(s->resident);
     memset(s, 0, sizeof *s);
 }

@@ -33,9 +33,21 @@ typedef struct dmm_op {
 } dmm_op_t;
 _Static_assert(sizeof(dmm_op_t) == 16, "op is 16 bytes");
 
+/* A block whose free said how much of it was resident (a .trc's FREE with
+ * DMM_TRC_RF_RESIDENT), or that said it at the end of the process, still
+ * live (DMM_TRC_RESIDENT): a replay writes that much of it, not all. */
+typedef struct dmm_resident {
+    uint32_t id;
+    uint32_t reserved;   /* 0 */
+    uint64_t bytes;
+} dmm_resident_t;
+_Static_assert(sizeof(dmm_resident_t) == 16, "resident entry is 16 bytes");
+
 typedef struct dmm_opstream {
     dmm_op_t *ops;
     size_t    nops;
+    dmm_resident_t *resident;   /* in the trace's order (an id at most once) */
+    size_t    nresident;
     uint32_t  nids;           /* ids are 0 .. nids-1 */
     uint32_t  nthreads;       /* ops' threads are 0 .. nthreads-1 (at most 256) */
     /* anomalies, counted */
@@ -49,7 +61,8 @@ int  dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err)
 
 /* The same, a record at a time, for a pass that does not hold the trace
  * (dmm_scan_trc): each op goes to emit(ctx, op) (nonzero: stop, and put
- * returns -1); s gets the counts (nids, anomalies), never ops. */
+ * returns -1); s gets the counts (nids, anomalies) and the resident
+ * entries, never ops (dmm_opstream_free frees it). */
 typedef struct dmm_opbuild {
     dmm_opstream_t *s;
     int (*emit)(void *ctx, const dmm_op_t *op);

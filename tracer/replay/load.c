@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -29,6 +30,12 @@ static unsigned format_of(const char *path)
     ssize_t n = read(fd, head, sizeof head);
     close(fd);
     return n > 0 ? (unsigned)dmm_format_detect(head, (size_t)n) : DMM_FMT_UNKNOWN;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const dmm_resident_t *)a)->id, y = ((const dmm_resident_t *)b)->id;
+    return (x > y) - (x < y);
 }
 
 /* The child: trace (or its TRACE.ops, when use_cache and valid) -> op
@@ -53,9 +60,12 @@ static int load_child(const char *path, int use_cache, int fd)
     dmm_replay_ops_header_t h = {
         .magic = OPS_MAGIC, .nops = s.nops, .nids = s.nids, .format = format,
         .free_null = s.free_null, .unknown_free = s.unknown_free,
-        .failed = s.failed, .reused_live = s.reused_live
+        .failed = s.failed, .reused_live = s.reused_live, .nresident = s.nresident
     };
-    int rc = dmm_write_all(fd, &h, sizeof h) || dmm_write_all(fd, s.ops, s.nops * sizeof *s.ops);
+    if (s.nresident)
+        qsort(s.resident, s.nresident, sizeof *s.resident, by_id);
+    int rc = dmm_write_all(fd, &h, sizeof h) || dmm_write_all(fd, s.ops, s.nops * sizeof *s.ops) ||
+             dmm_write_all(fd, s.resident, s.nresident * sizeof *s.resident);
     dmm_opstream_free(&s);
     if (rc) {
         fprintf(stderr, "dmm replay: cannot hand over the operation stream: %s\n",
@@ -112,8 +122,11 @@ static int map_stream(int fd, dmm_replay_ops_t *L)
     L->h = m;
     L->ops = (const dmm_op_t *)((const char *)m + sizeof(dmm_replay_ops_header_t));
     L->maplen = (size_t)sb.st_size;
-    if (L->h->magic != OPS_MAGIC ||
-        L->h->nops != (L->maplen - sizeof(dmm_replay_ops_header_t)) / sizeof(dmm_op_t)) {
+    L->resident = (const dmm_resident_t *)(L->ops + L->h->nops);
+    size_t body = L->maplen - sizeof(dmm_replay_ops_header_t);
+    if (L->h->magic != OPS_MAGIC || L->h->nops > body / sizeof(dmm_op_t) ||
+        L->h->nresident > body / sizeof(dmm_resident_t) ||
+        body != L->h->nops * sizeof(dmm_op_t) + L->h->nresident * sizeof(dmm_resident_t)) {
         fprintf(stderr, "dmm replay: the operation stream arrived damaged\n");
         munmap(m, L->maplen);
         return 1;
@@ -144,5 +157,24 @@ void dmm_replay_unload(dmm_replay_ops_t *L)
     munmap((void *)L->h, L->maplen);
     L->h = NULL;
     L->ops = NULL;
+    L->resident = NULL;
     L->maplen = 0;
+}
+
+uint64_t dmm_replay_resident(const dmm_replay_ops_t *L, uint32_t id)
+{
+    size_t lo = 0, hi = L->h->nresident;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (L->resident[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* a block said twice (still live at the end, freed after): the most */
+    uint64_t most = UINT64_MAX;
+    for (; lo < L->h->nresident && L->resident[lo].id == id; lo++)
+        if (most == UINT64_MAX || L->resident[lo].bytes > most)
+            most = L->resident[lo].bytes;
+    return most;
 }

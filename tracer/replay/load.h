@@ -20,7 +20,7 @@ typedef struct dmm_replay_ops_header {
     uint64_t magic, nops;
     uint32_t nids, format;   /* format: a dmm_format_t */
     uint64_t free_null, unknown_free, failed, reused_live;
-    uint64_t pad[1];
+    uint64_t nresident;      /* dmm_resident_t entries after the ops, by id */
 } dmm_replay_ops_header_t;
 _Static_assert(sizeof(dmm_replay_ops_header_t) == 64, "the stream starts 64 bytes in");
 
@@ -28,6 +28,7 @@ _Static_assert(sizeof(dmm_replay_ops_header_t) == 64, "the stream starts 64 byte
 typedef struct dmm_replay_ops {
     const dmm_replay_ops_header_t *h;
     const dmm_op_t                *ops;   /* h->nops of them */
+    const dmm_resident_t          *resident;   /* h->nresident, in the order of their ids */
     size_t                         maplen;
 } dmm_replay_ops_t;
 
@@ -39,5 +40,9 @@ typedef struct dmm_replay_ops {
  * the trace's faults. */
 int dmm_replay_load(const char *path, int use_cache, dmm_replay_ops_t *L);
 void dmm_replay_unload(dmm_replay_ops_t *L);
+
+/* The bytes of block id that the traced program had written (resident when
+ * it freed the block), or UINT64_MAX when its trace does not say. */
+uint64_t dmm_replay_resident(const dmm_replay_ops_t *L, uint32_t id);
 
 #endif

@@ -126,6 +126,8 @@ static void json_memory(dmm_json_t *j, const dmm_replay_t *r)
     dmm_json_u64(j, "peak_anon_bytes", r->peak_anon);
     dmm_json_u64(j, "baseline_anon_bytes", r->baseline_anon);
     dmm_json_u64(j, "failed", r->failed);
+    /* blocks written as far as the trace says they were resident */
+    dmm_json_u64(j, "resident_blocks", r->o->write && !r->o->write_all ? r->L.h->nresident : 0);
     dmm_json_u64(j, "trace_failed_calls", r->L.h->failed);
     dmm_json_u64(j, "trace_unknown_frees", r->L.h->unknown_free);
     dmm_json_u64(j, "trace_free_null", r->L.h->free_null);
@@ -264,6 +266,9 @@ static void text_memory(FILE *f, const dmm_replay_t *r)
     fprintf(f, "\n");
     if (!r->o->write)
         fprintf(f, "            (payloads not written: pages never touched are not resident)\n");
+    else if (r->L.h->nresident && !r->o->write_all)
+        fprintf(f, "            (%" PRIu64 " large blocks written as far as the trace says they "
+                   "were resident; --write-all: every byte)\n", r->L.h->nresident);
     if (r->failed)
         fprintf(f, "failed      %" PRIu64 " allocations returned NULL\n", r->failed);
     if (r->L.h->failed || r->L.h->unknown_free)

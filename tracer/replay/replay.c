@@ -6,6 +6,7 @@
 #include "tracer/replay/clock.h"
 #include "tracer/replay/mem.h"
 #include "tracer/replay/payload.h"
+#include "tracer/format/trcfmt.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -145,6 +146,18 @@ static void take_sample(dmm_replay_t *r, size_t i)
  * corruption, 0 otherwise; only the allocator's call is between the two
  * reads of the clock. */
 
+/* The bytes of block id's first n that the replay writes (and checks):
+ * all, unless the trace says how much of the block the program had written
+ * (load.h: what was resident at its free; only blocks of DMM_TRC_RESIDENT_MIN
+ * bytes or more say it, so smaller ones are not looked up). */
+static uint64_t written(const dmm_replay_t *r, uint32_t id, uint64_t n)
+{
+    if (n < DMM_TRC_RESIDENT_MIN / 2 || r->o->write_all || !r->L.h->nresident)
+        return n;
+    uint64_t res = dmm_replay_resident(&r->L, id);
+    return res < n ? res : n;
+}
+
 static int replay_alloc(dmm_replay_t *r, size_t i, dmm_op_t op, uint32_t id)
 {
     void **ptr = r->ptr;
@@ -188,7 +201,7 @@ static int replay_alloc(dmm_replay_t *r, size_t i, dmm_op_t op, uint32_t id)
         }
     }
     if (p && r->o->write)
-        dmm_payload_fill(p, 0, op.size, dmm_payload_word(id));
+        dmm_payload_fill(p, 0, written(r, id, op.size), dmm_payload_word(id));
     return 0;
 }
 
@@ -213,16 +226,17 @@ static int replay_realloc(dmm_replay_t *r, size_t i, dmm_op_t op, uint32_t id)
     r->ptr[id] = p;
     r->size[id] = op.size;
     r->live = r->live - old + op.size;
+    uint64_t had = written(r, id, old), now = written(r, id, op.size);
     if (r->o->check) {
-        uint64_t keep = old < op.size ? old : op.size;
+        uint64_t keep = had < now ? had : now;
         int64_t bad = dmm_payload_check(p, 0, keep, dmm_payload_word(id));
         if (bad >= 0) {
             corruption(r, i, id, bad, op.size, "realloc lost the block's contents");
             return -1;
         }
     }
-    if (r->o->write && op.size > old)
-        dmm_payload_fill(p, old, op.size, dmm_payload_word(id));
+    if (r->o->write && now > had)
+        dmm_payload_fill(p, had, now, dmm_payload_word(id));
     return 0;
 }
 
@@ -230,7 +244,7 @@ static int replay_free(dmm_replay_t *r, size_t i, uint32_t id)
 {
     void *p = r->ptr[id];
     if (r->o->check && p) {
-        int64_t bad = dmm_payload_check(p, 0, r->size[id], dmm_payload_word(id));
+        int64_t bad = dmm_payload_check(p, 0, written(r, id, r->size[id]), dmm_payload_word(id));
         if (bad >= 0) {
             corruption(r, i, id, bad, r->size[id], "block overwritten before its free");
             return -1;

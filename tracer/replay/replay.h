@@ -25,7 +25,9 @@
 
 typedef struct dmm_replay_opts {
     const char *trace;
-    int         write;     /* write every byte of every block */
+    int         write;     /* write the blocks: every byte, except where the trace
+                              says how much of a block was resident (that much) */
+    int         write_all; /* ... every byte even then */
     int         check;     /* check the payloads before frees and after reallocs */
     uint64_t    samples;   /* RSS samples over the run */
     int         no_cache;  /* parse the trace even when TRACE.ops is valid; write none */

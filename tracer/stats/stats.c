@@ -275,6 +275,7 @@ static int acc_finish(acc_t *a, int rc, int has_time, const char *name, dmm_err_
     st->duration_ns = a->tmin <= a->tmax ? a->tmax - a->tmin : 0;
     st->avg_size = st->alloc_calls ? (double)st->total_bytes / (double)st->alloc_calls : 0.0;
     dmm_opbuild_free(&a->b);
+    dmm_opstream_free(&a->s);   /* its resident entries */
     dmm_u64map_free(&a->sizes);
     dmm_u64map_free(&a->live);
     dmm_u64map_free(&a->tids);
