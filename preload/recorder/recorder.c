@@ -1266,12 +1266,12 @@ __attribute__((noinline)) void dmm_tw_record(unsigned op, uint64_t seq, uint64_t
                                              uint64_t arg, const void *in, const void *out,
                                              int err)
 {
-    /* the large blocks live (resident.h): malloc's are the shim's */
+    /* the mapped blocks live (resident.h): malloc's are the shim's */
     if (op == DMM_TRC_RELEASE)
         dmm_resident_forget(in);
-    else if (out && op != DMM_TRC_MALLOC && dmm_resident_may_be_large(size))
+    else if (out && op != DMM_TRC_MALLOC && dmm_resident_may_be_mapped(size))
         dmm_resident_update(out);
-    else if (out && in == out)   /* realloc in place, to a size that is not large */
+    else if (out && in == out && dmm_resident_mapped(out))   /* a mapped block, in place */
         dmm_resident_update(out);
     record(op, seq, size, arg, in, out, err, 0);
 }
@@ -1288,7 +1288,7 @@ static void record_resident(const void *p, uint64_t bytes, void *ctx)
     record(DMM_TRC_RESIDENT, dmm_tw_seq(), 0, bytes, p, NULL, 0, 0);
 }
 
-/* At the end of the process: how much of each large block still live is
+/* At the end of the process: how much of each mapped block still live is
  * resident (DMM_TRC_RESIDENT). */
 static void record_live_resident(void)
 {

@@ -67,10 +67,10 @@ void     dmm_tw_record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg,
  * thread may be handed the same address).  Neither changes errno. */
 void    *dmm_tw_malloc_done(size_t n, void *p);
 void     dmm_tw_free_done(void *p);
-/* dmm_tw_free_done of a block that resident.h's dmm_resident_large() picks:
+/* dmm_tw_free_done of a block that resident.h's dmm_resident_mapped() picks:
  * its record says how much of it was resident (DMM_TRC_RF_RESIDENT).
  * dmm_tw_malloc_large: dmm_tw_malloc_done of a request that
- * dmm_resident_may_be_large(), the block listed if large (out of the way of
+ * dmm_resident_may_be_mapped(), the block listed if mapped (out of the way of
  * the usual malloc, which makes no call after glibc's but this one). */
 void     dmm_tw_free_large(void *p);
 void    *dmm_tw_malloc_large(size_t n, void *p);

@@ -57,32 +57,40 @@ static unsigned find(const void *p)
     return i;
 }
 
+/* g_nlive is written under the lock, and read without it (an atomic load)
+ * where an empty list lets a call skip the lock. */
 static void drop(unsigned i)
 {
-    g_nlive--;
-    g_live[i] = g_live[g_nlive];
-    g_usable[i] = g_usable[g_nlive];
+    unsigned n = g_nlive - 1;
+    g_live[i] = g_live[n];
+    g_usable[i] = g_usable[n];
+    __atomic_store_n(&g_nlive, n, __ATOMIC_RELAXED);
 }
 
 void dmm_resident_update(const void *p)
 {
     if (!p)
         return;
-    int large = dmm_resident_large(p);
+    int mapped = dmm_resident_mapped(p);
+    if (!mapped && !__atomic_load_n(&g_nlive, __ATOMIC_RELAXED))
+        return;   /* nothing listed: nothing to take off */
     dmm_spin_lock(&g_lock);
     unsigned i = find(p);
-    if (large && i == g_nlive && g_nlive < DMM_RESIDENT_LIVE) {
+    if (mapped && i == g_nlive && g_nlive < DMM_RESIDENT_LIVE) {
         g_live[g_nlive] = p;
-        g_usable[g_nlive++] = usable_of(p);
-    } else if (large && i < g_nlive) {
+        g_usable[g_nlive] = usable_of(p);
+        __atomic_store_n(&g_nlive, g_nlive + 1, __ATOMIC_RELAXED);
+    } else if (mapped && i < g_nlive) {
         g_usable[i] = usable_of(p);
-    } else if (!large && i < g_nlive)
+    } else if (!mapped && i < g_nlive)
         drop(i);
     dmm_spin_unlock(&g_lock);
 }
 
 void dmm_resident_forget(const void *p)
 {
+    if (!__atomic_load_n(&g_nlive, __ATOMIC_RELAXED))
+        return;
     dmm_spin_lock(&g_lock);
     unsigned i = find(p);
     if (i < g_nlive)

@@ -29,7 +29,7 @@ EXPORT void *malloc(size_t n)
     if (!dmm_tw_enter())
         return __libc_malloc(n);
     void *p = __libc_malloc(n);
-    if (__builtin_expect(dmm_resident_may_be_large(n), 0))
+    if (__builtin_expect(dmm_resident_may_be_mapped(n), 0))
         return dmm_tw_malloc_large(n, p);
     return dmm_tw_malloc_done(n, p);
 }
@@ -41,9 +41,9 @@ EXPORT void free(void *p)
         return;
     }
     /* free(NULL) is recorded too.  glibc's free keeps errno, and so does
-     * the tracer.  A large block's record says how much of it the program
-     * had written (resident.h). */
-    if (p && __builtin_expect(dmm_resident_large(p), 0)) {
+     * the tracer.  A block that glibc mapped on its own says in its record
+     * how much of it the program had written (resident.h). */
+    if (p && __builtin_expect(dmm_resident_mapped(p), 0)) {
         dmm_tw_free_large(p);
         return;
     }

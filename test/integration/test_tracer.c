@@ -340,21 +340,23 @@ Test(tracer, large_frees_say_how_much_of_the_block_was_resident)
         live[k] = live[--nl];
         int res = (r->flags & DMM_TRC_RF_RESIDENT) != 0;
         if (size == 4u << 20) {
-            big++;
-            cr_expect(res && arg >= 12288 && arg <= 20480, "free of the 4 MiB block (record "
-                      "%zu): flags %#x, resident %llu", i, r->flags, (unsigned long long)arg);
+            big += res;
+            cr_expect(!res || (arg >= 12288 && arg <= 20480), "free of the 4 MiB block (record "
+                      "%zu): resident %llu", i, (unsigned long long)arg);
         } else if (size == 1u << 20) {
-            mid++;
-            cr_expect(res && arg >= 1u << 20, "free of the 1 MiB block (record %zu): flags %#x, "
-                      "resident %llu", i, r->flags, (unsigned long long)arg);
+            mid += res;
+            cr_expect(!res || arg >= 1u << 20, "free of the 1 MiB block (record %zu): "
+                      "resident %llu", i, (unsigned long long)arg);
         } else if (size < (64u << 10)) {
             small += size == 64;
             cr_expect(!res && arg == 0, "free of a %llu-byte block (record %zu): flags %#x, "
                       "arg %llu", (unsigned long long)size, i, r->flags, (unsigned long long)arg);
         }
     }
-    cr_expect_eq(big, 3);
-    cr_expect_eq(mid, 3);
+    /* the first round's, which glibc mapped (its first free raises its
+     * mmap threshold, and the later rounds' come from its heap) */
+    cr_expect_eq(big, 1);
+    cr_expect_eq(mid, 1);
     cr_expect_geq(small, 3);   /* the tracee's, and any of libc's */
     assert_consistent(&t);
     dmm_trace_free(&t);
@@ -364,7 +366,7 @@ Test(tracer, large_frees_say_how_much_of_the_block_was_resident)
 /* The large blocks still live at the end (exit, or _exit) say how much of
  * them is resident in a record of their own, one each, after every call:
  * the 8 MiB calloc of which two pages were written, and the block that a
- * realloc grew to 512 KiB, of which one page was. */
+ * realloc grew to 16 MiB, of which one page was (both mapped by glibc). */
 Test(tracer, large_blocks_live_at_the_end_say_how_much_is_resident)
 {
     const char *modes[] = { "sparselive", "sparselive_exit" };
@@ -381,7 +383,7 @@ Test(tracer, large_blocks_live_at_the_end_say_how_much_is_resident)
             const dmm_rec_t *r = &t.recs[i];
             if (r->op == DMM_TRC_CALLOC && r->size == 8u << 20)
                 cal = r->ptr_out;
-            if (r->op == DMM_TRC_REALLOC && r->size == 512u << 10)
+            if (r->op == DMM_TRC_REALLOC && r->size == 16u << 20)
                 grown = r->ptr_out;
             if (r->op != DMM_TRC_RESIDENT) {
                 if (r->op != DMM_TRC_CLOCKSYNC && r->op != DMM_TRC_MODULE &&

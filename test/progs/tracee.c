@@ -49,10 +49,11 @@
  *   sparse N   N x: malloc of 4 MiB with one byte written in each of its
  *              first 3 pages, malloc of 1 MiB written whole, malloc of 64
  *              bytes; the three freed (the recorder says how much of the
- *              two large ones was resident)
+ *              two large ones was resident where glibc mapped them: in the
+ *              first round; its first free raises glibc's mmap threshold)
  *   sparselive N  sparse N, then two large blocks left live to the end: a
  *              calloc of 8 MiB with a byte written at 0 and at 4 MiB, and a
- *              64-byte block realloc'd to 512 KiB with its first page
+ *              64-byte block realloc'd to 16 MiB with its first page
  *              written (the recorder says at the end how much of each is
  *              resident); sparselive_exit N the same, ended by _exit(0)
  *   secure N   prints whether the process runs in secure-execution mode
@@ -471,7 +472,7 @@ int main(int argc, char **argv)
             static char *volatile keep[2];
             keep[0] = calloc(1, 8u << 20);   /* above the mmap threshold that sparse raised */
             char *volatile r = malloc(64);
-            keep[1] = r ? realloc(r, 512u << 10) : NULL;
+            keep[1] = r ? realloc(r, 16u << 20) : NULL;   /* mapped: above the threshold too */
             if (!keep[0] || !keep[1])
                 return 1;
             keep[0][0] = 1;

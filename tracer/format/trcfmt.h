@@ -159,9 +159,10 @@ enum {
                                  (18); 18 to 31 are op bits of version 3's
                                  short forms, 19 of version 4's resident
                                  FREE (trcenc.h) */
-    DMM_TRC_RESIDENT = 20,    /* version 4: ptr_in = a block still live at
-                                 the end of the process (exit, _exit),
-                                 arg = its resident bytes, as a FREE's with
+    DMM_TRC_RESIDENT = 20,    /* version 4: ptr_in = a block that glibc
+                                 mapped, still live at the end of the
+                                 process (exit, _exit), arg = its resident
+                                 bytes, as a FREE's with
                                  DMM_TRC_RF_RESIDENT says them; no call */
     DMM_TRC_OP_END            /* every op is below it */
 };
@@ -179,13 +180,14 @@ static inline int dmm_trc_op_valid(unsigned op, unsigned version)
                                      (pages that mincore found in memory,
                                      times the page size, at most the
                                      block's usable size); the recorder
-                                     looks only at blocks of
-                                     DMM_TRC_RESIDENT_MIN bytes or more,
-                                     the ones a program may leave partly
-                                     unwritten (glibc maps them on their
-                                     own: unwritten pages take no memory);
-                                     versions 1 and 4 keep it */
-#define DMM_TRC_RESIDENT_MIN (128u << 10)
+                                     looks only at blocks that glibc
+                                     mapped on their own (unwritten pages
+                                     take no memory there), which are
+                                     DMM_TRC_RESIDENT_MIN bytes or more
+                                     unless the program lowered glibc's
+                                     mmap threshold; versions 1 and 4
+                                     keep it */
+#define DMM_TRC_RESIDENT_MIN (128u << 10)   /* glibc's default mmap threshold */
 
 typedef struct dmm_trc_rec {
     uint8_t  op;        /* DMM_TRC_* */

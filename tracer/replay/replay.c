@@ -6,7 +6,6 @@
 #include "tracer/replay/clock.h"
 #include "tracer/replay/mem.h"
 #include "tracer/replay/payload.h"
-#include "tracer/format/trcfmt.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -148,11 +147,12 @@ static void take_sample(dmm_replay_t *r, size_t i)
 
 /* The bytes of block id's first n that the replay writes (and checks):
  * all, unless the trace says how much of the block the program had written
- * (load.h: what was resident at its free; only blocks of DMM_TRC_RESIDENT_MIN
- * bytes or more say it, so smaller ones are not looked up). */
+ * (load.h: what was resident at its free; only blocks that glibc mapped on
+ * their own say it, DMM_TRC_RESIDENT_MIN bytes or more unless the program
+ * lowered glibc's threshold: blocks under a page are not looked up). */
 static uint64_t written(const dmm_replay_t *r, uint32_t id, uint64_t n)
 {
-    if (n < DMM_TRC_RESIDENT_MIN / 2 || r->o->write_all || !r->L.h->nresident)
+    if (n < 4096 || r->o->write_all || !r->L.h->nresident)
         return n;
     uint64_t res = dmm_replay_resident(&r->L, id);
     return res < n ? res : n;
