@@ -10,7 +10,11 @@ work_media's 0.08 s) runs up to 5 rounds of plain and libdmmtrace.so a rep,
 for as many samples as its noise needs, and the two-thread work_media 9.  Per
 run: wall time, child CPU time, peak RSS and minor page faults (from wait4),
 exit status, stdout checked against the plain run's, and the bytes of trace
-the run wrote (the files are then deleted).  Where a workload's plain runs'
+the run wrote (the files are then deleted).  A round of a workload with one
+thread runs on the CPU that was fastest at its start (a tracer with a
+process of its own, and a second plain run for it, unpinned), and a
+variant's ratio is the median of its rounds' ratios to the plain run of
+the same round.  Where a workload's plain runs'
 page faults move (the two-thread work_media's), the report also reads a line
 of wall time on faults fitted through each variant's runs at the plain runs'
 median faults: what recording costs with the program's memory as it was.
@@ -48,7 +52,7 @@ RUN_TIMEOUT_S = 180
 # about ROUND_S seconds of plain runs a rep.  The extra rounds run the plain
 # run and libdmmtrace.so's variants only (heaptrack and mtrace take 5-30x as
 # long and sit far from any threshold); each round is one interleaved cycle.
-ROUND_S = 1.0
+ROUND_S = 2.0
 SHORT_ROUNDS = 5
 # work_media -t 2 hands each thread's old frames to the other: how many wait
 # in a queue, up to 64 of 3 planes each, follows which thread runs ahead, so
@@ -57,6 +61,14 @@ SHORT_ROUNDS = 5
 # THREAD_ROUNDS rounds a rep, and every row shows the runs' page faults.
 THREAD_ROUNDS = 9
 MORE_ROUNDS = ("work_media_t2", "work_media_t2_fixed")
+# Workloads with more than one thread (sort takes as many as it likes): their
+# rounds run unpinned.  Every other round runs on one CPU, the fastest by a
+# busy loop at the round's start (scripts/cpupin.py, as make bench's programs
+# do): this machine's CPUs change speed by up to 1.8x from second to second,
+# and a round's plain and traced runs, back to back on one CPU, then compare
+# like with like.
+THREADED = ("work_media_t2", "work_media_t2_fixed", "sort")
+UNPINNED = "plain, unpinned"
 MAX_ROUNDS = max(SHORT_ROUNDS, THREAD_ROUNDS)
 MALLOC_DEBUG = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
 # glibc's dynamic thresholds pinned where work_media's frames never reach them
@@ -132,21 +144,27 @@ def variants(build):
             return argv, e
         return f
 
+    # pin: whether the variant runs on the round's CPU (a workload with one
+    # thread).  A tracer with a process of its own beside the program (the
+    # writer process, heaptrack_interpret) runs unpinned, as a user runs it,
+    # and is compared with an unpinned plain run of the same round.
+    plain = lambda argv, env, d: (argv, env)
     v = [
-        dict(name="plain", make=lambda argv, env, d: (argv, env), missing=None),
+        dict(name="plain", make=plain, missing=None),
+        dict(name=UNPINNED, make=plain, missing=None, pin=False),
         dict(name="dmmtrace", make=dmm({"DMM_TRACE_STACK": "0"}), missing=None),
         dict(name="dmmtrace stack=8", make=dmm({"DMM_TRACE_STACK": "8"}), missing=None),
         dict(name="dmmtrace zstd",
              make=dmm({"DMM_TRACE_STACK": "0", "DMM_TRACE_COMPRESS": "zstd"}),
-             missing=None),
+             missing=None, pin=False),
         # the writer process for uncompressed blocks too (auto starts it for
         # compressed ones): what the default leaves out, measured beside it
         dict(name="dmmtrace writer",
              make=dmm({"DMM_TRACE_STACK": "0", "DMM_TRACE_WRITER": "yes"}),
-             missing=None),
+             missing=None, pin=False),
         dict(name="heaptrack",
              make=lambda argv, env, d: ([heaptrack, "-o", os.path.join(d, "ht")] + argv, env),
-             missing=None if heaptrack else "heaptrack not installed"),
+             missing=None if heaptrack else "heaptrack not installed", pin=False),
         dict(name="glibc mtrace",
              make=lambda argv, env, d: (argv, dict(env, LD_PRELOAD=MALLOC_DEBUG + ":" + marker,
                                                    MALLOC_TRACE=os.path.join(d, "m.mtrace"))),
@@ -250,6 +268,52 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def run_round(w, sub, rep, order, base_env, gnu_time, ref, tmp, runs, failures, cpu):
+    """One round of workload w: every variant in order (after the first
+    round of a rep, the plain runs and libdmmtrace.so's only), each run
+    appended to runs with the CPU it was pinned to (None: unpinned; cpu
+    None: the round is, and has no unpinned plain run of its own)."""
+    for pos, v in enumerate(order):
+        if sub and not (v["name"].startswith("plain") or v["name"].startswith("dmmtrace")):
+            continue
+        if v["name"] == UNPINNED and cpu is None:
+            continue
+        on = cpu if v.get("pin", True) else None
+        rundir = os.path.join(tmp, "run")
+        os.mkdir(rundir)
+        argv, env = v["make"](w["argv"], dict(base_env, **w["env"]), rundir)
+        with benchlib.cpupin.pinned(on):
+            res = benchlib.run(argv, env, timeout=RUN_TIMEOUT_S, gnu_time=gnu_time)
+        rc, to, data = res["exit"], res["timed_out"], res["out"]
+        tbytes = dir_bytes(rundir)
+        nfiles = sum(len(f) for _, _, f in os.walk(rundir))
+        shutil.rmtree(rundir)
+        if v["name"] == "heaptrack":
+            data = heaptrack_stdout(data)
+        same = data == ref[w["name"]]
+        # rep: the round (plain and the variants of one round pair up)
+        r = dict(workload=w["name"], variant=v["name"],
+                 rep=rep * MAX_ROUNDS + sub + 1, position=pos, cpu=on,
+                 wall_s=res["wall_s"], user_s=res["user_s"], sys_s=res["sys_s"],
+                 cpu_s=res["cpu_s"], minflt=res.get("minflt"),
+                 maxrss_kib=res["maxrss_kib"], trace_bytes=tbytes, trace_files=nfiles,
+                 exit=rc, timed_out=to, stdout_ok=same,
+                 stdout_sha1=hashlib.sha1(data or b"").hexdigest())
+        runs.append(r)
+        ok = rc == 0 and same and not to
+        if not ok:
+            why = ("timed out after %d s" % RUN_TIMEOUT_S if to
+                   else "exited %d" % rc if rc != 0
+                   else "STDOUT DIFFERS from the plain run's")
+            msg = "%s / %s / rep %d: %s" % (w["name"], v["name"], rep + 1, why)
+            failures.append(msg)
+            print("tracer_overhead: FAIL " + msg + "\n" + tail(res["err"]),
+                  file=sys.stderr)
+            if not same and data is not None:
+                print("    got:      %r\n    expected: %r"
+                      % (data[:200], ref[w["name"]][:200]), file=sys.stderr)
+
+
 def bench(args, reps, build, tmp):
     started = datetime.datetime.now().astimezone()
     t_start = time.perf_counter()
@@ -309,41 +373,9 @@ def bench(args, reps, build, tmp):
     for rep in range(reps):
         order = [vs[(i + rep) % nv] for i in range(nv)]
         for w, sub in [(w, sub) for w in wls for sub in range(rounds[w["name"]])]:
-            for pos, v in enumerate(order):
-                if sub and not (v["name"] == "plain" or v["name"].startswith("dmmtrace")):
-                    continue
-                rundir = os.path.join(tmp, "run")
-                os.mkdir(rundir)
-                argv, env = v["make"](w["argv"], dict(base_env, **w["env"]), rundir)
-                res = benchlib.run(argv, env, timeout=RUN_TIMEOUT_S, gnu_time=gnu_time)
-                rc, to, data = res["exit"], res["timed_out"], res["out"]
-                tbytes = dir_bytes(rundir)
-                nfiles = sum(len(f) for _, _, f in os.walk(rundir))
-                shutil.rmtree(rundir)
-                if v["name"] == "heaptrack":
-                    data = heaptrack_stdout(data)
-                same = data == ref[w["name"]]
-                # rep: the round (plain and the variants of one round pair up)
-                r = dict(workload=w["name"], variant=v["name"],
-                         rep=rep * MAX_ROUNDS + sub + 1, position=pos,
-                         wall_s=res["wall_s"], user_s=res["user_s"], sys_s=res["sys_s"],
-                         cpu_s=res["cpu_s"], minflt=res.get("minflt"),
-                         maxrss_kib=res["maxrss_kib"], trace_bytes=tbytes, trace_files=nfiles,
-                         exit=rc, timed_out=to, stdout_ok=same,
-                         stdout_sha1=hashlib.sha1(data or b"").hexdigest())
-                runs.append(r)
-                ok = rc == 0 and same and not to
-                if not ok:
-                    why = ("timed out after %d s" % RUN_TIMEOUT_S if to
-                           else "exited %d" % rc if rc != 0
-                           else "STDOUT DIFFERS from the plain run's")
-                    msg = "%s / %s / rep %d: %s" % (w["name"], v["name"], rep + 1, why)
-                    failures.append(msg)
-                    print("tracer_overhead: FAIL " + msg + "\n" + tail(res["err"]),
-                          file=sys.stderr)
-                    if not same and data is not None:
-                        print("    got:      %r\n    expected: %r"
-                              % (data[:200], ref[w["name"]][:200]), file=sys.stderr)
+            cpu, speeds = ((None, {}) if w["name"] in THREADED
+                           else benchlib.cpupin.fastest_cpu())
+            run_round(w, sub, rep, order, base_env, gnu_time, ref, tmp, runs, failures, cpu)
         print("tracer_overhead: rep %d/%d done (%.0f s)"
               % (rep + 1, reps, time.perf_counter() - t_start), file=sys.stderr)
 
@@ -368,6 +400,14 @@ def bench(args, reps, build, tmp):
     lines.append("- reps: %d%s, interleaved (per rep: every workload, every variant, "
                  "variant order rotated per rep); one untimed plain warm-up run each"
                  % (reps, " (--quick)" if args.quick else ""))
+    pinned = sorted({r["cpu"] for r in runs if r.get("cpu") is not None})
+    lines.append("- each round of a workload with one thread runs on one CPU, the fastest by "
+                 "a busy loop at the round's start (%s), but for the tracers with a process "
+                 "of their own (libdmmtrace.so's writer, heaptrack) and a second plain run "
+                 "(`plain, unpinned`), their baseline; %s, with threads, run unpinned"
+                 % ("CPUs " + ", ".join(str(c) for c in pinned) if pinned
+                    else "none could be chosen: unpinned",
+                    ", ".join(w["name"] for w in wls if w["name"] in THREADED) or "none"))
     more = ["%s %d" % (w["name"], rounds[w["name"]]) for w in wls if rounds[w["name"]] > 1]
     if more:
         lines.append("- rounds a rep for the runs shorter than %.0f s and for %s (plain "
@@ -383,8 +423,11 @@ def bench(args, reps, build, tmp):
                  "user+sys of it and every process it waited for (heaptrack: its launcher "
                  "script and heaptrack_interpret too), median; peak RSS = ru_maxrss as GNU "
                  "time reports it for the command (the largest single process), median. "
-                 "Ratio = median/median; min–max ratio = the extremes of the per-rep ratios "
-                 "(variant run / plain run of the same rep). Trace = bytes of every file the "
+                 "Ratio = the median of the rounds' ratios (variant run / plain run of the "
+                 "same round, on the same CPU where the workload has one thread; a tracer "
+                 "with a process of its own runs unpinned, against the round's unpinned "
+                 "plain run; the ratio of the medians is in the JSON); min–max ratio = their "
+                 "extremes. Trace = bytes of every file the "
                  "run wrote (median over reps), deleted after each run. Faults = minor page "
                  "faults of the command and what it waited for (wait4's ru_minflt), median, "
                  "in thousands: where they move between the plain and the traced runs, the "
@@ -392,6 +435,13 @@ def bench(args, reps, build, tmp):
     for w in wls:
         rs = [r for r in runs if r["workload"] == w["name"]]
         plain = {r["rep"]: r for r in rs if r["variant"] == "plain"}
+        loose = {r["rep"]: r for r in rs if r["variant"] == UNPINNED}
+
+        def base(r):
+            """The plain run of r's round that r is compared with: the
+            unpinned one for an unpinned run of a pinned round."""
+            b = loose if r["cpu"] is None and r["rep"] in loose else plain
+            return b.get(r["rep"])
         pmed = statistics.median(r["wall_s"] for r in plain.values()) if plain else None
         lines.append("")
         lines.append("## %s: %s" % (w["name"], w["desc"]))
@@ -406,9 +456,12 @@ def bench(args, reps, build, tmp):
                 continue
             walls = [r["wall_s"] for r in vr]
             med = statistics.median(walls)
-            ratio = med / pmed if pmed else None
-            per = [r["wall_s"] / plain[r["rep"]]["wall_s"] for r in vr
-                   if r["rep"] in plain and plain[r["rep"]]["wall_s"] > 0]
+            per = [r["wall_s"] / base(r)["wall_s"] for r in vr
+                   if base(r) and base(r)["wall_s"] > 0]
+            # the median of the rounds' own ratios: a round's runs follow one
+            # another on one CPU, while the machine's speed drifts between rounds
+            ratio = statistics.median(per) if per else None
+            of_medians = med / pmed if pmed else None
             rl = [r["maxrss_kib"] for r in vr if r["maxrss_kib"] is not None]
             rss = statistics.median(rl) / 1024.0 if rl else None
             tb = statistics.median(r["trace_bytes"] for r in vr)
@@ -424,10 +477,12 @@ def bench(args, reps, build, tmp):
             lines.append("| %s | %s | %s–%s | %s | %s | %s | %s | %s | %s |" % (
                 label, fmt(med), fmt(min(walls)), fmt(max(walls)), fmt(ratio, "%.2f"),
                 (fmt(min(per), "%.2f") + "–" + fmt(max(per), "%.2f")) if per else "-",
-                fmt(rss, "%.1f"), fmt(mib(tb), "%.1f") if v["name"] != "plain" else "-",
+                fmt(rss, "%.1f"),
+                fmt(mib(tb), "%.1f") if not v["name"].startswith("plain") else "-",
                 fmt(cpu), fmt(flt, "%.1f")))
             wsum[v["name"]] = dict(median_wall_s=med, min_wall_s=min(walls), max_wall_s=max(walls),
-                                   ratio=ratio, min_ratio=min(per) if per else None,
+                                   ratio=ratio, ratio_of_medians=of_medians,
+                                   min_ratio=min(per) if per else None,
                                    max_ratio=max(per) if per else None,
                                    median_maxrss_mib=rss, median_trace_bytes=tb,
                                    median_cpu_s=cpu, median_minflt=statistics.median(fl)
