@@ -154,6 +154,47 @@ Test(stats, peak_follows_realloc_growth_and_shrink)
     dmm_trace_free(&t);
 }
 
+/* Blocks glibc mapped on its own, as format 4 records them: a free that
+ * says how much of the block was resident, one that says more than the
+ * block (a page it shares counts: capped at its size), and a block live at
+ * the end with a resident record; a block without either counts nothing. */
+static void build_resident(dmm_trace_t *t)
+{
+    build_sample(t);
+    rec(t, DMM_TRC_MALLOC, 7, 1 << 20, 0, 0x7f0000000010);
+    rec(t, DMM_TRC_MALLOC, 7, 300000, 0, 0x7f0000200010);
+    rec(t, DMM_TRC_CALLOC, 7, 4 << 20, 0, 0x7f0000400010)->arg = 1;
+    rec(t, DMM_TRC_MALLOC, 7, 500000, 0, 0x7f0000900010);
+    dmm_rec_t *r = rec(t, DMM_TRC_FREE, 7, 0, 0x7f0000000010, 0);
+    r->flags = DMM_TRC_RF_RESIDENT;
+    r->arg = 12288;
+    r = rec(t, DMM_TRC_FREE, 7, 0, 0x7f0000200010, 0);
+    r->flags = DMM_TRC_RF_RESIDENT;
+    r->arg = 303104;
+    rec(t, DMM_TRC_FREE, 7, 0, 0x7f0000900010, 0);
+    rec(t, DMM_TRC_RESIDENT, 7, 0, 0x7f0000400010, 0)->arg = 8192;
+}
+
+Test(stats, resident_blocks)
+{
+    dmm_trace_t t;
+    dmm_stats_t st;
+    build_resident(&t);
+    compute(&t, &st);
+    cr_expect_eq(st.resident_blocks, 3);
+    cr_expect_eq(st.resident_size, (1 << 20) + 300000 + (4 << 20));
+    cr_expect_eq(st.resident_bytes, 12288 + 300000 + 8192);
+    cr_expect_eq(st.ops_free, 4);   /* the resident record frees nothing */
+    dmm_stats_free(&st);
+    build_sample(&t);
+    compute(&t, &st);
+    cr_expect_eq(st.resident_blocks, 0);
+    cr_expect_eq(st.resident_size, 0);
+    cr_expect_eq(st.resident_bytes, 0);
+    dmm_stats_free(&st);
+    dmm_trace_free(&t);
+}
+
 Test(stats, empty_trace)
 {
     dmm_trace_t t = { 0 };
@@ -566,6 +607,40 @@ Test(stats_cli, text_from_a_file)
     cr_expect_not_null(strstr(out, "516"), "%s", out);
     cr_expect_not_null(strstr(out, "116.33"), "%s", out);
     cr_expect_not_null(strstr(out, "#"), "histogram bars:\n%s", out);
+    free(out);
+    unlink(trc_path);
+}
+
+/* Read from a file (the scanning path): the same numbers; the text shows
+ * the section only for a trace that has resident blocks. */
+Test(stats_cli, resident_from_a_file)
+{
+    dmm_trace_t t;
+    dmm_err_t err = { { 0 } };
+    build_resident(&t);
+    strcpy(trc_path, "/tmp/dmm-stats-XXXXXX");
+    int fd = mkstemp(trc_path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(dmm_write_trc_ex(&t, trc_path, 0, 1, &err), 0, "%s", err.msg);
+    dmm_trace_free(&t);
+    char *out;
+    char *argv[] = { "stats", "--json", trc_path, NULL };
+    cr_assert_eq(run_stats(3, argv, &out), 0);
+    cr_expect_str_eq(json_get(out, "resident.blocks"), "3");
+    cr_expect_str_eq(json_get(out, "resident.bytes"), "5542880");
+    cr_expect_str_eq(json_get(out, "resident.resident_bytes"), "320480");
+    cr_expect_str_eq(json_get(out, "resident.resident_share"), "5.8");
+    free(out);
+    char *argv2[] = { "stats", trc_path, NULL };
+    cr_assert_eq(run_stats(2, argv2, &out), 0);
+    cr_expect_not_null(strstr(out, "Resident (blocks glibc mapped on their own)"), "%s", out);
+    cr_expect_not_null(strstr(out, "320480"), "%s", out);
+    free(out);
+    unlink(trc_path);
+    write_sample_trc();
+    cr_assert_eq(run_stats(2, argv2, &out), 0);
+    cr_expect_null(strstr(out, "Resident"), "%s", out);
     free(out);
     unlink(trc_path);
 }

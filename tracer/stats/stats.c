@@ -101,6 +101,7 @@ typedef struct acc {
     uint32_t          last_tid;
     int               have_tid;
     size_t            idx;
+    size_t            res_seen;   /* the op stream's resident entries counted */
     /* scanning a TSC-timed trace: its clock syncs of least and greatest
      * tick count, to turn tmin and tmax into ns at the end */
     int               tsc;
@@ -114,12 +115,30 @@ static uint64_t granules16(uint64_t n)
     return n <= 16 ? 16 : (n + 15) & ~(uint64_t)15;
 }
 
+/* The resident entries the op stream has gained, each while its block is
+ * still live (a FREE's before the op that frees it). */
+static void acc_resident(acc_t *a)
+{
+    dmm_stats_t *st = a->st;
+    for (; a->res_seen < a->s.nresident; a->res_seen++) {
+        const dmm_resident_t *r = &a->s.resident[a->res_seen];
+        const uint64_t *size = dmm_u64map_get(&a->live, r->id);
+        if (!size)
+            continue;
+        st->resident_blocks++;
+        st->resident_size += *size;
+        st->resident_bytes += r->bytes < *size ? r->bytes : *size;
+    }
+}
+
 /* Table 2 and the size tables: one op of the stream. */
 static int acc_op(void *ctx, const dmm_op_t *op)
 {
     acc_t *a = ctx;
     dmm_stats_t *st = a->st;
     uint64_t old;
+    if (a->res_seen < a->s.nresident)
+        acc_resident(a);
     switch (op->kind) {
     case DMM_OP_ALLOC:
     case DMM_OP_REALLOC: {
@@ -263,6 +282,7 @@ static int acc_finish(acc_t *a, int rc, int has_time, const char *name, dmm_err_
     dmm_stats_t *st = a->st;
     if (rc == 0)
         rc = acc_lists(a);
+    acc_resident(a);   /* the blocks live at the end */
     st->objects = a->s.nids;
     st->free_null = a->s.free_null;
     st->unknown_free = a->s.unknown_free;

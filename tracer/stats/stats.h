@@ -59,6 +59,10 @@ typedef struct dmm_stats {
     uint64_t op_count[DMM_TRC_OP_MAX];
     uint64_t free_null, failed, unknown_free, reused_live;
     uint64_t live_blocks, live_bytes;   /* still allocated at the end */
+    /* The blocks whose trace says how much of them was resident (format 4:
+     * those glibc mapped on their own, at their free or at the end): how
+     * many, their bytes, and their resident bytes (each at most its size). */
+    uint64_t resident_blocks, resident_size, resident_bytes;
 
     uint64_t threads;        /* distinct thread ids */
     int      has_time;       /* 0 when the trace carries no clock */

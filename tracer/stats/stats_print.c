@@ -254,6 +254,12 @@ static const field_t live_fields[] = {
     U64("bytes", "bytes", live_bytes),
 };
 
+static const field_t resident_fields[] = {
+    U64("blocks", "blocks", resident_blocks),
+    U64("bytes", "bytes", resident_size),
+    U64("resident_bytes", "resident (bytes)", resident_bytes),
+};
+
 #define NF(a) (sizeof(a) / sizeof((a)[0]))
 
 static void em_fields(em_t *e, const dmm_stats_t *st, const field_t *f, size_t n)
@@ -419,6 +425,17 @@ void dmm_stats_print(FILE *out, const dmm_trace_t *t, const dmm_stats_t *st,
     em_section(&e, "live_at_end", "Live at end");
     em_fields(&e, st, live_fields, NF(live_fields));
     em_section_end(&e);
+
+    /* a trace of format 4 says it for the blocks glibc mapped on their own;
+     * in text, only where it said it for any */
+    if (json || st->resident_blocks) {
+        em_section(&e, "resident", "Resident (blocks glibc mapped on their own)");
+        em_fields(&e, st, resident_fields, NF(resident_fields));
+        uint64_t of = st->resident_size ? st->resident_size : 1;
+        em_f64(&e, "resident_share", "resident share %", 0, NULL, 1,
+               100.0 * (double)st->resident_bytes / (double)of);
+        em_section_end(&e);
+    }
 
     print_top_sizes(&e, st, top);
     print_histogram(&e, st);
