@@ -172,7 +172,7 @@ Test(libdmm, faulting_in_ahead_keeps_the_process_single_threaded_and_ends_with_i
         char want[100];
         snprintf(want, sizeof want, "grow mib=80 single=%d tasks=%d bad=0\n", k != 3,
                  want_tasks[k]);
-        cr_expect_str_eq(o, want, "run %d", k);
+        cr_expect_str_eq(o, want, "run %d: printed %s", k, o);
         free(o);
     }
     remove_tmpdir();

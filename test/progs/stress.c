@@ -44,8 +44,8 @@
  *                          parent frees every other block, grows again by as
  *                          much and checks them all.  Prints whether glibc
  *                          still sees one thread (__libc_single_threaded) and
- *                          the process's tasks as the heap had just grown
- *                          (/proc/self/task: a helper thread of the
+ *                          the most tasks the process had while its heap
+ *                          grew (/proc/self/task: a helper thread of the
  *                          allocator's shows there); with
  *                          "end" = pthread_exit, main ends that way (the
  *                          process must still end, with status 0)
@@ -982,9 +982,14 @@ static int tasks(void)
     return n;
 }
 
-/* Blocks [from, to) of b, each 60 KiB, allocated and written. */
-static void grow_blocks(blk_t *b, size_t from, size_t to)
+/* Blocks [from, to) of b, each 60 KiB, allocated and written: the most
+ * tasks the process had meanwhile, counted every 16 blocks and at the end
+ * (an allocator's helper thread may end once idle, 100 ms for libdmm's: a
+ * count taken only at the end would miss one that a slow spell of the
+ * machine let end before it). */
+static int grow_blocks(blk_t *b, size_t from, size_t to)
 {
+    int most = 0;
     for (size_t i = from; i < to; i++) {
         b[i] = (blk_t){ malloc(60 << 10), 60 << 10, (uint32_t)i };
         if (!b[i].p) {
@@ -992,7 +997,12 @@ static void grow_blocks(blk_t *b, size_t from, size_t to)
             continue;
         }
         fill(&b[i], 0, b[i].n);
+        if (i % 16 == 15 || i + 1 == to) {
+            int t = tasks();
+            most = t > most ? t : most;
+        }
     }
+    return most;
 }
 
 static int mode_grow(long mib, int by_pthread_exit)
@@ -1001,8 +1011,7 @@ static int mode_grow(long mib, int by_pthread_exit)
     blk_t *b = calloc(2 * n, sizeof *b);
     if (!b || mib <= 0)
         return 1;
-    grow_blocks(b, 0, n);
-    int grown = tasks();   /* while the heap has just grown */
+    int grown = grow_blocks(b, 0, n);   /* while the heap grew */
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {
