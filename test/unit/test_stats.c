@@ -567,11 +567,12 @@ static int run_stats(int argc, char **argv, char **out)
 
 static char trc_path[64];
 
-static void write_sample_trc(void)
+/* The trace that build() makes, written to a fresh trc_path. */
+static void write_trc(void (*build)(dmm_trace_t *))
 {
     dmm_trace_t t;
     dmm_err_t err = { { 0 } };
-    build_sample(&t);
+    build(&t);
     t.pid = 99;
     strcpy(trc_path, "/tmp/dmm-stats-XXXXXX");
     int fd = mkstemp(trc_path);
@@ -579,6 +580,11 @@ static void write_sample_trc(void)
     close(fd);
     cr_assert_eq(dmm_write_trc_ex(&t, trc_path, 0, 1, &err), 0, "%s", err.msg);
     dmm_trace_free(&t);
+}
+
+static void write_sample_trc(void)
+{
+    write_trc(build_sample);
 }
 
 Test(stats_cli, json_from_a_file)
@@ -615,15 +621,7 @@ Test(stats_cli, text_from_a_file)
  * the section only for a trace that has resident blocks. */
 Test(stats_cli, resident_from_a_file)
 {
-    dmm_trace_t t;
-    dmm_err_t err = { { 0 } };
-    build_resident(&t);
-    strcpy(trc_path, "/tmp/dmm-stats-XXXXXX");
-    int fd = mkstemp(trc_path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    cr_assert_eq(dmm_write_trc_ex(&t, trc_path, 0, 1, &err), 0, "%s", err.msg);
-    dmm_trace_free(&t);
+    write_trc(build_resident);
     char *out;
     char *argv[] = { "stats", "--json", trc_path, NULL };
     cr_assert_eq(run_stats(3, argv, &out), 0);
