@@ -186,6 +186,7 @@ Test(stats, resident_blocks)
     cr_expect_eq(st.resident_bytes, 12288 + 300000 + 8192);
     cr_expect_eq(st.ops_free, 4);   /* the resident record frees nothing */
     dmm_stats_free(&st);
+    dmm_trace_free(&t);
     build_sample(&t);
     compute(&t, &st);
     cr_expect_eq(st.resident_blocks, 0);
