@@ -84,12 +84,18 @@ static inline unsigned dmm_trc2_len(uint64_t v)
     return ((top + 8u) >> 3) - (v == 0);
 }
 
-/* dmm_trc2_len of a value below 2^63, in fewer instructions: the highest
- * bit of 2v + 1 is v's bit count. */
-static inline unsigned dmm_trc2_len63(uint64_t v)
+/* The bit count of a value below 2^63 (0 for 0): the highest bit of
+ * 2v + 1.  On x86-64 the bsr instruction itself, whose 64-bit result
+ * indexes a table as it is (the builtin's int is widened again first). */
+static inline uint64_t dmm_trc2_bits63(uint64_t v)
 {
-    unsigned bits = 63u ^ (unsigned)__builtin_clzll(2 * v + 1);
-    return (bits + 7u) >> 3;
+#if defined(__x86_64__)
+    uint64_t b;
+    __asm__("bsr %1, %0" : "=r"(b) : "r"(2 * v + 1) : "cc");
+    return b;
+#else
+    return 63u ^ (unsigned)__builtin_clzll(2 * v + 1);
+#endif
 }
 
 /* A field of len bytes (0 to 8) at p, little-endian: the decoders' read,
@@ -239,56 +245,104 @@ dmm_trc4_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
     return dmm_trc3_encode(p, st, r);
 }
 
+/* Version 3's usual records by table, indexed by a value's bit count (0
+ * to 63, dmm_trc2_bits63): its length in bytes; the short MALLOC's op
+ * byte for an address difference of that many bits, less the size's
+ * length (which the op value adds); the short FREE's op byte; and 1 + the
+ * length, the bytes a short FREE takes, a short MALLOC besides its size
+ * (32 bits: an add takes the entry as its operand).  A load each, where
+ * the arithmetic takes two instructions or three.  A difference of more
+ * than DMM_TRC3_SHORT_BITS takes the long form: its op entries are unused. */
+#define DMM_TRC3_BYBITS(f)                                                             \
+    f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7), f(8), f(9), f(10), f(11), f(12),   \
+    f(13), f(14), f(15), f(16), f(17), f(18), f(19), f(20), f(21), f(22), f(23), f(24), \
+    f(25), f(26), f(27), f(28), f(29), f(30), f(31), f(32), f(33), f(34), f(35), f(36), \
+    f(37), f(38), f(39), f(40), f(41), f(42), f(43), f(44), f(45), f(46), f(47), f(48), \
+    f(49), f(50), f(51), f(52), f(53), f(54), f(55), f(56), f(57), f(58), f(59), f(60), \
+    f(61), f(62), f(63)
+#define DMM_TRC3_LEN(b)  (((b) + 7) >> 3)
+#define DMM_TRC3_MOP(b)  (DMM_TRC3_MALLOC | (DMM_TRC3_LEN(b) & 7) << 5)
+#define DMM_TRC3_FOP(b)  (DMM_TRC3_FREE | (DMM_TRC3_LEN(b) & 7) << 5)
+#define DMM_TRC3_LEN1(b) (1 + DMM_TRC3_LEN(b))
+static const struct {
+    uint8_t  len[64], malloc_op[64], free_op[64];
+    uint32_t len1[64];
+} dmm_trc3_bybits = {
+    { DMM_TRC3_BYBITS(DMM_TRC3_LEN) },
+    { DMM_TRC3_BYBITS(DMM_TRC3_MOP) },
+    { DMM_TRC3_BYBITS(DMM_TRC3_FOP) },
+    { DMM_TRC3_BYBITS(DMM_TRC3_LEN1) },
+};
+#undef DMM_TRC3_BYBITS
+#undef DMM_TRC3_LEN
+#undef DMM_TRC3_MOP
+#undef DMM_TRC3_FOP
+#undef DMM_TRC3_LEN1
+#define DMM_TRC3_SHORT_BITS 56u   /* 7 bytes, the most bits 5-7 say */
+
 /* dmm_trc3_encode of the two records a traced program writes most, MALLOC
  * and FREE as the recorder writes them the usual way (the next seq, no
  * failure, no stack, the time of the previous record: the clock was not
  * read), from the values: the same bytes.  The caller makes sure of seq and
  * time, and that the size and the address's difference from st->ptr in
  * zigzag form are below 2^63 (a size malloc gave, user addresses: 57 bits
- * at most); each updates st and returns the bytes the record takes. */
+ * at most).  Each updates st, before the byte stores (which as far as the
+ * compiler knows may alias it).  dmm_trc3_put_*_same: the record at p, pos
+ * bytes into its buffer; returns pos + the bytes it takes, added in each
+ * form, where the add takes a len1 entry as its operand.
+ * dmm_trc3_encode_*_same: the record at p; returns the bytes it takes. */
+static inline __attribute__((always_inline)) uint32_t
+dmm_trc3_put_malloc_same(uint8_t *p, uint32_t pos, dmm_trc2_state_t *st, uint64_t size,
+                         uint64_t out)
+{
+    uint64_t z = dmm_trc2_zz(out, st->ptr);
+    uint64_t bo = dmm_trc2_bits63(z);
+    size_t ls = dmm_trc3_bybits.len[dmm_trc2_bits63(size)];
+    st->seq++;
+    st->ptr = out;
+    if (__builtin_expect(bo <= DMM_TRC3_SHORT_BITS, 1)) {
+        memcpy(p + 1, &size, 8);
+        memcpy(p + 1 + ls, &z, 8);
+        p[0] = (uint8_t)(dmm_trc3_bybits.malloc_op[bo] + ls);
+        return pos + (uint32_t)ls + dmm_trc3_bybits.len1[bo];
+    }
+    /* the long form, version 2's: 8 bytes of difference */
+    memcpy(p + 3, &size, 8);
+    memcpy(p + 3 + ls, &z, 8);
+    p[0] = DMM_TRC_MALLOC | DMM_TRC2_SEQ_NEXT;
+    p[1] = (uint8_t)(ls << 4);
+    p[2] = 8;
+    return pos + 3 + (uint32_t)ls + 8;
+}
+
 static inline __attribute__((always_inline)) size_t
 dmm_trc3_encode_malloc_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t size, uint64_t out)
 {
-    uint64_t z = dmm_trc2_zz(out, st->ptr);   /* before the byte stores, which may alias st */
-    unsigned ls = dmm_trc2_len63(size), lo = dmm_trc2_len63(z);
-    size_t n;
-    if (__builtin_expect(lo < 8, 1)) {
-        memcpy(p + 1, &size, 8);
-        memcpy(p + 1 + ls, &z, 8);
-        p[0] = (uint8_t)((DMM_TRC3_MALLOC + ls) | lo << 5);
-        n = 1 + ls + lo;
-    } else {   /* the long form, version 2's */
-        memcpy(p + 3, &size, 8);
-        memcpy(p + 3 + ls, &z, 8);
-        p[0] = DMM_TRC_MALLOC | DMM_TRC2_SEQ_NEXT;
-        p[1] = (uint8_t)(ls << 4);
-        p[2] = (uint8_t)lo;
-        n = 3 + ls + lo;
-    }
+    return dmm_trc3_put_malloc_same(p, 0, st, size, out);
+}
+
+static inline __attribute__((always_inline)) uint32_t
+dmm_trc3_put_free_same(uint8_t *p, uint32_t pos, dmm_trc2_state_t *st, uint64_t in)
+{
+    uint64_t z = dmm_trc2_zz(in, st->ptr);
+    uint64_t bi = dmm_trc2_bits63(z);
     st->seq++;
-    st->ptr = out;
-    return n;
+    st->ptr = in;
+    if (__builtin_expect(bi <= DMM_TRC3_SHORT_BITS, 1)) {
+        memcpy(p + 1, &z, 8);
+        p[0] = dmm_trc3_bybits.free_op[bi];
+        return pos + dmm_trc3_bybits.len1[bi];
+    }
+    memcpy(p + 2, &z, 8);
+    p[0] = DMM_TRC_FREE | DMM_TRC2_SEQ_NEXT;
+    p[1] = 8 << 4;
+    return pos + 2 + 8;
 }
 
 static inline __attribute__((always_inline)) size_t
 dmm_trc3_encode_free_same(uint8_t *p, dmm_trc2_state_t *st, uint64_t in)
 {
-    uint64_t z = dmm_trc2_zz(in, st->ptr);
-    unsigned li = dmm_trc2_len63(z);
-    size_t n;
-    if (__builtin_expect(li < 8, 1)) {
-        memcpy(p + 1, &z, 8);
-        p[0] = (uint8_t)(DMM_TRC3_FREE | li << 5);
-        n = 1 + li;
-    } else {
-        memcpy(p + 2, &z, 8);
-        p[0] = DMM_TRC_FREE | DMM_TRC2_SEQ_NEXT;
-        p[1] = (uint8_t)(li << 4);
-        n = 2 + li;
-    }
-    st->seq++;
-    st->ptr = in;
-    return n;
+    return dmm_trc3_put_free_same(p, 0, st, in);
 }
 
 /* Decode the record at p (n bytes there) after the record that left st,
