@@ -8,9 +8,9 @@
  * clock of the thread's own after: seq_mt() below) and the TSC, read every DMM_TRACE_TIME_STRIDE
  * records of the thread (default 128: a read costs more than the rest of a
  * record); the records between carry the last reading.  malloc and free
- * write theirs the lean way (below: ~57 instructions a call on the
- * bundled workload, the shim's included), every other record through
- * record().  A full buffer becomes one block (block.h), written with one
+ * write theirs the lean way (below; with one thread inline in the shim:
+ * ~45 instructions a call on the bundled workload, the shim's included),
+ * every other record through record().  A full buffer becomes one block (block.h), written with one
  * writev(2) to a file opened O_APPEND, so blocks of different threads never
  * interleave: by the thread itself, or by the writer process (writer.h: by
  * default where blocks are compressed) while the thread records into its
@@ -81,7 +81,6 @@ extern char **environ;
  * (9.5 MB) the same either way: 1.142 and 1.147, 81 runs. */
 #define BUF_BYTES    (64u << 10)
 _Static_assert(BUF_BYTES <= DMM_BLOCK_MAX, "a buffer is one block at most");
-#define SMALL_BYTES  1024u        /* in-TLS buffer of exiting threads */
 #define TIME_STRIDE  128u         /* records per clock read, by default */
 #define MAX_DEPTH    64u         /* DMM_TRACE_STACK is capped here */
 #define STACK_TABLE  (1u << 20)  /* distinct call stacks we can name */
@@ -93,42 +92,12 @@ typedef struct stack_slot {
     uint32_t id;       /* 0 until the winner names it */
     uint32_t pad;
 } stack_slot_t;
-enum { TS_NONE, TS_ACTIVE, TS_EXITING };
-
-typedef struct tstate {
-    uint8_t       *buf;
-    uint8_t       *spare;      /* the other buffer, while the writer has this one */
-    uint32_t       cap;        /* bytes, DMM_TRC2_MAX_REC of them kept as slack */
-    uint32_t       pos;        /* bytes written by the owner (release store) */
-    uint32_t       lim;        /* the lean way while pos < lim (0: never); the
-                                  owner's, but exit's flush zeroes it (relaxed
-                                  atomics) */
-    uint32_t       flushed;    /* bytes already in the file (flush lock) */
-    dmm_trc2_state_t st;       /* the owner's: where its records stand since pos 0 */
-    uint64_t       tnow;       /* the last clock reading */
-    uint64_t       lclock;     /* multi-threaded: the least seq of the next record */
-    uint32_t       tleft;      /* records until the next one */
-    uint32_t       blocks;     /* blocks flushed by the owner */
-    uint32_t       tid;
-    int            tab1;       /* 1 + its order column (seq_mt); 0: none yet, -1:
-                                  the shared table */
-    uint64_t      *col;        /* its column's entry of row 0, or NULL */
-    int            lock;       /* flush lock */
-    int            mode;       /* TS_* */
-    int            gatekeeper; /* this thread closed the write gate */
-    struct tstate *next;       /* registry */
-    dmm_block_z_t  z;          /* when compressing */
-    dmm_wjob_t     job;        /* the spare's block, with the writer */
-    uint8_t        small[SMALL_BYTES];
-} tstate_t;
-
-static __thread tstate_t ts __attribute__((tls_model("initial-exec")));
+__thread tstate_t dmm_tw_ts __attribute__((tls_model("initial-exec")));
 
 static int       g_state = ST_UNINIT;
 static int       g_fd = -1;
 static uint32_t  g_pid;
 uint64_t         dmm_tw_next_seq;
-__thread int     dmm_tw_gate __attribute__((tls_model("initial-exec"))) = DMM_TW_NOT_READY;
 static uint64_t  g_clock0;
 static int       g_tsc;                 /* record times are TSC ticks */
 static uint64_t  g_tsc0;
@@ -611,7 +580,7 @@ static void clock_sync(tstate_t *s, int rss)
  * caller may not wait (a signal handler). */
 static int gate_enter(int may_wait)
 {
-    if (ts.gatekeeper)
+    if (dmm_tw_ts.gatekeeper)
         return 1;
     for (;;) {
         __atomic_add_fetch(&g_writers, 1, __ATOMIC_SEQ_CST);
@@ -627,7 +596,7 @@ static int gate_enter(int may_wait)
 
 static void gate_leave(void)
 {
-    if (!ts.gatekeeper)
+    if (!dmm_tw_ts.gatekeeper)
         __atomic_sub_fetch(&g_writers, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -637,7 +606,7 @@ static void rewind_buf(tstate_t *s)
 {
     s->flushed = 0;
     memset(&s->st, 0, sizeof s->st);
-    s->tleft = 1;   /* the next record reads the clock: see dmm_tw_malloc_done */
+    s->tleft = 1;   /* the next record reads the clock: see dmm_tw_malloc_done (recorder.h) */
     __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
 }
 
@@ -695,12 +664,12 @@ static void flush_all_impl(int final, int in_signal)
         }
         dmm_spin_unlock(&g_registry_lock);
     }
-    if (ts.mode != TS_NONE)   /* an exiting thread is no longer registered */
-        flush_other(&ts, in_signal);
+    if (dmm_tw_ts.mode != TS_NONE)   /* an exiting thread is no longer registered */
+        flush_other(&dmm_tw_ts, in_signal);
     /* every job is done (flush_other waited for each thread's); after exit's
      * flush no thread hands one over (write-through), after exec's or
      * _exit's none gets through the gate: the writer can go */
-    if ((final || ts.gatekeeper) && !in_signal)
+    if ((final || dmm_tw_ts.gatekeeper) && !in_signal)
         dmm_writer_stop();   /* after a fatal signal it sees the process go */
     gate_leave();
     errno = saved;
@@ -711,11 +680,11 @@ void dmm_tw_flush_all(int final)
     /* Inside the tracer while holding flush locks: a signal handler that
      * allocates now goes straight to glibc instead of waiting on a lock
      * this thread holds. */
-    dmm_tw_gate += DMM_TW_INSIDE;
-    if (ts.mode == TS_ACTIVE && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON)
-        clock_sync(&ts, 1);
+    dmm_tw_ts.gate += DMM_TW_INSIDE;
+    if (dmm_tw_ts.mode == TS_ACTIVE && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON)
+        clock_sync(&dmm_tw_ts, 1);
     flush_all_impl(final, 0);
-    dmm_tw_gate -= DMM_TW_INSIDE;
+    dmm_tw_ts.gate -= DMM_TW_INSIDE;
 }
 
 static void record_live_resident(void);
@@ -724,14 +693,14 @@ void dmm_tw_flush_last(int final)
 {
     if (final)   /* _exit: the end, as exit's destructor has it */
         record_live_resident();
-    if (!ts.gatekeeper) {
+    if (!dmm_tw_ts.gatekeeper) {
         int open = 0;
         while (!__atomic_compare_exchange_n(&g_gate_closed, &open, 1, 0, __ATOMIC_SEQ_CST,
                                             __ATOMIC_SEQ_CST)) {
             open = 0;   /* another thread is ending the process: it wins */
             sched_yield();
         }
-        ts.gatekeeper = 1;
+        dmm_tw_ts.gatekeeper = 1;
         while (__atomic_load_n(&g_writers, __ATOMIC_SEQ_CST))
             sched_yield();
     }
@@ -740,10 +709,10 @@ void dmm_tw_flush_last(int final)
 
 void dmm_tw_reopen(void)
 {
-    if (!ts.gatekeeper)
+    if (!dmm_tw_ts.gatekeeper)
         return;
     int saved = errno;
-    ts.gatekeeper = 0;
+    dmm_tw_ts.gatekeeper = 0;
     __atomic_store_n(&g_gate_closed, 0, __ATOMIC_SEQ_CST);
     errno = saved;
 }
@@ -779,12 +748,12 @@ static void thread_start(tstate_t *s)
     s->cap = BUF_BYTES;
     if (!s->buf) {
         s->buf = s->small;
-        s->cap = SMALL_BYTES;
+        s->cap = DMM_TW_SMALL_BYTES;
     }
     rewind_buf(s);
     __atomic_store_n(&s->lim, g_lean ? s->cap - DMM_TRC2_MAX_REC + 1 : 0, __ATOMIC_RELAXED);
     s->tleft = 1;
-    dmm_tw_gate &= ~DMM_TW_NOT_READY;
+    dmm_tw_ts.gate |= DMM_TW_READY;
     s->mode = TS_ACTIVE;
     registry_add(s);
     /* exit's flush zeroes the lim of the threads it finds registered; a
@@ -801,9 +770,9 @@ static void thread_start(tstate_t *s)
 static void thread_exit(void *arg)
 {
     tstate_t *s = arg;
-    if (s != &ts || s->mode != TS_ACTIVE)
+    if (s != &dmm_tw_ts || s->mode != TS_ACTIVE)
         return;
-    dmm_tw_gate += DMM_TW_INSIDE;
+    dmm_tw_ts.gate += DMM_TW_INSIDE;
     dmm_trc_rec_t r;
     memset(&r, 0, sizeof r);
     r.op = DMM_TRC_THREAD_EXIT;
@@ -824,26 +793,26 @@ static void thread_exit(void *arg)
     s->spare = NULL;
     dmm_block_z_free(&s->z);
     s->buf = s->small;
-    s->cap = SMALL_BYTES;
+    s->cap = DMM_TW_SMALL_BYTES;
     __atomic_store_n(&s->lim, 0, __ATOMIC_RELAXED);   /* every record written at once */
     rewind_buf(s);
     s->mode = TS_EXITING;
     dmm_spin_unlock(&s->lock);
-    dmm_tw_gate -= DMM_TW_INSIDE;
+    dmm_tw_ts.gate -= DMM_TW_INSIDE;
 }
 
 /* ---- fork ------------------------------------------------------------- */
 
 static void atfork_prepare(void)
 {
-    dmm_tw_gate += DMM_TW_INSIDE;
+    dmm_tw_ts.gate += DMM_TW_INSIDE;
     dmm_spin_lock(&g_registry_lock);
 }
 
 static void atfork_parent(void)
 {
     dmm_spin_unlock(&g_registry_lock);
-    dmm_tw_gate -= DMM_TW_INSIDE;
+    dmm_tw_ts.gate -= DMM_TW_INSIDE;
     if (dmm_tw_enter()) {
         dmm_tw_record(DMM_TRC_FORK, dmm_tw_seq(), 0, 0, NULL, NULL, 0);
         dmm_tw_leave();
@@ -857,7 +826,7 @@ static void atfork_child(void)
     tstate_t *keep = NULL;
     for (tstate_t *s = g_registry; s;) {
         tstate_t *next = s->next;
-        if (s == &ts) {
+        if (s == &dmm_tw_ts) {
             keep = s;
         } else {
             if (s->buf && s->buf != s->small)
@@ -874,17 +843,17 @@ static void atfork_child(void)
     g_registry_lock = 0;
     dmm_resident_atfork_child();
     g_gate_closed = g_writers = 0;
-    order_tables_forked(&ts);
-    ts.job.state = 0;   /* the spare's block, if any, is the parent's to write */
+    order_tables_forked(&dmm_tw_ts);
+    dmm_tw_ts.job.state = 0;   /* the spare's block, if any, is the parent's to write */
     /* should this glibc count the child as single-threaded, its count goes
      * on from this thread's clock */
-    if (dmm_tw_next_seq < ts.lclock)
-        dmm_tw_next_seq = ts.lclock;
+    if (dmm_tw_next_seq < dmm_tw_ts.lclock)
+        dmm_tw_next_seq = dmm_tw_ts.lclock;
     dmm_writer_forget();
-    ts.gatekeeper = 0;
-    ts.lock = 0;
-    rewind_buf(&ts);
-    ts.tleft = 1;   /* the clock starts again below: read it on the next record */
+    dmm_tw_ts.gatekeeper = 0;
+    dmm_tw_ts.lock = 0;
+    rewind_buf(&dmm_tw_ts);
+    dmm_tw_ts.tleft = 1;   /* the clock starts again below: read it on the next record */
     if (g_fd >= 0)
         close(g_fd);
     g_pid = (uint32_t)getpid();
@@ -896,19 +865,19 @@ static void atfork_child(void)
     if (!g_follow_fork && __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
         /* not followed: no file, and nothing this child execs is traced */
         __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
-        dmm_tw_gate |= DMM_TW_NOT_READY;
+        dmm_tw_ts.gate &= ~DMM_TW_READY;
         strip_preload();
     }
     if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON) {
         g_fd = open_trace(1);
         if (g_fd < 0) {
             __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
-            dmm_tw_gate |= DMM_TW_NOT_READY;
+            dmm_tw_ts.gate &= ~DMM_TW_READY;
         }
-        else if (ts.mode == TS_ACTIVE)
-            clock_sync(&ts, 1);
+        else if (dmm_tw_ts.mode == TS_ACTIVE)
+            clock_sync(&dmm_tw_ts, 1);
     }
-    dmm_tw_gate -= DMM_TW_INSIDE;
+    dmm_tw_ts.gate -= DMM_TW_INSIDE;
 }
 
 /* ---- a program killed ------------------------------------------------- */
@@ -941,7 +910,7 @@ static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, S
 
 static void on_fatal(int sig)
 {
-    dmm_tw_gate += DMM_TW_INSIDE;
+    dmm_tw_ts.gate += DMM_TW_INSIDE;
     flush_all_impl(1, 1);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -969,7 +938,7 @@ static void install_fatal_handlers(void)
 
 static void init(void)
 {
-    dmm_tw_gate += DMM_TW_INSIDE;
+    dmm_tw_ts.gate += DMM_TW_INSIDE;
     g_pid = (uint32_t)getpid();
     g_clock0 = now_ns();
     g_tsc = tsc_usable();
@@ -984,7 +953,7 @@ static void init(void)
     g_fd = open_trace(0);
     if (g_fd < 0) {
         __atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
-        dmm_tw_gate -= DMM_TW_INSIDE;
+        dmm_tw_ts.gate -= DMM_TW_INSIDE;
         return;
     }
     g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
@@ -994,7 +963,7 @@ static void init(void)
     g_writer = writer_wanted();
     dmm_writer_on_orphan(orphan_flush);
     __atomic_store_n(&g_state, ST_ON, __ATOMIC_RELEASE);
-    dmm_tw_gate -= DMM_TW_INSIDE;
+    dmm_tw_ts.gate -= DMM_TW_INSIDE;
 }
 
 /* Returns 1 when tracing is on. */
@@ -1019,7 +988,7 @@ static int ensure_init(void)
 __attribute__((constructor)) static void dmm_tw_constructor(void)
 {
     /* Programs that never allocate still get a trace file. */
-    if (dmm_tw_gate < DMM_TW_INSIDE)
+    if (dmm_tw_ts.gate < DMM_TW_INSIDE)
         ensure_init();
 }
 
@@ -1031,7 +1000,7 @@ __attribute__((destructor)) static void dmm_tw_destructor(void)
     /* Stacks name return addresses; list the modules again at the end so
      * that code loaded with dlopen after the first stack is covered too. */
     if (__atomic_load_n(&g_stacks, __ATOMIC_ACQUIRE) && dmm_tw_enter()) {
-        dl_iterate_phdr(emit_module, &ts);
+        dl_iterate_phdr(emit_module, &dmm_tw_ts);
         dmm_tw_leave();
     }
     record_live_resident();
@@ -1042,13 +1011,13 @@ __attribute__((destructor)) static void dmm_tw_destructor(void)
 
 int dmm_tw_enter_slow(void)
 {
-    if (dmm_tw_gate >= DMM_TW_INSIDE)
+    if (dmm_tw_ts.gate >= DMM_TW_INSIDE)
         return 0;
     if (!ensure_init())
         return 0;
-    dmm_tw_gate += DMM_TW_INSIDE;
-    if (ts.mode == TS_NONE)
-        thread_start(&ts);
+    dmm_tw_ts.gate += DMM_TW_INSIDE;
+    if (dmm_tw_ts.mode == TS_NONE)
+        thread_start(&dmm_tw_ts);
     return 1;
 }
 
@@ -1062,7 +1031,7 @@ static void reserve(tstate_t *s, uint32_t n)
 }
 
 /* After a record whose time is not the last clock reading (a clock sync's,
- * a module's), the next one reads the clock: see dmm_tw_malloc_done. */
+ * a module's), the next one reads the clock: see dmm_tw_malloc_done (recorder.h). */
 static inline void time_kept(tstate_t *s, const dmm_trc_rec_t *r)
 {
     if (r->time != s->tnow)
@@ -1235,7 +1204,7 @@ static inline __attribute__((always_inline)) void
 record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, const void *out,
        int err, unsigned rflags)
 {
-    tstate_t *s = &ts;
+    tstate_t *s = &dmm_tw_ts;
     dmm_trc_rec_t r;
     r.stack = 0;
     if (g_depth) {   /* libunwind may set errno; the caller's must survive */
@@ -1497,7 +1466,7 @@ static inline __attribute__((always_inline)) uint64_t seq_mt(tstate_t *s, uintpt
 
 uint64_t dmm_tw_seq_mt(const void *addr)
 {
-    return seq_mt(&ts, (uintptr_t)addr);
+    return seq_mt(&dmm_tw_ts, (uintptr_t)addr);
 }
 
 /* The two calls most programs make most, the lean way: a result, room in
@@ -1506,13 +1475,11 @@ uint64_t dmm_tw_seq_mt(const void *addr)
  * TSC: g_lean).  The record is encoded straight from the arguments, the
  * bytes record() would write: where its seq is the next of the thread's
  * stream and the clock stands, by trcenc.h's _same encoders, calling
- * nothing, so that the functions below keep to scratch registers; a clock
- * reading or another seq (threads that take seqs in turn) goes to *_other,
- * and anything else to record(), as tail calls. */
-static inline __attribute__((always_inline)) int lean(tstate_t *s)
-{
-    return __builtin_expect(s->pos < __atomic_load_n(&s->lim, __ATOMIC_RELAXED), 1);
-}
+ * nothing: inline in the shim while the process has one thread
+ * (recorder.h, dmm_tw_malloc_done), in the functions below, which keep to
+ * scratch registers, when it has more; a clock reading or another seq
+ * (threads that take seqs in turn) goes to *_other, and anything else to
+ * record(), as tail calls.  dmm_tw_lean() (recorder.h) is the test. */
 
 /* A lean record's clock reading, as stamp_sampled() takes it. */
 static inline __attribute__((always_inline)) void lean_clock(tstate_t *s)
@@ -1596,36 +1563,16 @@ static inline __attribute__((always_inline)) int seq_mt_quick(tstate_t *s, uintp
     return 1;
 }
 
-/* A lean record whose seq is its stream's next and whose time stands: its
- * bytes by trcenc.h's _same encoders, and the rest of the way out. */
-static inline __attribute__((always_inline)) void *malloc_same(tstate_t *s, size_t n, void *p)
-{
-    uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc3_encode_malloc_same(s->buf + pos, &s->st, n, (uintptr_t)p);
-    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
-    dmm_tw_leave();
-    return p;
-}
-
-static inline __attribute__((always_inline)) void free_same(tstate_t *s, void *p)
-{
-    uint32_t pos = s->pos;
-    pos += (uint32_t)dmm_trc3_encode_free_same(s->buf + pos, &s->st, (uintptr_t)p);
-    __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
-    dmm_tw_leave();
-    __libc_free(p);
-}
-
 /* The process has threads, or the call is not one for the lean way. */
 static __attribute__((noinline)) void *malloc_mt_slow(size_t n, void *p)
 {
-    tstate_t *s = &ts;
-    if (!__builtin_expect(p != NULL && lean(s), 1))
+    tstate_t *s = &dmm_tw_ts;
+    if (!__builtin_expect(p != NULL && dmm_tw_lean(s), 1))
         return malloc_full(dmm_tw_seq_at(p), n, p);
     uint64_t seq;
     if (lean_other(s, (uintptr_t)p, &seq))
         return malloc_other(s, seq, s->tnow, n, p);
-    return malloc_same(s, n, p);
+    return dmm_tw_malloc_same(s, n, p);
 }
 
 static __attribute__((noinline)) void free_other(tstate_t *s, uint64_t seq, uint64_t t,
@@ -1647,8 +1594,8 @@ static __attribute__((noinline)) void free_full(uint64_t seq, void *p)
 
 static __attribute__((noinline)) void free_mt_slow(void *p)
 {
-    tstate_t *s = &ts;
-    if (!lean(s)) {
+    tstate_t *s = &dmm_tw_ts;
+    if (!dmm_tw_lean(s)) {
         free_full(dmm_tw_seq_at(p), p);
         return;
     }
@@ -1657,7 +1604,7 @@ static __attribute__((noinline)) void free_mt_slow(void *p)
         free_other(s, seq, s->tnow, p);
         return;
     }
-    free_same(s, p);
+    dmm_tw_free_same(s, p);
 }
 
 /* The process has threads (or the call is not one for the lean way): the
@@ -1665,23 +1612,24 @@ static __attribute__((noinline)) void free_mt_slow(void *p)
  * thread, with the seq of seq_mt_quick(); anything else, and a seq that is
  * not the stream's next, the rest of the way (callgrind, work_media -t 2,
  * shim included: 118 instructions a malloc's record and 102 a free's the
- * *_slow way alone, 98 and 81 this way). */
-static __attribute__((noinline)) void *malloc_mt(size_t n, void *p)
+ * *_slow way alone, 98 and 81 this way; 95 and 78 on -f 300 since the
+ * gate is a field of the thread's state). */
+__attribute__((noinline)) void *dmm_tw_malloc_mt(size_t n, void *p)
 {
-    tstate_t *s = &ts;
+    tstate_t *s = &dmm_tw_ts;
     uint64_t seq;
-    if (!__builtin_expect(p != NULL && lean(s) && seq_mt_quick(s, (uintptr_t)p, &seq), 1))
+    if (!__builtin_expect(p != NULL && dmm_tw_lean(s) && seq_mt_quick(s, (uintptr_t)p, &seq), 1))
         return malloc_mt_slow(n, p);
     if (__builtin_expect(seq != s->st.seq + 1, 0))
         return malloc_other(s, seq, s->tnow, n, p);
-    return malloc_same(s, n, p);
+    return dmm_tw_malloc_same(s, n, p);
 }
 
-static __attribute__((noinline)) void free_mt(void *p)
+__attribute__((noinline)) void dmm_tw_free_mt(void *p)
 {
-    tstate_t *s = &ts;
+    tstate_t *s = &dmm_tw_ts;
     uint64_t seq;
-    if (!__builtin_expect(lean(s) && seq_mt_quick(s, (uintptr_t)p, &seq), 1)) {
+    if (!__builtin_expect(dmm_tw_lean(s) && seq_mt_quick(s, (uintptr_t)p, &seq), 1)) {
         free_mt_slow(p);
         return;
     }
@@ -1689,41 +1637,22 @@ static __attribute__((noinline)) void free_mt(void *p)
         free_other(s, seq, s->tnow, p);
         return;
     }
-    free_same(s, p);
+    dmm_tw_free_same(s, p);
 }
 
-/* While the process has one thread, the lean way is shorter still: every
- * record of the thread takes the process's next seq, so a record's seq is
- * its stream's next, and its time is the last clock reading, which the
- * stream's last record carries: rewind_buf() and a record with a time of
- * its own (time_kept()) make the next one read the clock, which takes it
- * through *_other, where its seq and time are encoded as they are.  So
- * neither is compared here (multi-threaded, malloc_mt() and free_mt() do). */
-__attribute__((noinline)) void *dmm_tw_malloc_done(size_t n, void *p)
+/* dmm_tw_malloc_done's and dmm_tw_free_done's record with one thread when
+ * the clock is due (the caller counted it down): the process's next seq,
+ * and a time of its own. */
+__attribute__((noinline)) void *dmm_tw_malloc_clock(size_t n, void *p)
 {
-    tstate_t *s = &ts;
-    if (!__builtin_expect(__libc_single_threaded && p != NULL && lean(s), 1))
-        return malloc_mt(n, p);
-    dmm_tw_next_seq++;
-    if (__builtin_expect(--s->tleft == 0, 0)) {
-        lean_clock(s);
-        return malloc_other(s, dmm_tw_next_seq - 1, s->tnow, n, p);
-    }
-    return malloc_same(s, n, p);
+    tstate_t *s = &dmm_tw_ts;
+    lean_clock(s);
+    return malloc_other(s, dmm_tw_next_seq++, s->tnow, n, p);
 }
 
-__attribute__((noinline)) void dmm_tw_free_done(void *p)
+__attribute__((noinline)) void dmm_tw_free_clock(void *p)
 {
-    tstate_t *s = &ts;
-    if (!__builtin_expect(__libc_single_threaded && lean(s), 1)) {
-        free_mt(p);
-        return;
-    }
-    dmm_tw_next_seq++;
-    if (__builtin_expect(--s->tleft == 0, 0)) {
-        lean_clock(s);
-        free_other(s, dmm_tw_next_seq - 1, s->tnow, p);
-        return;
-    }
-    free_same(s, p);
+    tstate_t *s = &dmm_tw_ts;
+    lean_clock(s);
+    free_other(s, dmm_tw_next_seq++, s->tnow, p);
 }

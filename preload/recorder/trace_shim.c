@@ -24,22 +24,16 @@
 #include <unistd.h>
 
 
-EXPORT void *malloc(size_t n)
+/* malloc and free once inside the recorder, inline in both ways in. */
+static inline __attribute__((always_inline)) void *malloc_inside(size_t n, void *p)
 {
-    if (!dmm_tw_enter())
-        return __libc_malloc(n);
-    void *p = __libc_malloc(n);
     if (__builtin_expect(dmm_resident_may_be_mapped(n), 0))
         return dmm_tw_malloc_large(n, p);
     return dmm_tw_malloc_done(n, p);
 }
 
-EXPORT void free(void *p)
+static inline __attribute__((always_inline)) void free_inside(void *p)
 {
-    if (!dmm_tw_enter()) {
-        __libc_free(p);
-        return;
-    }
     /* free(NULL) is recorded too.  glibc's free keeps errno, and so does
      * the tracer.  A block that glibc mapped on its own says in its record
      * how much of it the program had written (resident.h). */
@@ -48,6 +42,52 @@ EXPORT void free(void *p)
         return;
     }
     dmm_tw_free_done(p);
+}
+
+/* The ways in through dmm_tw_enter_slow(): out of line, so that the usual
+ * calls need no stack frame of their own for it. */
+static __attribute__((noinline)) void *malloc_slow(size_t n, void *p)
+{
+    if (!dmm_tw_enter_slow())
+        return p;
+    return malloc_inside(n, p);
+}
+
+static __attribute__((noinline)) void free_slow(void *p)
+{
+    if (!dmm_tw_enter_slow()) {
+        __libc_free(p);
+        return;
+    }
+    free_inside(p);
+}
+
+/* malloc enters the recorder once glibc's malloc has returned, as free
+ * leaves it before glibc's free runs: the gate guards the recorder's
+ * state, which glibc's call does not touch, and one entry, after the call,
+ * finds the gate and the buffer's state at one thread-local address.  A
+ * signal handler that allocates while glibc's malloc runs is recorded
+ * (before this call), as one that does while glibc's free runs always was. */
+EXPORT void *malloc(size_t n)
+{
+    void *p = __libc_malloc(n);
+#if defined(__x86_64__)
+    /* p stays in the return register: the compiler otherwise moves it out
+     * for the tail calls' second argument and back (two instructions) */
+    __asm__("" : "+a"(p));
+#endif
+    if (!dmm_tw_enter_quick())
+        return malloc_slow(n, p);
+    return malloc_inside(n, p);
+}
+
+EXPORT void free(void *p)
+{
+    if (!dmm_tw_enter_quick()) {
+        free_slow(p);
+        return;
+    }
+    free_inside(p);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
