@@ -4,6 +4,7 @@
  *   dmm record [-o DIR] [--stacks N] [--compress after|zstd|none] [--follow-exec=no]
  *              [--follow-fork=no] -- PROGRAM [ARGS]
  *   dmm record --pick DIR        the trace of DIR that dmm stats would read
+ *   dmm record --list DIR        what each process of DIR did
  */
 #include "codegen/cli/cli.h"
 
@@ -20,28 +21,37 @@
 #include "tracer/format/trc_write.h"
 #include "tracer/record/record.h"
 
+/* The rows a summary shows at most; past that, the processes that
+ * allocated most (a wrapper script starts dozens of processes that
+ * allocate little: a pyenv shim, 79), and one line for the rest. */
+#define SUMMARY_ROWS 12
+#define SUMMARY_SHOWN 10
+
 static void usage(FILE *f)
 {
-    fputs("usage: dmm record [OPTIONS] -- PROGRAM [ARGS...]\n"
-          "  Run PROGRAM under libdmmtrace.so and wait for every process it starts;\n"
-          "  each process's trace goes to DIR/<program>.<pid>.trc.  Prints what each\n"
-          "  process did, and exits with PROGRAM's own status.\n"
-          "  -o DIR            where the traces go (default dmm-record.<program>.<pid>;\n"
-          "                    made if missing, and must hold no trace yet)\n"
-          "  --stacks N        record N frames of call stack per call (0-64; default 0)\n"
-          "  --compress WHEN   after (default): zstd-compress the traces once the program\n"
-          "                    has ended, which costs the recording nothing; zstd: in the\n"
-          "                    traced processes, as they record; none: keep them raw\n"
-          "  --follow-exec=no  do not trace a program the first one execs\n"
-          "  --follow-fork=no  do not trace the first process's children\n"
-          "  Each process's buffers go to the tracer's writer process, so that a\n"
-          "  program stopped with Ctrl-C or killed loses no record (DMM_TRACE_WRITER\n"
-          "  in the environment chooses otherwise).\n"
-          "  --pick DIR        print the trace of DIR that `dmm stats DIR` and\n"
-          "                    `make evolve TRACE=DIR` read: the process that allocated most\n"
-          "  Exit status: PROGRAM's (128 + N when a signal N ended it); 1 for a usage\n"
-          "  error, 2 when no PROGRAM is given, it could not be run or DIR not written.\n",
-          f);
+    fprintf(f, "usage: dmm record [OPTIONS] -- PROGRAM [ARGS...]\n"
+               "  Run PROGRAM under libdmmtrace.so and wait for every process it starts;\n"
+               "  each process's trace goes to DIR/<program>.<pid>.trc.  Prints what each\n"
+               "  process did, and exits with PROGRAM's own status.\n"
+               "  -o DIR            where the traces go (default dmm-record.<program>.<pid>;\n"
+               "                    made if missing, and must hold no trace yet)\n"
+               "  --stacks N        record N frames of call stack per call (0-64; default 0)\n"
+               "  --compress WHEN   after (default): zstd-compress the traces once the program\n"
+               "                    has ended, which costs the recording nothing; zstd: in the\n"
+               "                    traced processes, as they record; none: keep them raw\n"
+               "  --follow-exec=no  do not trace a program the first one execs\n"
+               "  --follow-fork=no  do not trace the first process's children\n"
+               "  Each process's buffers go to the tracer's writer process, so that a\n"
+               "  program stopped with Ctrl-C or killed loses no record (DMM_TRACE_WRITER\n"
+               "  in the environment chooses otherwise).\n"
+               "  --pick DIR        print the trace of DIR that `dmm stats DIR` and\n"
+               "                    `make evolve TRACE=DIR` read: the process that allocated most\n"
+               "  --list DIR        what each process of DIR did: its summary with every\n"
+               "                    process (after a recording, the summary shows the %d that\n"
+               "                    allocated most when there are more than %d)\n"
+               "  Exit status: PROGRAM's (128 + N when a signal N ended it); 1 for a usage\n"
+               "  error, 2 when no PROGRAM is given, it could not be run or DIR not written.\n",
+               SUMMARY_SHOWN, SUMMARY_ROWS);
 }
 
 /* libdmmtrace.so beside this dmm (the build tree) or in ../lib (installed). */
@@ -93,8 +103,46 @@ static void human(uint64_t b, char *out, size_t len)
     snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
-/* What each process did, on stderr (the program's stdout stays its own). */
-static void summary(const char *dir)
+/* A row of the summary. */
+static void row(FILE *f, const dmm_record_proc_t *p, int most)
+{
+    if (p->unreadable) {
+        fprintf(f, "  %s: %s\n", p->file, p->err);
+        return;
+    }
+    char total[32], peak[32], rss[32] = "?";
+    human(p->alloc_bytes, total, sizeof total);
+    human(p->peak_live, peak, sizeof peak);
+    if (p->peak_rss)   /* else the trace does not say */
+        human(p->peak_rss, rss, sizeof rss);
+    fprintf(f, "  %8u %8u %12llu %11s %11s %11s  %.70s%s\n", p->pid, p->ppid,
+            (unsigned long long)p->records, total, peak, rss, p->command,
+            most ? "   <- allocated most" : "");
+}
+
+/* Of procs, the SHOWN that allocated most bytes, and every unreadable one,
+ * marked in keep (n bytes). */
+static void pick_rows(const dmm_record_proc_t *v, size_t n, size_t shown, char *keep)
+{
+    memset(keep, 0, n);
+    for (size_t k = 0; k < shown; k++) {
+        long best = -1;
+        for (size_t i = 0; i < n; i++)
+            if (!keep[i] && !v[i].unreadable &&
+                (best < 0 || v[i].alloc_bytes > v[best].alloc_bytes))
+                best = (long)i;
+        if (best < 0)
+            break;
+        keep[best] = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        keep[i] |= (char)v[i].unreadable;
+}
+
+/* What each process did, on f (stderr after a recording: the program's
+ * stdout stays its own); every process when all, else at most
+ * SUMMARY_ROWS rows.  0, or 2 when dir holds no trace it can read. */
+static int summary(FILE *f, const char *dir, int all)
 {
     dmm_record_proc_t *v;
     size_t n;
@@ -102,29 +150,45 @@ static void summary(const char *dir)
     dmm_err_t err;
     if (dmm_record_scan(dir, &v, &n, &most, &err) != 0) {
         fprintf(stderr, "dmm record: %s\n", err.msg);
-        return;
+        return 2;
     }
-    fprintf(stderr, "\ndmm record: %zu process%s traced, in %s/\n", n, n == 1 ? "" : "es", dir);
-    fprintf(stderr, "  %8s %8s %12s %11s %11s %11s  %s\n", "pid", "ppid", "operations",
+    char *keep = malloc(n ? n : 1);
+    if (!keep) {
+        free(v);
+        fprintf(stderr, "dmm record: %s\n", strerror(ENOMEM));
+        return 2;
+    }
+    if (all || n <= SUMMARY_ROWS)
+        memset(keep, 1, n);
+    else
+        pick_rows(v, n, SUMMARY_SHOWN, keep);
+    fprintf(f, "\ndmm record: %zu process%s traced, in %s/\n", n, n == 1 ? "" : "es", dir);
+    fprintf(f, "  %8s %8s %12s %11s %11s %11s  %s\n", "pid", "ppid", "operations",
             "allocated", "peak live", "peak RSS", "command");
+    size_t rest = 0;
+    uint64_t rest_ops = 0, rest_bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        if (v[i].unreadable) {
-            fprintf(stderr, "  %s: %s\n", v[i].file, v[i].err);
-            continue;
+        if (keep[i]) {
+            row(f, &v[i], (long)i == most && n > 1);
+        } else {
+            rest++;
+            rest_ops += v[i].records;
+            rest_bytes += v[i].alloc_bytes;
         }
-        char total[32], peak[32], rss[32] = "?";
-        human(v[i].alloc_bytes, total, sizeof total);
-        human(v[i].peak_live, peak, sizeof peak);
-        if (v[i].peak_rss)   /* else the trace does not say */
-            human(v[i].peak_rss, rss, sizeof rss);
-        fprintf(stderr, "  %8u %8u %12llu %11s %11s %11s  %.70s%s\n", v[i].pid, v[i].ppid,
-                (unsigned long long)v[i].records, total, peak, rss, v[i].command,
-                (long)i == most && n > 1 ? "   <- allocated most" : "");
+    }
+    if (rest) {
+        char b[32];
+        human(rest_bytes, b, sizeof b);
+        fprintf(f, "  ... and %zu more process%s (%llu operations, %s allocated in all): "
+                   "dmm record --list %s shows every one\n",
+                rest, rest == 1 ? "" : "es", (unsigned long long)rest_ops, b, dir);
     }
     if (most >= 0)
-        fprintf(stderr, "dmm record: dmm stats %s and make evolve TRACE=%s read %s%s\n", dir,
+        fprintf(f, "dmm record: dmm stats %s and make evolve TRACE=%s read %s%s\n", dir,
                 dir, v[most].file, n > 1 ? " (the process that allocated most)" : "");
+    free(keep);
     free(v);
+    return 0;
 }
 
 /* The traces zstd-compressed now that nothing records any more. */
@@ -182,6 +246,8 @@ int dmm_record_main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--pick") && i + 1 < argc && i + 2 == argc) {
             return pick_main(argv[i + 1]);
+        } else if (!strcmp(a, "--list") && i + 1 < argc && i + 2 == argc) {
+            return summary(stdout, argv[i + 1], 1);
         } else if (!strcmp(a, "-o") && i + 1 < argc) {
             o.dir = argv[++i];
         } else if (!strcmp(a, "--stacks") && i + 1 < argc) {
@@ -239,7 +305,7 @@ int dmm_record_main(int argc, char **argv)
     }
     if (after)
         compress_after(o.dir);
-    summary(o.dir);
+    summary(stderr, o.dir, 0);
     if (WIFSIGNALED(status)) {
         fprintf(stderr, "dmm record: %s was killed by signal %d\n", o.argv[0], WTERMSIG(status));
         return 128 + WTERMSIG(status);

@@ -124,6 +124,56 @@ Test(record, traces_every_process_and_says_which_allocated_most)
     remove_tmpdir();
 }
 
+/* The summary's rows in text: lines that start with a pid (spaces, then a
+ * digit). */
+static int rows(const char *text)
+{
+    int n = 0;
+    for (const char *l = text; *l;) {
+        const char *d = l + strspn(l, " ");
+        n += d > l && *d >= '0' && *d <= '9';
+        const char *end = strchr(l, '\n');
+        if (!end)
+            break;
+        l = end + 1;
+    }
+    return n;
+}
+
+/* A program that starts many processes (a wrapper script's way): the
+ * summary shows the 10 that allocated most and one line for the rest, the
+ * one that allocated most among them; --list shows every one. */
+Test(record, a_long_summary_shows_the_processes_that_allocated_most)
+{
+    make_tmpdir();
+    char script[900];
+    snprintf(script, sizeof script,
+             "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do %s main 2 >/dev/null; done; "
+             "%s bigcalloc 16 >/dev/null; true", TRACEE, TRACEE);
+    const char *a[] = { "-o", "rec", "--", "/bin/sh", "-c", script, NULL };
+    cr_assert_eq(record(a), 0);
+    int n = traces("rec");
+    cr_assert_geq(n, 15, "the shell and 15 tracees: %d", n);
+    char *e = slurp_text(err_path);
+    cr_expect_eq(rows(e), 10, "%s", e);
+    char more[64];
+    snprintf(more, sizeof more, "... and %d more processes (", n - 10);
+    cr_expect(strstr(e, more) != NULL, "'%s' in:\n%s", more, e);
+    cr_expect(strstr(e, "dmm record --list rec shows every one") != NULL, "%s", e);
+    cr_expect(strstr(e, "bigcalloc 16   <- allocated most") != NULL, "%s", e);
+    free(e);
+    const char *l[] = { "--list", "rec", NULL };
+    cr_assert_eq(record(l), 0);
+    char *o = slurp_text(out_path);
+    cr_expect_eq(rows(o), n, "%s", o);
+    cr_expect_null(strstr(o, "more process"), "%s", o);
+    free(o);
+    const char *bad[] = { "--list", "nowhere", NULL };
+    cr_expect_eq(record(bad), 2);
+    expect_err("nowhere");
+    remove_tmpdir();
+}
+
 /* "Allocated most" is bytes, then calls: a process that asks for 32 MiB in
  * a few callocs is the one picked over one that makes 1500 small calls
  * (a wrapper's shell against the Python it starts, in small). */
