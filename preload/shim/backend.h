@@ -47,6 +47,10 @@ void  dmm_backend_free(dmm_chain_t *c, void *p);
  * It tests no state either: it looks p up in dmm_shim_free_arena(), which
  * is an empty arena unless free may free at once. */
 void  dmm_backend_free_any(void *p);
+/* calloc of nmemb * size bytes, as dmm_chain_calloc decides it: the
+ * chain's malloc for a request a class or the cache serves, then the bytes
+ * cleared; the fallback path's own calloc for the rest. */
+void *dmm_backend_calloc(dmm_chain_t *c, size_t nmemb, size_t size);
 /* realloc of p, NULL or a block of c (the caller checked), as
  * dmm_chain_realloc decides it. */
 void *dmm_backend_realloc(dmm_chain_t *c, void *p, size_t n);

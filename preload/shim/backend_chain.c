@@ -49,6 +49,11 @@ void dmm_backend_free(dmm_chain_t *c, void *p)
     dmm_chain_free(c, p);
 }
 
+void *dmm_backend_calloc(dmm_chain_t *c, size_t nmemb, size_t size)
+{
+    return dmm_chain_calloc(c, nmemb, size);
+}
+
 void *dmm_backend_realloc(dmm_chain_t *c, void *p, size_t n)
 {
     return dmm_chain_realloc(c, p, n);

@@ -285,6 +285,27 @@ void *dmm_backend_realloc(dmm_chain_t *c, void *p, size_t n)
     return q;
 }
 
+/* dmm_chain_calloc's decisions -- the fallback path's calloc for a request
+ * that neither the cache nor a class serves (it leaves pages that read as
+ * zero unwritten), else the chain's malloc and the bytes cleared -- with
+ * this library's malloc (its cache and one-thread paths: python3's 121 k
+ * callocs took 101 instructions each through the chain's). */
+void *dmm_backend_calloc(dmm_chain_t *c, size_t nmemb, size_t size)
+{
+    size_t n;
+    if (__builtin_mul_overflow(nmemb, size, &n)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (n && !(dmm_evolved_cache_max() && n <= dmm_evolved_cache_max()) &&
+        dmm_evolved_pick(n) < 0)
+        return dmm_chain_calloc(c, nmemb, size);
+    void *p = dmm_backend_malloc_fast(n);
+    if (!p && !(p = dmm_backend_malloc_miss(c, n)))
+        return NULL;
+    return memset(p, 0, n);
+}
+
 void dmm_backend_class_free(dmm_chain_t *c, int i, void *p)
 {
     dmm_evolved_class_free(c, i, p);

@@ -385,7 +385,7 @@ static SLOW void *calloc_slow(size_t nmemb, size_t size)
 {
     dmm_chain_t *c = chain();
     if (c)
-        return dmm_chain_calloc(c, nmemb, size);
+        return dmm_backend_calloc(c, nmemb, size);
     if ((c = checked()))
         return dmm_check_calloc(c, nmemb, size);
     return glibc_note(__libc_calloc(nmemb, size));
@@ -395,7 +395,7 @@ EXPORT void *calloc(size_t nmemb, size_t size)
 {
     dmm_chain_t *c = on();
     if (__builtin_expect(c != NULL, 1))
-        return dmm_chain_calloc(c, nmemb, size);
+        return dmm_backend_calloc(c, nmemb, size);
     return calloc_slow(nmemb, size);
 }
 
