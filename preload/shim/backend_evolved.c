@@ -211,7 +211,10 @@ inline void dmm_backend_free_any(void *p)
     const dmm_arena_t *a = dmm_shim_free_arena();
     uintptr_t off = (uintptr_t)p - a->base;
     if (__builtin_expect(off >= __atomic_load_n(&a->used, __ATOMIC_ACQUIRE), 0)) {
-        free_elsewhere(p);
+        if (p)   /* free(NULL) does nothing, in every state: no look-ups for it
+                  * (cc1plus makes 261 k of its 1.6 M frees so: 54 instructions
+                  * each through the slow way) */
+            free_elsewhere(p);
         return;
     }
     unsigned i = __atomic_load_n(&a->map, __ATOMIC_RELAXED)[off / DMM_PAGE] - 1u;

@@ -373,9 +373,9 @@ dmm_chain_t *dmm_shim_free_chain(void)
     return free_on() ? dmm_shim_chain : NULL;
 }
 
-/* free(NULL) takes the back end's slow way (no block of the chain is at
- * NULL), which ends in free_slow; so does every free until free may free
- * at once (dmm_shim_free_newest). */
+/* Every free takes the back end's slow way, which ends in free_slow, until
+ * free may free at once (dmm_shim_free_newest); free(NULL) does too, in
+ * libdmm.so (libdmm_evolved.so's returns at once). */
 EXPORT __attribute__((flatten)) void free(void *p)
 {
     dmm_backend_free_any(p);
