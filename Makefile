@@ -51,7 +51,7 @@ NO_MALLOC_BUILTINS := -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc 
 # optimisation across the shim, its back end and the allocator classes, and
 # calls into glibc through the GOT (they link -z now: a PLT stub would only
 # add a jump to each, one per traced malloc and free).
-PRELOAD_CFLAGS := -O2 -g -flto $(DMM_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -fno-plt \
+PRELOAD_CFLAGS := -O2 -g -flto=auto $(DMM_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -fno-plt \
                   $(NO_MALLOC_BUILTINS)
 LDLIBS_CORE := -lzstd -lm
 

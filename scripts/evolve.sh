@@ -224,9 +224,16 @@ fi
 step "dmm codegen chosen.dmm -> dmm_evolved.c"
 (cd "$tmp" && "$dmm" codegen -o dmm_evolved.c chosen.dmm)
 
+# A make of its own: make evolve's recipe is not marked as one that runs
+# make, so the parent's jobserver is not this one's (a make that finds its
+# MAKEFLAGS warns "jobserver unavailable"); the Makefile picks its -j.
+submake() {
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ${MAKE:-make} --no-print-directory "$@"
+}
+
 step "building libdmm_evolved.so from chosen.dmm"
-${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$tmp/chosen.dmm" \
-    "$build/libdmm_evolved.so" >"$tmp/build.log" 2>&1 ||
+submake BUILD="$build" EVOLVED_DMM="$tmp/chosen.dmm" "$build/libdmm_evolved.so" \
+    >"$tmp/build.log" 2>&1 ||
     { cat "$tmp/build.log" >&2; die "building libdmm_evolved.so failed"; }
 rm -f "$tmp/build.log"
 cp "$build/libdmm_evolved.so" "$tmp/libdmm_evolved.so"
@@ -254,8 +261,9 @@ mv "$tmp" "$out"
 trap - EXIT
 # build/libdmm_evolved.so (and the make rules' record of its source) from
 # the result's final place; the same .dmm, so the same library
-${MAKE:-make} --no-print-directory BUILD="$build" EVOLVED_DMM="$out/chosen.dmm" \
-    "$build/libdmm_evolved.so" >/dev/null
+submake BUILD="$build" EVOLVED_DMM="$out/chosen.dmm" "$build/libdmm_evolved.so" \
+    >"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; die "building $build/libdmm_evolved.so failed"; }
+rm -f "$out/build.log"
 step "done: $out"
 say "report:  $out/report.md"
 say "run it:  $(grep -m1 '^LD_PRELOAD=' "$out/report.md" | head -n 1)"
