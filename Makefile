@@ -16,8 +16,12 @@
 #   make deb          a Debian package; make deb-check installs it in a chroot
 #   make clean
 
-# Build on every CPU unless told otherwise (make -jN).
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+# Build on every CPU unless told otherwise (make -jN).  A make that a
+# recipe runs with $(MAKE) under a parallel make shares its parent's jobs
+# instead: the -j it was passed shows in the environment's MAKEFLAGS, not
+# yet in the variable while the makefile is read, and adding one would
+# make it leave the jobserver, with a warning.
+ifeq ($(filter -j%,$(MAKEFLAGS) $(shell printenv MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 

@@ -64,6 +64,14 @@ def clean_env():
             and not k.startswith("DMM_") and not k.startswith("MALLOC_")}
 
 
+def own_make_env():
+    """This process's environment for a make of its own: without the
+    MAKEFLAGS, MFLAGS and MAKELEVEL of a make that ran this script (under
+    `make bench` its jobserver is not passed on, and a make that finds it
+    named warns and builds one file at a time); the Makefile picks its -j."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+
+
 # --------------------------------------------------------------------------
 # the machine
 

@@ -172,7 +172,8 @@ def make_evolved(build, dmmfile, quiet=True):
     cmd = ["make", "-s", "-C", ROOT, "BUILD=" + rel, os.path.join(rel, "libdmm_evolved.so")]
     if dmmfile:
         cmd.append("EVOLVED_DMM=" + dmmfile)
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       env=benchlib.own_make_env())
     if r.returncode != 0:
         raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), r.stdout[-2000:]))
 

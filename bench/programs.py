@@ -224,7 +224,8 @@ def evolve_for(build, name, argv, extra, output, out, seconds):
     t0 = time.monotonic()
     rel = os.path.relpath(build, benchlib.ROOT)
     r = subprocess.run(["make", "-s", "-C", benchlib.ROOT, "BUILD=" + rel, "evolve",
-                        "TRACE=" + trc, "TIME=%d" % seconds], capture_output=True, text=True)
+                        "TRACE=" + trc, "TIME=%d" % seconds], capture_output=True, text=True,
+                       env=benchlib.own_make_env())
     secs = time.monotonic() - t0
     res = os.path.join(build, "evolve", "prog-" + name)
     if r.returncode != 0 or not os.path.exists(os.path.join(res, "libdmm_evolved.so")):
