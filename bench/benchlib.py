@@ -35,6 +35,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cpupin  # noqa: E402  (scripts/cpupin.py: timed runs on the fastest CPU)
+from measure_candidates import own_make_env  # noqa: E402,F401  (a make of its own)
 # The python3 of the workloads: the system's, the same whatever python3 comes
 # first on PATH (a virtualenv's, a version manager's shim).
 PYTHON = "/usr/bin/python3"
@@ -62,14 +63,6 @@ def clean_env():
     return {k: v for k, v in os.environ.items()
             if k not in ("LD_PRELOAD", "GLIBC_TUNABLES", "PYTHONMALLOC")
             and not k.startswith("DMM_") and not k.startswith("MALLOC_")}
-
-
-def own_make_env():
-    """This process's environment for a make of its own: without the
-    MAKEFLAGS, MFLAGS and MAKELEVEL of a make that ran this script (under
-    `make bench` its jobserver is not passed on, and a make that finds it
-    named warns and builds one file at a time); the Makefile picks its -j."""
-    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
 
 
 # --------------------------------------------------------------------------

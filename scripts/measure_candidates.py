@@ -118,6 +118,15 @@ def huge_twin(text):
     return "\n".join(lines[:at] + ["pages         huge=yes"] + lines[at:]) + "\n"
 
 
+def own_make_env():
+    """This process's environment for a make of its own: without the
+    MAKEFLAGS, MFLAGS and MAKELEVEL of a make that ran this script (under
+    make evolve or make bench the parent's jobserver is not passed on, and a
+    make that finds it named warns and builds one file at a time); the
+    Makefile picks its -j."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+
+
 def build_all(build, dmm, names, texts):
     """BUILD/candidates/NAME.so for each; {name: path or None}, errors."""
     cdir = os.path.join(build, "candidates")
@@ -136,10 +145,8 @@ def build_all(build, dmm, names, texts):
     rel = os.path.relpath(build, TOP)
     want = [os.path.join(rel, "candidates", n + ".so") for n in targets]
     if want:
-        # a make of its own (under make evolve, the parent's jobserver is not ours)
-        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
         r = subprocess.run(["make", "-s", "-C", TOP, "BUILD=" + rel] + want,
-                           capture_output=True, text=True, env=env)
+                           capture_output=True, text=True, env=own_make_env())
         if r.returncode != 0:
             errors.append("make: %s" % r.stderr.strip()[-800:])
     return {n: (p if os.path.exists(p) else None) for n, p in targets.items()}, errors
