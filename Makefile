@@ -82,7 +82,7 @@ DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
 
 
-.PHONY: all bench demo install uninstall deb deb-check clean deps evolve tune-glibc FORCE
+.PHONY: all bench compare demo install uninstall deb deb-check clean deps evolve tune-glibc FORCE
 # dmm evolve --mpi opens libdmm_mpi.so: built where Open MPI's mpicc is.
 MPICC  ?= mpicc
 MPI_SO := $(if $(shell command -v $(MPICC) 2>/dev/null),$(O)/libdmm_mpi.so)
@@ -223,6 +223,16 @@ evolve: deps all
 	@TRACE='$(TRACE)' POP='$(POP)' GENS='$(GENS)' SEED='$(SEED)' JOBS='$(JOBS)' TIME='$(TIME)' \
 	    MEASURE='$(MEASURE)' OBJECTIVES='$(OBJECTIVES)' PICK='$(PICK)' HOLDOUT='$(HOLDOUT)' POOL='$(POOL)' \
 	    MPI='$(MPI)' BUILD='$(BUILD)' scripts/evolve.sh
+
+# Your program under glibc, jemalloc, mimalloc, tcmalloc and the library
+# make evolve built for it (EVOLVED=lib or make evolve's directory; by
+# default the newest one evolved for a program of CMD's name), REPS rounds,
+# side by side (bench/compare.py): CMD='PROGRAM ARGS', run in this folder.
+compare: deps $(O)/dmm
+	@if [ -z '$(strip $(CMD))' ]; then \
+	  echo "usage: make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N]" >&2; exit 2; fi
+	@python3 bench/compare.py --build '$(O)' $(if $(EVOLVED),--evolved '$(EVOLVED)') \
+	    $(if $(REPS),--reps $(REPS)) -- $(CMD)
 
 # glibc malloc's tunables for TRACE=file (dmm tune-glibc), or for the bundled
 # workload, recorded first (work_media -f 150: about 110k operations);

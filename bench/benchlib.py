@@ -17,6 +17,7 @@
 The numbers dmm computes (T, M, F, the cost model, a .dmm's fields) are read
 from its JSON, never computed here.  Standard library only."""
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -239,6 +240,52 @@ def record(build, trace, argv, extra=None, stack="0"):
 def tail(data, n=15):
     """The last n lines of a program's output (bytes), as a list."""
     return (data or b"").decode("utf-8", "replace").splitlines()[-n:]
+
+
+def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True, strict=True):
+    """A real program under each allocator: {allocator: {wall, cpu, rss,
+    exit: [per round], same: its output and exit status those of glibc's
+    first run}}.
+
+    allocs: [(name, library to preload or None)], glibc's first; extra: the
+    environment added to clean_env(); output(stdout bytes): what of stdout
+    is compared, or None for stdout itself.  Every round runs each
+    allocator once, in an order shuffled anew each round (seeded by the
+    round), so that no allocator always runs just after the same one (a
+    replay run just after glibc's took up to 2x its usual time:
+    scripts/measure_candidates.py).  With pin (a single-threaded program),
+    each round runs on one CPU, the fastest at the round's start
+    (scripts/cpupin.py).  pins gets a line per round saying where, and in
+    which order.  strict: a run that exits nonzero raises RuntimeError;
+    else its status is compared as its output is."""
+    res = {a: dict(wall=[], cpu=[], rss=[], exit=[], same=True) for a, _ in allocs}
+    digests = {a: [] for a, _ in allocs}
+    for k in range(reps):
+        cpu, speeds = cpupin.fastest_cpu() if pin else (None, {})
+        order = list(allocs)
+        random.Random(k).shuffle(order)
+        pins.append("%s; order %s" % (cpupin.describe(cpu, speeds),
+                                      ", ".join(a for a, _ in order)))
+        with cpupin.pinned(cpu):
+            for a, lib in order:
+                env = dict(clean_env(), **extra)
+                if lib:
+                    env["LD_PRELOAD"] = lib
+                r = run(argv, env, gnu_time=gnu_time, timeout=600)
+                if r["exit"] != 0 and strict:
+                    raise RuntimeError("%s under %s exited %s: %s" % (
+                        argv[0], a, r["exit"], "\n".join(tail(r["err"], 5))))
+                out = r["out"] or b""
+                digests[a].append((r["exit"],
+                                   hashlib.sha256(output(out) if output else out).hexdigest()))
+                res[a]["wall"].append(r["wall_s"])
+                res[a]["cpu"].append(r["cpu_s"])
+                res[a]["rss"].append(r["maxrss_kib"])
+                res[a]["exit"].append(r["exit"])
+    ref = digests["glibc"][0] if digests.get("glibc") else None
+    for a in res:
+        res[a]["same"] = all(d == ref for d in digests[a])
+    return res
 
 
 # --------------------------------------------------------------------------

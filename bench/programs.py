@@ -37,10 +37,8 @@ rebuilt from the Makefile's default .dmm at the end.
   cc1plus   the C++ compiler proper, -O2, on a generated translation unit
             that uses the standard containers and algorithms
 Timing only: the tests check correctness, never speed."""
-import hashlib
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -162,43 +160,6 @@ def workload(name, work):
     raise ValueError(name)
 
 
-def measure(name, argv, extra, output, allocs, reps, gnu_time, pins):
-    """{allocator: {wall, cpu, rss: [per round], same: output equal to glibc's}}
-    output: what of stdout to compare (workload), or None.  A single-threaded
-    program's rounds each run on one CPU, the fastest at the round's start
-    (scripts/cpupin.py); pins gets a line per round saying where, and in
-    which order the allocators ran: shuffled anew each round (seeded by the
-    round), so that no allocator always runs just after the same one (a
-    replay run just after glibc's took up to 2x its usual time:
-    scripts/measure_candidates.py)."""
-    res = {a: dict(wall=[], cpu=[], rss=[], same=True) for a, _ in allocs}
-    digests = {a: [] for a, _ in allocs}
-    for k in range(reps):
-        cpu, speeds = (None, {}) if name in THREADED else benchlib.cpupin.fastest_cpu()
-        order = list(allocs)
-        random.Random(k).shuffle(order)
-        pins.append("%s; order %s" % (benchlib.cpupin.describe(cpu, speeds),
-                                      ", ".join(a for a, _ in order)))
-        with benchlib.cpupin.pinned(cpu):
-            for a, lib in order:
-                env = dict(benchlib.clean_env(), **extra)
-                if lib:
-                    env["LD_PRELOAD"] = lib
-                r = benchlib.run(argv, env, gnu_time=gnu_time, timeout=600)
-                if r["exit"] != 0:
-                    raise RuntimeError("%s under %s exited %s: %s" % (
-                        name, a, r["exit"], "\n".join(benchlib.tail(r["err"], 5))))
-                out = r["out"] or b""
-                digests[a].append(hashlib.sha256(output(out) if output else out).hexdigest())
-                res[a]["wall"].append(r["wall_s"])
-                res[a]["cpu"].append(r["cpu_s"])
-                res[a]["rss"].append(r["maxrss_kib"])
-    ref = digests["glibc"][0] if digests.get("glibc") else None
-    for a in res:
-        res[a]["same"] = all(d == ref for d in digests[a])
-    return res
-
-
 def f_real(m, base):
     return 0.5 * m["wall"] / base["wall"] + 0.5 * m["rss"] / base["rss"]
 
@@ -273,7 +234,7 @@ def table(rows):
             lines.append("| %s | %s | %.3f (%.3f–%.3f) | %.3f | %.1f | %.3f | %.3f | **%.3f** | %s |" % (
                 p["name"], a, m["wall"], min(raw["wall"]), max(raw["wall"]), m["cpu"],
                 m["rss"] / 1024, m["wall"] / base["wall"], m["rss"] / base["rss"],
-                f_real(m, base), "same" if raw["same"] else "DIFFERENT"))
+                f_real(m, base), {True: "same", False: "DIFFERENT"}.get(raw["same"], "not compared")))
     return lines
 
 
@@ -329,8 +290,8 @@ def main():
                 print("programs: %s: %s operations, make evolve %.0f s; measuring"
                       % (name, ops, secs), file=sys.stderr, flush=True)
             pins = []
-            runs = measure(name, argv, extra, output, allocs + [("evolved", lib)], a.reps,
-                           gnu_time, pins)
+            runs = benchlib.measure_program(argv, extra, output, allocs + [("evolved", lib)],
+                                            a.reps, gnu_time, pins, pin=name not in THREADED)
             med = {k: {x: benchlib.median(v[x]) for x in ("wall", "cpu", "rss")}
                    for k, v in runs.items()}
             rows.append(dict(name=name, argv=argv, ops=ops, search_s=secs, dmm=dmm_text,

@@ -16,7 +16,8 @@
 #        tests)
 # Bench: libjemalloc-dev (the baseline) heaptrack hyperfine, the peers
 #        libmimalloc2.0 libtcmalloc-minimal4, gnuplot-nox for the plots, and
-#        for bench/programs.py GNU time (peak RSS) and the real programs it
+#        GNU time (peak RSS: bench/programs.py, and bench/compare.py, which
+#        make compare and its test run) and the real programs programs.py
 #        runs besides the tests' own: jq, g++ (cc1plus)
 # Package (--deb): dpkg-dev debhelper fakeroot lintian, debootstrap for the
 #        chroot the package is installed into, and the build set above

@@ -450,6 +450,14 @@ def run_built(w, a, final, cmd, M, bench_report):
     w("")
     w("## Measured side by side")
     w("")
+    w("The program itself, on this library and on glibc, jemalloc, mimalloc and tcmalloc, in "
+      "interleaved rounds (time, peak RSS, F_real, output compared with glibc's; "
+      "`bench/compare.py`):")
+    w("")
+    w("```")
+    w("make compare EVOLVED=%s CMD=%s" % (shlex.quote(final), shlex.quote(run)))
+    w("```")
+    w("")
     if bench_report and os.path.exists(bench_report):
         w("`make bench` measured the allocators side by side (glibc, jemalloc, mimalloc, tcmalloc, "
           "the five presets, a library evolved per trace) on real traces: [%s](%s)." % (

@@ -200,6 +200,7 @@ Test(report, evolve_report_has_its_pictures_and_is_written_again_by_dmm_report)
     expect_in(md, "](plots/convergence.svg)");
     expect_in(md, "](plots/sizes.svg)");
     expect_in(md, "## Measured side by side");
+    expect_in(md, "make compare EVOLVED=");
     expect_in(md, "bench/report.md");
     free(md);
 
