@@ -227,12 +227,13 @@ evolve: deps all
 # Your program under glibc, jemalloc, mimalloc, tcmalloc and the library
 # make evolve built for it (EVOLVED=lib or make evolve's directory; by
 # default the newest one evolved for a program of CMD's name), REPS rounds,
-# side by side (bench/compare.py): CMD='PROGRAM ARGS', run in this folder.
+# side by side (bench/compare.py): CMD='PROGRAM ARGS', run in this folder;
+# PRESETS=1 adds the paper's five reference managers.
 compare: deps $(O)/dmm
 	@if [ -z '$(strip $(CMD))' ]; then \
-	  echo "usage: make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N]" >&2; exit 2; fi
+	  echo "usage: make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N] [PRESETS=1]" >&2; exit 2; fi
 	@python3 bench/compare.py --build '$(O)' $(if $(EVOLVED),--evolved '$(EVOLVED)') \
-	    $(if $(REPS),--reps $(REPS)) -- $(CMD)
+	    $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets) -- $(CMD)
 
 # glibc malloc's tunables for TRACE=file (dmm tune-glibc), or for the bundled
 # workload, recorded first (work_media -f 150: about 110k operations);

@@ -247,9 +247,10 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
     exit: [per round], same: its output and exit status those of glibc's
     first run}}.
 
-    allocs: [(name, library to preload or None)], glibc's first; extra: the
-    environment added to clean_env(); output(stdout bytes): what of stdout
-    is compared, or None for stdout itself.  Every round runs each
+    allocs: [(name, library to preload or None[, its own environment])],
+    glibc's first; extra: the environment added to clean_env() for every
+    run; output(stdout bytes): what of stdout is compared, or None for
+    stdout itself.  Every round runs each
     allocator once, in an order shuffled anew each round (seeded by the
     round), so that no allocator always runs just after the same one (a
     replay run just after glibc's took up to 2x its usual time:
@@ -258,17 +259,18 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
     (scripts/cpupin.py).  pins gets a line per round saying where, and in
     which order.  strict: a run that exits nonzero raises RuntimeError;
     else its status is compared as its output is."""
-    res = {a: dict(wall=[], cpu=[], rss=[], exit=[], same=True) for a, _ in allocs}
-    digests = {a: [] for a, _ in allocs}
+    res = {a[0]: dict(wall=[], cpu=[], rss=[], exit=[], same=True) for a in allocs}
+    digests = {a[0]: [] for a in allocs}
     for k in range(reps):
         cpu, speeds = cpupin.fastest_cpu() if pin else (None, {})
         order = list(allocs)
         random.Random(k).shuffle(order)
         pins.append("%s; order %s" % (cpupin.describe(cpu, speeds),
-                                      ", ".join(a for a, _ in order)))
+                                      ", ".join(a[0] for a in order)))
         with cpupin.pinned(cpu):
-            for a, lib in order:
+            for a, lib, *own in order:
                 env = dict(clean_env(), **extra)
+                env.update(own[0] if own else {})
                 if lib:
                     env["LD_PRELOAD"] = lib
                 r = run(argv, env, gnu_time=gnu_time, timeout=600)

@@ -5,8 +5,8 @@ time and memory, on the program itself rather than on a replay of its
 trace.
 
     python3 bench/compare.py [--build DIR] [--reps N] [--evolved LIB|DIR]
-                             [--pin] [--no-peers] -- PROGRAM [ARGS...]
-    make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N]
+                             [--presets] [--pin] [--no-peers] -- PROGRAM [ARGS...]
+    make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N] [PRESETS=1]
 
 The evolved library: --evolved names it (a .so, or a directory of
 `make evolve`'s, DIR/evolve/NAME/, that holds one); without it, the newest
@@ -14,7 +14,8 @@ DIR/evolve/*/libdmm_evolved.so whose trace was recorded from a program of
 PROGRAM's name (its stats.json), and none is an error: a library evolved
 for another program says nothing about this one.  jemalloc, mimalloc and
 tcmalloc are run where installed (--no-peers: glibc and the evolved
-library only).
+library only); --presets adds the paper's five reference managers, KNG,
+LEA, FIB, S10 and EXA (DIR/libdmm.so with DMM_CONFIG set to each).
 
 One untimed run of PROGRAM first (page cache, dynamic loader); then --reps
 rounds (default 5), each running PROGRAM once under every allocator, in an
@@ -44,6 +45,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 import peers  # noqa: E402
 import programs  # noqa: E402
+
+
+PRESETS = ("kng", "lea", "fib", "s10", "exa")
 
 
 def die(msg):
@@ -87,6 +91,8 @@ def main():
     ap.add_argument("--evolved", help="the library to compare (a .so or a make evolve directory)")
     ap.add_argument("--pin", action="store_true", help="each round on the fastest CPU")
     ap.add_argument("--no-peers", action="store_true", help="glibc and the evolved library only")
+    ap.add_argument("--presets", action="store_true",
+                    help="also the five presets (kng, lea, fib, s10, exa) in libdmm.so")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- PROGRAM [ARGS...]")
     a = ap.parse_args()
     argv = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -105,9 +111,14 @@ def main():
     allocs, skipped = peers.peer_allocators()
     if a.no_peers:
         allocs, skipped = allocs[:1], []
+    if a.presets:
+        libdmm = os.path.join(build, "libdmm.so")
+        if not os.path.isfile(libdmm):
+            die("%s: no such library (make builds it)" % libdmm)
+        allocs += [(p, libdmm, {"DMM_CONFIG": p}) for p in PRESETS]
     allocs.append(("evolved", lib))
     print("compare: %s under %s, %d round%s" % (" ".join(shlex.quote(x) for x in argv),
-                                                ", ".join(n for n, _ in allocs), a.reps,
+                                                ", ".join(x[0] for x in allocs), a.reps,
                                                 "" if a.reps == 1 else "s"),
           file=sys.stderr, flush=True)
     try:

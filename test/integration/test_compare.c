@@ -63,6 +63,33 @@ Test(compare, a_program_under_glibc_and_its_library_side_by_side)
     remove_tmpdir();
 }
 
+/* --presets: the paper's five reference managers too, each in libdmm.so. */
+Test(compare, the_five_presets_beside_them)
+{
+    if (SANITIZED)
+        cr_skip_test("sanitizer pass: the programs compared are unsanitized, run in the plain pass");
+    make_tmpdir();
+    char in[400], args[1500];
+    snprintf(in, sizeof in, "%s/in.txt", tmpdir);
+    write_input_file(in, 2000);
+    snprintf(args, sizeof args, "--reps 1 --no-peers --presets --evolved %s -- sort %s",
+             EVOLVED, in);
+    cr_expect_eq(compare(args), 2, "%s", out);   /* no libdmm.so in that build yet */
+    expect_in("libdmm.so: no such library");
+    char ln[1000];
+    snprintf(ln, sizeof ln, "mkdir -p %s/build && ln -s %s %s/build/libdmm.so", tmpdir, LIBDMM,
+             tmpdir);
+    cr_assert_eq(run_sh(ln, out, sizeof out), 0, "%s", out);
+    int rc = compare(args);
+    cr_assert_eq(rc, 0, "compare.py exited %d:\n%s", rc, out);
+    static const char *const rows[] = { "| sort | kng |", "| sort | lea |", "| sort | fib |",
+                                        "| sort | s10 |", "| sort | exa |", "| sort | evolved |" };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        expect_in(rows[i]);
+    cr_expect_null(strstr(out, "DIFFERENT"), "%s", out);
+    remove_tmpdir();
+}
+
 /* Without --evolved: the newest library make evolve built from a trace of a
  * program of that name (its stats.json says which), and none for another. */
 Test(compare, the_library_evolved_for_the_program_by_default)
