@@ -242,7 +242,8 @@ def tail(data, n=15):
     return (data or b"").decode("utf-8", "replace").splitlines()[-n:]
 
 
-def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True, strict=True):
+def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True, strict=True,
+                    timeout=600):
     """A real program under each allocator: {allocator: {wall, cpu, rss,
     exit: [per round], same: its output and exit status those of glibc's
     first run}}.
@@ -258,7 +259,8 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
     each round runs on one CPU, the fastest at the round's start
     (scripts/cpupin.py).  pins gets a line per round saying where, and in
     which order.  strict: a run that exits nonzero raises RuntimeError;
-    else its status is compared as its output is."""
+    else its status is compared as its output is.  timeout: seconds a run
+    may take (None: no limit), then it is killed (exit -9)."""
     res = {a[0]: dict(wall=[], cpu=[], rss=[], exit=[], same=True) for a in allocs}
     digests = {a[0]: [] for a in allocs}
     for k in range(reps):
@@ -273,7 +275,7 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
                 env.update(own[0] if own else {})
                 if lib:
                     env["LD_PRELOAD"] = lib
-                r = run(argv, env, gnu_time=gnu_time, timeout=600)
+                r = run(argv, env, gnu_time=gnu_time, timeout=timeout)
                 if r["exit"] != 0 and strict:
                     raise RuntimeError("%s under %s exited %s: %s" % (
                         argv[0], a, r["exit"], "\n".join(tail(r["err"], 5))))

@@ -32,7 +32,8 @@ ratios to glibc, F_real = 0.5 time/time_glibc + 0.5 peak RSS/peak RSS_glibc
 bad usage, PROGRAM not found, no evolved library, or a run that could not
 start; 3 when an allocator's output or exit status differed from glibc's
 (while glibc's own runs agreed: a program whose output varies from run to
-run is not compared, and the report says so)."""
+run is not compared, and the report says so); 130 when interrupted.  No
+run is timed out."""
 import argparse
 import glob
 import json
@@ -123,12 +124,15 @@ def main():
           file=sys.stderr, flush=True)
     try:
         benchlib.measure_program(argv, {}, None, allocs[:1], 1, gnu_time, [], pin=False,
-                                 strict=False)   # the warm-up
+                                 strict=False, timeout=None)   # the warm-up
         pins = []
         runs = benchlib.measure_program(argv, {}, None, allocs, a.reps, gnu_time, pins,
-                                        pin=a.pin, strict=False)
+                                        pin=a.pin, strict=False, timeout=None)
     except OSError as e:
         die("%s: %s" % (argv[0], e.strerror or e))
+    except KeyboardInterrupt:
+        print("compare: interrupted", file=sys.stderr)
+        sys.exit(130)
     g = runs["glibc"]
     varies = len(set(g["exit"])) > 1 or not g["same"]
     med = {k: {x: benchlib.median(v[x]) for x in ("wall", "cpu", "rss")} for k, v in runs.items()}
@@ -159,7 +163,9 @@ def main():
     lines += ["- %s skipped: %s" % s for s in skipped]
     differ = [k for k, r in runs.items() if r["same"] is False]
     if differ:
-        lines.append("- DIFFERENT output or exit status from glibc's under: %s." % ", ".join(differ))
+        lines.append("- DIFFERENT output or exit status from glibc's (exit %s) under: %s." % (
+            g["exit"][0], ", ".join("%s (exit %s)" % (k, "/".join(
+                str(x) for x in sorted(set(runs[k]["exit"])))) for k in differ)))
     text = "\n".join(lines) + "\n"
     print(text)
     benchlib.write_results(build, "compare", text, dict(argv=argv, library=lib, chosen=how,

@@ -127,13 +127,13 @@ Test(compare, outputs_compared_with_glibcs)
         cr_skip_test("sanitizer pass: the programs compared are unsanitized, run in the plain pass");
     make_tmpdir();
     char args[1200];
-    snprintf(args, sizeof args, "--reps 1 --no-peers --evolved %s -- sh -c 'echo $LD_PRELOAD'",
-             EVOLVED);
+    snprintf(args, sizeof args, "--reps 1 --no-peers --evolved %s -- "
+             "sh -c 'echo $LD_PRELOAD; test -z \"$LD_PRELOAD\" || exit 7'", EVOLVED);
     int rc = compare(args);
     cr_expect_eq(rc, 3, "compare.py exited %d:\n%s", rc, out);
     expect_in("| sh | evolved |");
     expect_in("| DIFFERENT |");
-    expect_in("DIFFERENT output or exit status from glibc's under: evolved.");
+    expect_in("DIFFERENT output or exit status from glibc's (exit 0) under: evolved (exit 7).");
 
     snprintf(args, sizeof args, "--reps 2 --no-peers --evolved %s -- sh -c 'echo $$'", EVOLVED);
     rc = compare(args);
