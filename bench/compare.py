@@ -118,9 +118,8 @@ def main():
             die("%s: no such library (make builds it)" % libdmm)
         allocs += [(p, libdmm, {"DMM_CONFIG": p}) for p in PRESETS]
     allocs.append(("evolved", lib))
-    print("compare: %s under %s, %d round%s" % (" ".join(shlex.quote(x) for x in argv),
-                                                ", ".join(x[0] for x in allocs), a.reps,
-                                                "" if a.reps == 1 else "s"),
+    print("compare: %s under %s, %d round%s" % (shlex.join(argv), ", ".join(x[0] for x in allocs),
+                                                a.reps, "" if a.reps == 1 else "s"),
           file=sys.stderr, flush=True)
     try:
         benchlib.measure_program(argv, {}, None, allocs[:1], 1, gnu_time, [], pin=False,
@@ -139,12 +138,14 @@ def main():
     if any(m["rss"] is None for m in med.values()):
         die("GNU time reported no peak RSS")
     row = dict(name=os.path.basename(argv[0]), runs=runs, median=med)
-    lines = ["# %s on its evolved allocator, side by side" % " ".join(argv), "",
+    rounds = "%d round%s" % (a.reps, "" if a.reps == 1 else "s")
+    lines = ["# %s on its evolved allocator, side by side" % shlex.join(argv), "",
              benchlib.machine_line(), "",
-             "`%s` (%s), %d round%s, each under every allocator in an order shuffled each round "
+             "`%s` (%s), %s, each under every allocator in an order shuffled each round "
              "(medians; %s). F_real = ½·time/time_glibc + ½·peak RSS/peak RSS_glibc, lower is "
-             "better." % (lib, how, a.reps, "" if a.reps == 1 else "s", "each round on the fastest CPU" if a.pin else
-                          "not pinned to a CPU"), ""]
+             "better." % (lib, how, rounds,
+                          "each round on the fastest CPU" if a.pin else "not pinned to a CPU"),
+             ""]
     if varies:
         for r in runs.values():
             r["same"] = None

@@ -231,10 +231,11 @@ def table(rows):
         base = p["median"]["glibc"]
         for a, m in p["median"].items():
             raw = p["runs"][a]
+            same = {True: "same", False: "DIFFERENT"}.get(raw["same"], "not compared")
             lines.append("| %s | %s | %.3f (%.3f–%.3f) | %.3f | %.1f | %.3f | %.3f | **%.3f** | %s |" % (
                 p["name"], a, m["wall"], min(raw["wall"]), max(raw["wall"]), m["cpu"],
                 m["rss"] / 1024, m["wall"] / base["wall"], m["rss"] / base["rss"],
-                f_real(m, base), {True: "same", False: "DIFFERENT"}.get(raw["same"], "not compared")))
+                f_real(m, base), same))
     return lines
 
 
