@@ -35,14 +35,22 @@ static void expect_in(const char *what)
     cr_expect_not_null(strstr(out, what), "no \"%s\" in:\n%s", what, out);
 }
 
-Test(compare, a_program_under_glibc_and_its_library_side_by_side)
+/* A test that runs programs under the libraries: skipped in the sanitizer
+ * pass; a fresh tmpdir with an input of `lines` lines for sort, its path in
+ * in[cap]. */
+static void start_with_input(char *in, size_t cap, int lines)
 {
     if (SANITIZED)
         cr_skip_test("sanitizer pass: the programs compared are unsanitized, run in the plain pass");
     make_tmpdir();
+    snprintf(in, cap, "%s/in.txt", tmpdir);
+    write_input_file(in, lines);
+}
+
+Test(compare, a_program_under_glibc_and_its_library_side_by_side)
+{
     char in[400], args[1200];
-    snprintf(in, sizeof in, "%s/in.txt", tmpdir);
-    write_input_file(in, 20000);
+    start_with_input(in, sizeof in, 20000);
     snprintf(args, sizeof args, "--reps 2 --no-peers --evolved %s -- sort %s", EVOLVED, in);
     int rc = compare(args);
     cr_assert_eq(rc, 0, "compare.py exited %d:\n%s", rc, out);
@@ -66,12 +74,8 @@ Test(compare, a_program_under_glibc_and_its_library_side_by_side)
 /* --presets: the paper's five reference managers too, each in libdmm.so. */
 Test(compare, the_five_presets_beside_them)
 {
-    if (SANITIZED)
-        cr_skip_test("sanitizer pass: the programs compared are unsanitized, run in the plain pass");
-    make_tmpdir();
     char in[400], args[1500];
-    snprintf(in, sizeof in, "%s/in.txt", tmpdir);
-    write_input_file(in, 2000);
+    start_with_input(in, sizeof in, 2000);
     snprintf(args, sizeof args, "--reps 1 --no-peers --presets --evolved %s -- sort %s",
              EVOLVED, in);
     cr_expect_eq(compare(args), 2, "%s", out);   /* no libdmm.so in that build yet */
@@ -94,17 +98,13 @@ Test(compare, the_five_presets_beside_them)
  * program of that name (its stats.json says which), and none for another. */
 Test(compare, the_library_evolved_for_the_program_by_default)
 {
-    if (SANITIZED)
-        cr_skip_test("sanitizer pass: the programs compared are unsanitized, run in the plain pass");
-    make_tmpdir();
     char d[400], cmd[2000], in[400];
+    start_with_input(in, sizeof in, 2000);
     snprintf(d, sizeof d, "%s/build/evolve/sort.42", tmpdir);
     snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s %s/ && "
              "printf '{\"trace\": {\"command\": \"sort -n data\"}}' > %s/stats.json",
              d, EVOLVED, d, d);
     cr_assert_eq(run_sh(cmd, out, sizeof out), 0, "%s", out);
-    snprintf(in, sizeof in, "%s/in.txt", tmpdir);
-    write_input_file(in, 2000);
     snprintf(cmd, sizeof cmd, "--reps 1 --no-peers -- sort %s", in);
     int rc = compare(cmd);
     cr_assert_eq(rc, 0, "compare.py exited %d:\n%s", rc, out);
