@@ -251,11 +251,10 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
     allocs: [(name, library to preload or None[, its own environment])],
     glibc's first; extra: the environment added to clean_env() for every
     run; output(stdout bytes): what of stdout is compared, or None for
-    stdout itself.  Every round runs each
-    allocator once, in an order shuffled anew each round (seeded by the
-    round), so that no allocator always runs just after the same one (a
-    replay run just after glibc's took up to 2x its usual time:
-    scripts/measure_candidates.py).  With pin (a single-threaded program),
+    stdout itself.  Every round runs each allocator once, in an order
+    shuffled anew each round (seeded by the round), so that no allocator
+    always runs just after the same one (a replay run just after glibc's
+    took up to 2x its usual time: scripts/measure_candidates.py).  With pin (a single-threaded program),
     each round runs on one CPU, the fastest at the round's start
     (scripts/cpupin.py).  pins gets a line per round saying where, and in
     which order.  strict: a run that exits nonzero raises RuntimeError;
