@@ -326,6 +326,83 @@ Test(trc, the_peak_rss_is_the_greatest_clock_sync_sample)
     dmm_trace_free(&t);
 }
 
+/* The statistics' duration, loaded and scanned, of t written to path. */
+static void durations_of(const dmm_trace_t *t, const char *path, uint64_t *loaded,
+                         uint64_t *scanned, uint64_t *first_call)
+{
+    dmm_err_t err;
+    cr_assert_eq(dmm_write_trc_ex(t, path, 0, 1, &err), 0, "%s", err.msg);
+    dmm_trace_t whole, head;
+    dmm_stats_t st;
+    cr_assert_eq(dmm_trace_load(path, &whole, &err), 0, "%s", err.msg);
+    *first_call = UINT64_MAX;
+    for (size_t i = 0; i < whole.nrecs; i++)
+        if (whole.recs[i].time < *first_call)
+            *first_call = whole.recs[i].time;
+    cr_assert_eq(dmm_stats_compute(&whole, &st, &err), 0, "%s", err.msg);
+    *loaded = st.duration_ns;
+    dmm_stats_free(&st);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    memset(&head, 0, sizeof head);
+    cr_assert_eq(dmm_stats_scan_trc(path, buf, len, &head, &st, &err), 0, "%s", err.msg);
+    *scanned = st.duration_ns;
+    dmm_stats_free(&st);
+    dmm_trace_free(&head);
+    dmm_trace_free(&whole);
+    free(buf);
+}
+
+/* A program that allocates at its start and exits without freeing (xz)
+ * makes its last call long before its end: the duration runs to the
+ * latest clock sync, the exit's sample, loaded and scanned alike; one
+ * inside the calls' span changes nothing. */
+Test(trc, the_duration_runs_to_the_last_clock_sync)
+{
+    dmm_trace_t t;
+    memset(&t, 0, sizeof t);
+    usual_trace(&t, 100);
+    t.clock_id = DMM_TRC_CLOCK_TSC;
+    uint64_t last_tick = 0;
+    for (size_t i = 0; i < t.nrecs; i++)
+        if (t.recs[i].time > last_tick)
+            last_tick = t.recs[i].time;
+    /* two syncs: 3 ticks a ns, the first at the calls' start, the second
+     * just after their last */
+    const uint64_t sync_tick[2] = { 900000, last_tick + 3 };
+    for (size_t i = 0; i < 2; i++) {
+        dmm_rec_t *r = dmm_trace_push(&t);
+        cr_assert_not_null(r);
+        memset(r, 0, sizeof *r);
+        r->op = DMM_TRC_CLOCKSYNC;
+        r->tid = 4300;
+        r->seq = i ? 99999 : 4999;
+        r->arg = sync_tick[i];
+        r->time = 1000000 + (sync_tick[i] - sync_tick[0]) / 3;
+        r->size = 1u << 20;
+    }
+    dmm_trace_sort(&t);
+    uint64_t loaded, scanned, first;
+    durations_of(&t, tmp_path("dur_calls.trc"), &loaded, &scanned, &first);
+    uint64_t calls_end = 1000000 + (last_tick - sync_tick[0]) / 3;
+    cr_expect(loaded + first >= calls_end - 2 && loaded + first <= calls_end + 2,
+              "the calls' span: %" PRIu64 " from %" PRIu64 ", want to %" PRIu64, loaded, first,
+              calls_end);
+    cr_expect_eq(scanned, loaded);
+    /* the exit's sample, 60 s after the last call */
+    for (size_t i = 0; i < t.nrecs; i++)
+        if (t.recs[i].op == DMM_TRC_CLOCKSYNC && t.recs[i].seq == 99999) {
+            t.recs[i].time += 60000000000ull;
+            t.recs[i].arg += 180000000000ull;
+        }
+    durations_of(&t, tmp_path("dur_exit.trc"), &loaded, &scanned, &first);
+    cr_expect(loaded > 60000000000ull, "to the exit: %" PRIu64, loaded);
+    uint64_t want = 1000000 + (last_tick + 3 - sync_tick[0]) / 3 + 60000000000ull - first;
+    cr_expect_eq(loaded, want, "%" PRIu64 " want %" PRIu64, loaded, want);
+    cr_expect_eq(scanned, loaded);
+    dmm_trace_free(&t);
+}
+
 /* Version 3's short forms read back as written, in every block layout,
  * and make the usual records smaller than version 2 does. */
 Test(trc, v3_usual_records_read_back_and_take_less_than_v2)

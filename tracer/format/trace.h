@@ -91,6 +91,11 @@ typedef struct dmm_trace {
     uint64_t     cpu_ns;        /* its CPU time (user + system, all its
                                    threads) at its last sample, in ns; 0 =
                                    not known */
+    uint64_t     last_sync_ns;  /* the time of its latest clock sync, in ns
+                                   on the records' clock: its last sample,
+                                   taken at exit when it ended normally (a
+                                   program may make its last call long
+                                   before); 0 = none */
     int          truncated;     /* the file ended inside a block */
     char         note[512];     /* why it was truncated, for the user */
 } dmm_trace_t;

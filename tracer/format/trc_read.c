@@ -172,6 +172,8 @@ static int put_call(rd_t *r, const dmm_trc_rec_t *rec, uint32_t tid)
         t->peak_rss = rec->size;
     if (rec->op == DMM_TRC_CLOCKSYNC && rec->ptr_in > t->cpu_ns)
         t->cpu_ns = rec->ptr_in;
+    if (rec->op == DMM_TRC_CLOCKSYNC && rec->time > t->last_sync_ns)
+        t->last_sync_ns = rec->time;   /* ns, also where the calls' clock is the TSC */
     dmm_rec_t *d, sync;
     if (r->into && rec->op == DMM_TRC_CLOCKSYNC) {
         /* not a call, and numbered when its block was begun, perhaps after

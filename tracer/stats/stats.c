@@ -292,7 +292,13 @@ static int acc_finish(acc_t *a, int rc, int has_time, const char *name, dmm_err_
     st->live_bytes = a->in_use;
     st->threads = dmm_u64map_count(&a->tids);
     st->has_time = has_time;
-    st->duration_ns = a->tmin <= a->tmax ? a->tmax - a->tmin : 0;
+    st->duration_ns = 0;
+    if (a->tmin <= a->tmax) {
+        uint64_t end = a->tmax;
+        if (has_time && a->t && a->t->last_sync_ns > end)
+            end = a->t->last_sync_ns;
+        st->duration_ns = end - a->tmin;
+    }
     st->avg_size = st->alloc_calls ? (double)st->total_bytes / (double)st->alloc_calls : 0.0;
     dmm_opbuild_free(&a->b);
     dmm_opstream_free(&a->s);   /* its resident entries */

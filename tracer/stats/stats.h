@@ -66,7 +66,11 @@ typedef struct dmm_stats {
 
     uint64_t threads;        /* distinct thread ids */
     int      has_time;       /* 0 when the trace carries no clock */
-    uint64_t duration_ns;    /* latest minus earliest record time */
+    uint64_t duration_ns;    /* the earliest call's time to the latest
+                                call's or clock sync's, whichever is later
+                                (dmm_trace_t.last_sync_ns: a program that
+                                allocates at its start and exits without
+                                freeing ran to its exit's sample) */
 
     /* Call sites (only when the trace has stacks), most bytes first. */
     dmm_stats_site_t *sites;

@@ -6,7 +6,8 @@
  * JSON keys (stable; add, never rename):
  *
  *   trace       { path, format, pid, ppid, command, records, threads,
- *                 duration_s (null without a clock), peak_rss_bytes (the
+ *                 duration_s (the first call to the last call or clock
+ *                 sample, the exit's; null without a clock), peak_rss_bytes (the
  *                 process's, tracer included; null where the trace does not
  *                 say), cpu_s (its CPU time, user + system, every thread's;
  *                 null where the trace does not say), truncated, note }
