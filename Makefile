@@ -219,8 +219,12 @@ demo: all
 
 # The whole pipeline on the bundled workload, or on TRACE=file: stats,
 # grammar, search, codegen, libdmm_evolved.so, report (scripts/evolve.sh).
+# RUN='PROGRAM ARGS' (the candidates measured on the program itself) reaches
+# it in the environment, as given on the command line, quotes and all; a RUN
+# of the caller's environment does not.
 evolve: deps all
-	@TRACE='$(TRACE)' POP='$(POP)' GENS='$(GENS)' SEED='$(SEED)' JOBS='$(JOBS)' TIME='$(TIME)' \
+	@$(if $(filter command line,$(origin RUN)),,env -u RUN) \
+	    TRACE='$(TRACE)' POP='$(POP)' GENS='$(GENS)' SEED='$(SEED)' JOBS='$(JOBS)' TIME='$(TIME)' \
 	    MEASURE='$(MEASURE)' OBJECTIVES='$(OBJECTIVES)' PICK='$(PICK)' HOLDOUT='$(HOLDOUT)' POOL='$(POOL)' \
 	    MPI='$(MPI)' BUILD='$(BUILD)' scripts/evolve.sh
 

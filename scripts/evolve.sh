@@ -2,7 +2,7 @@
 # evolve.sh - the `make evolve` pipeline: a trace in, a memory allocator made
 # for it out.
 #
-#   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS MPI=N MEASURE=N]
+#   make evolve [TRACE=file] [POP=N GENS=N SEED=S JOBS=J TIME=SECONDS MPI=N MEASURE=N RUN=CMD]
 #               [OBJECTIVES=time,memory[,worst] [PICK=N]] [HOLDOUT=file...]
 #               [POOL=auto|BYTES]
 #
@@ -24,7 +24,9 @@
 #   measured.csv               compiled and the trace replayed under each for
 #                              real (MEASURE=N rounds, 5; MEASURE=0: none,
 #                              best.dmm is chosen): the best measured F is
-#                              the one built (scripts/measure_candidates.py)
+#                              the one built (scripts/measure_candidates.py);
+#                              RUN='[VAR=value ...] PROGRAM ARGS': the program
+#                              itself run under each instead, F_real decides
 #   front-N.dmm, front.csv,    OBJECTIVES: dmm evolve --objectives, a Pareto
 #   front.gp, picked.txt       search; chosen.dmm is front-PICK.dmm (default:
 #                              the knee), not measured
@@ -98,6 +100,13 @@ case $trace in
     [ -n "$trace" ] && { trace=$(resolve_trace "$trace") || exit 2; }
     ;;
 esac
+if [ -n "${RUN:-}" ]; then
+    # the measured step runs RUN: a program that cannot run is said now,
+    # not after the search
+    [ "${MEASURE:-5}" != 0 ] && [ -z "${OBJECTIVES:-}" ] ||
+        die "RUN= measures the candidates: not with MEASURE=0 or OBJECTIVES="
+    python3 "$top/scripts/measure_candidates.py" --check-run --run "$RUN" || exit 2
+fi
 if [ -n "${HOLDOUT:-}" ]; then
     set -f
     for t in $HOLDOUT; do
@@ -188,6 +197,11 @@ if [ -n "${OBJECTIVES:-}" ]; then
     cp "$tmp/front-$pick.dmm" "$tmp/chosen.dmm"
     echo "front-$pick.dmm" >"$tmp/picked.txt"
     step "building front-$pick.dmm of $n on the front ($( [ -n "${PICK:-}" ] && echo "PICK=$PICK" || echo "the knee; PICK=N for another"))"
+elif [ -n "${RUN:-}" ]; then
+    step "measuring the search's best designs and the five presets on the program itself (${MEASURE:-5} rounds): $RUN"
+    python3 "$top/scripts/measure_candidates.py" --dir "$tmp" --trace "$trace" \
+        --build "$top/$build" --reps "${MEASURE:-5}" --run "$RUN" ||
+        die "measuring the candidates failed"
 elif [ "${MEASURE:-5}" != 0 ]; then
     step "measuring the search's best designs and the five presets on the trace (${MEASURE:-5} rounds)"
     python3 "$top/scripts/measure_candidates.py" --dir "$tmp" --trace "$trace" \

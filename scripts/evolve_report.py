@@ -124,6 +124,9 @@ def measured_section(d, w):
     m = json.load(open(path))
     w("## Chosen by measurement")
     w("")
+    if m.get("run"):
+        run_section(m, w)
+        return
     prog = m.get("program") or {}
     if prog.get("D_s") and "F_replay" in m["candidates"][0]:
         scale = ("; F_meas weighs them as the recorded program would see them, "
@@ -145,7 +148,7 @@ def measured_section(d, w):
       "F_replay = ½·time/time_glibc + ½·heap/heap_glibc (time: the replay's window, its calls and "
       "payload writes with the page faults they take; heap: the replay's peak RSS above the RSS "
       "at the start of glibc's replay window)%s. Built: **%s**." % (
-          sum(1 for c in m["candidates"] if c["name"].startswith("top-")), lean, m["reps"], scale,
+          sum(1 for c in m["candidates"] if re.match(r"top-[0-9]+$", c["name"])), lean, m["reps"], scale,
           m["chosen"]))
     w("")
     w("| candidate | predicted F | predicted rank | time vs glibc | heap vs glibc | F_replay | "
@@ -156,6 +159,34 @@ def measured_section(d, w):
             c["name"], " (built)" if c["name"] == m["chosen"] else "", c["predicted_F"],
             c["predicted_rank"], c["time_vs_glibc"], c["heap_vs_glibc"],
             c.get("F_replay", c["F_meas"]), c["F_meas"], c["measured_rank"]))
+    if m.get("errors"):
+        w("")
+        w("Left out: " + "; ".join(m["errors"]))
+    w("")
+
+
+def run_section(m, w):
+    """measured_section's table when make evolve measured the candidates on
+    the program itself (RUN=)."""
+    nlean = sum(1 for c in m["candidates"] if c["name"].startswith("lean-"))
+    cmd = " ".join(shlex.quote(x) for x in
+                   ["%s=%s" % kv for kv in sorted((m.get("run_env") or {}).items())] + m["run"])
+    w("The search's %d best distinct designs%s and the five presets, each compiled, and the "
+      "program itself run under glibc and under each (`RUN=%s`, %d interleaved rounds, medians%s): "
+      "F_real = ½·time/time_glibc + ½·peak RSS/peak RSS_glibc. Built: **%s**." % (
+          sum(1 for c in m["candidates"] if re.match(r"top-[0-9]+$", c["name"])),
+          " and %d lean one%s" % (nlean, "" if nlean == 1 else "s") if nlean else "", cmd,
+          m["reps"], "" if m.get("outputs_compared", True) else
+          "; its output varies under glibc itself, so outputs were not compared", m["chosen"]))
+    w("")
+    w("| candidate | predicted F | predicted rank | time vs glibc | peak RSS vs glibc | F_real | "
+      "measured rank |")
+    w("|---|---:|---:|---:|---:|---:|---:|")
+    for c in sorted(m["candidates"], key=lambda c: c["measured_rank"]):
+        w("| %s%s | %.4f | %d | %.3f | %.3f | %.4f | %d |" % (
+            c["name"], " (built)" if c["name"] == m["chosen"] else "", c["predicted_F"],
+            c["predicted_rank"], c["time_vs_glibc"], c["heap_vs_glibc"], c["F_meas"],
+            c["measured_rank"]))
     if m.get("errors"):
         w("")
         w("Left out: " + "; ".join(m["errors"]))

@@ -4,6 +4,8 @@ thousands of designs, a measurement decides which one is built.
 
     measure_candidates.py --dir DIR --trace TRACE [--build BUILD] [--reps N]
                           [--margin X] [--presets kng,lea,fib,s10,exa]
+                          [--run 'NAME=value ... PROGRAM ARGS']
+    measure_candidates.py --check-run --run 'PROGRAM ARGS'
 
 Reads DIR/search.json (dmm evolve's: the K best distinct designs, "top", the
 lean ones, "lean", that minimise a sum weighing memory more than eq. 1 does,
@@ -53,6 +55,16 @@ the replay's own F_real (F_replay, also reported).  The candidate with the
 lowest F_meas wins if it beats the search's best (top-1) by more than
 --margin (0.02: 2 %, this machine's noise between rounds, in the replay's
 measures; scaled to the share they have of F_meas); else top-1 stays.
+With --run (make evolve RUN=), the program itself is run under glibc and
+each candidate instead of the replay (scripts/progrun.py's measure_program:
+interleaved rounds, an order shuffled each round, a single-threaded
+program's rounds on the fastest CPU, stdin /dev/null), and F_meas is its
+F_real = 0.5 * time / time_glibc + 0.5 * peak RSS / peak RSS_glibc
+(medians), the margin applied to the time's half; a candidate that changes
+its stdout or exit status is left out (nothing is compared when glibc's own
+runs differ).  Leading NAME=value words of the command line set the
+program's environment.  --check-run only checks that the command names a
+program that can run: exit 2 and one line when not.
 DIR/chosen.dmm is the winner's .dmm (its title says what was measured).
 Writes DIR/measured.json (each round's order too) and DIR/measured.csv
 (predicted and measured rank of each); prints one line per candidate.
@@ -64,11 +76,14 @@ import json
 import os
 import random
 import re
+import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 
 import cpupin
+import progrun
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -214,26 +229,34 @@ def rank(values):
     return [order.index(v) + 1 for v in values]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--trace", required=True)
-    ap.add_argument("--build", default=os.path.join(TOP, "build"))
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--margin", type=float, default=0.02)
-    ap.add_argument("--presets", default="kng,lea,fib,s10,exa",
-                    help="the presets measured beside the search's designs")
-    a = ap.parse_args()
-    build = os.path.abspath(a.build)
-    dmm = os.path.join(build, "dmm")
-    with open(os.path.join(a.dir, "search.json")) as f:
-        search = json.load(f)
-    cands = candidates(search, a.presets.split(","))
-    if not cands:
-        sys.exit("measure: %s/search.json lists no candidate" % a.dir)
-    names = [c[0] for c in cands]
-    libs, errors = build_all(build, dmm, names, [c[1] for c in cands])
+def parse_run(run):
+    """RUN's command line as (argv, environment): shell words (shlex), the
+    leading NAME=value ones set in the program's environment, as `env`
+    would.  Exits 2 with a message for an empty command or a program not
+    found."""
+    try:
+        words = shlex.split(run)
+    except ValueError as e:
+        sys.stderr.write("measure: RUN=%s: %s\n" % (run, e))
+        sys.exit(2)
+    env = {}
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        k, v = words.pop(0).split("=", 1)
+        env[k] = v
+    if not words:
+        sys.stderr.write("measure: RUN=%s: no program to run\n" % run)
+        sys.exit(2)
+    prog = words[0]
+    if not (shutil.which(prog) if "/" not in prog else os.access(prog, os.X_OK)):
+        sys.stderr.write("measure: RUN=%s: %s: %s\n" % (
+            run, prog, "not found on PATH" if "/" not in prog else "not an executable file"))
+        sys.exit(2)
+    return words, env
+
+
+def measure_replays(a, dmm, names, libs, errors):
+    """Each candidate's trace replayed, a.reps interleaved rounds: (rows
+    without the designs' own fields, what measured.json says besides)."""
     runs = {n: [] for n in ["glibc"] + names}
     pins, orders = [], []
     threads = trace_threads(a.dir)
@@ -267,20 +290,112 @@ def main():
     base_m = statistics.median(x[1] for x in runs["glibc"])
     D, R, prog = program_scale(a.dir, base_t, base_m, threads)
     share = 0.5 * base_t / D + 0.5 * base_m / (R + base_m)   # of F_meas, the replay's measures
-    rows = []
-    for name, text, pred in cands:
+    rows = {}
+    for name in names:
         if not runs[name]:
             continue
         t = statistics.median(x[0] for x in runs[name])
         m = statistics.median(x[1] for x in runs[name])
-        rows.append(dict(name=name, predicted_F=pred, seconds=t,
-                         seconds_min=min(x[0] for x in runs[name]),
-                         seconds_max=max(x[0] for x in runs[name]),
-                         call_seconds=statistics.median(x[2] for x in runs[name]), heap_bytes=m,
-                         time_vs_glibc=t / base_t, heap_vs_glibc=m / base_m,
-                         F_replay=0.5 * t / base_t + 0.5 * m / base_m,
-                         F_meas=0.5 * (1 + (t - base_t) / D) + 0.5 * (R + m) / (R + base_m),
-                         dmm=text))
+        rows[name] = dict(seconds=t, seconds_min=min(x[0] for x in runs[name]),
+                          seconds_max=max(x[0] for x in runs[name]),
+                          call_seconds=statistics.median(x[2] for x in runs[name]),
+                          heap_bytes=m, time_vs_glibc=t / base_t, heap_vs_glibc=m / base_m,
+                          F_replay=0.5 * t / base_t + 0.5 * m / base_m,
+                          F_meas=0.5 * (1 + (t - base_t) / D) + 0.5 * (R + m) / (R + base_m))
+    out = dict(threads=ran_on,
+               glibc=dict(seconds=base_t, heap_bytes=base_m, baseline_rss_bytes=floor,
+                          call_seconds=statistics.median(x[2] for x in runs["glibc"])),
+               program=prog, replay_share=share, pinned=pins, orders=orders)
+    print("measure: as the program sees it: its run %.3f s%s, %.1f MB outside the heap "
+          "(the replay's measures weigh %.3f of F_meas)" % (
+              D, " of CPU (its threads' calls replayed one at a time)" if prog["D_is_cpu"] else "",
+              R / 1e6, share))
+    return rows, share, out
+
+
+def measure_runs(a, names, libs, errors):
+    """RUN=: the program itself run under glibc and each candidate, a.reps
+    interleaved rounds (progrun.measure_program: an order shuffled each
+    round; a single-threaded program's rounds each on the fastest CPU),
+    F_meas = F_real = ½·time/time_glibc + ½·peak RSS/peak RSS_glibc
+    (medians).  A candidate that changes the program's output or exit
+    status is left out, unless glibc's own runs differ (then nothing is
+    compared).  The margin's share is the time's half: peak RSS hardly
+    moves from run to run."""
+    argv, env = parse_run(a.run)
+    gnu_time = progrun.find_gnu_time()
+    if not gnu_time:
+        sys.exit("measure: RUN= needs GNU time (/usr/bin/time) for the program's peak RSS")
+    threads = trace_threads(a.dir)
+    pins = []
+    allocs = [("glibc", None)] + [(n, libs[n]) for n in names if libs.get(n)]
+    res = progrun.measure_program(argv, env, None, allocs, a.reps, gnu_time, pins,
+                                  pin=threads <= 1, strict=False, timeout=None)
+    g = res["glibc"]
+    if any(e != 0 for e in g["exit"]):
+        sys.exit("measure: RUN=%s exited %s under glibc" % (
+            a.run, ", ".join(str(e) for e in g["exit"] if e != 0)))
+    if any(not x for x in g["rss"]):
+        sys.exit("measure: GNU time gave no peak RSS for RUN=%s" % a.run)
+    compared = g["same"]
+    base_t = statistics.median(g["wall"])
+    base_m = statistics.median(g["rss"]) * 1024
+    rows = {}
+    for name, _ in allocs[1:]:
+        r = res[name]
+        if compared and not r["same"]:
+            errors.append("%s: the program's output or exit status was not glibc's (%s)" % (
+                name, ", ".join(str(e) for e in r["exit"])))
+            continue
+        t = statistics.median(r["wall"])
+        m = statistics.median(r["rss"]) * 1024
+        rows[name] = dict(seconds=t, seconds_min=min(r["wall"]), seconds_max=max(r["wall"]),
+                          heap_bytes=m, time_vs_glibc=t / base_t, heap_vs_glibc=m / base_m,
+                          F_replay=0.5 * t / base_t + 0.5 * m / base_m,
+                          F_meas=0.5 * t / base_t + 0.5 * m / base_m)
+    out = dict(threads=threads, run=argv, run_env=env, outputs_compared=compared,
+               glibc=dict(seconds=base_t, heap_bytes=base_m), pinned=pins)
+    print("measure: the program itself, %d rounds: %s%s" % (
+        a.reps, a.run, "" if compared else
+        " (its output varies under glibc itself: not compared)"))
+    return rows, 0.5, out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir")
+    ap.add_argument("--trace")
+    ap.add_argument("--build", default=os.path.join(TOP, "build"))
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--margin", type=float, default=0.02)
+    ap.add_argument("--presets", default="kng,lea,fib,s10,exa",
+                    help="the presets measured beside the search's designs")
+    ap.add_argument("--run", help="measure on this program (a command line) instead of the "
+                    "trace's replay")
+    ap.add_argument("--check-run", action="store_true",
+                    help="only check that --run names a program that can run, exit 2 if not")
+    a = ap.parse_args()
+    if a.check_run:
+        parse_run(a.run or "")
+        return
+    if not a.dir or not (a.trace or a.run):
+        ap.error("--dir and --trace (or --run) are required")
+    build = os.path.abspath(a.build)
+    dmm = os.path.join(build, "dmm")
+    with open(os.path.join(a.dir, "search.json")) as f:
+        search = json.load(f)
+    cands = candidates(search, a.presets.split(","))
+    if not cands:
+        sys.exit("measure: %s/search.json lists no candidate" % a.dir)
+    names = [c[0] for c in cands]
+    libs, errors = build_all(build, dmm, names, [c[1] for c in cands])
+    if a.run:
+        measured, share, out = measure_runs(a, names, libs, errors)
+    else:
+        measured, share, out = measure_replays(a, dmm, names, libs, errors)
+    rows = [dict(name=name, predicted_F=pred, dmm=text, **measured[name])
+            for name, text, pred in cands if name in measured]
     if not rows:
         sys.exit("measure: no candidate could be measured: %s" % "; ".join(errors))
     for r, p, q in zip(rows, rank([r["predicted_F"] for r in rows]),
@@ -297,12 +412,7 @@ def main():
     first = re.sub(r"\s+chosen=\S+", "", first)
     with open(os.path.join(a.dir, "chosen.dmm"), "w") as f:
         f.write("%s chosen=%s F_meas=%.4f\n%s" % (first, win["name"], win["F_meas"], rest))
-    out = dict(trace=a.trace, reps=a.reps, threads=ran_on,
-               glibc=dict(seconds=base_t, heap_bytes=base_m, baseline_rss_bytes=floor,
-                          call_seconds=statistics.median(x[2] for x in runs["glibc"])),
-               program=prog, replay_share=share,
-               chosen=win["name"], candidates=rows, errors=errors, pinned=pins,
-               orders=orders)
+    out.update(trace=a.trace, reps=a.reps, chosen=win["name"], candidates=rows, errors=errors)
     with open(os.path.join(a.dir, "measured.json"), "w") as f:
         json.dump(out, f, indent=1)
     with open(os.path.join(a.dir, "measured.csv"), "w", newline="") as f:
@@ -314,14 +424,11 @@ def main():
                         "%.6f" % r["seconds"], r["heap_bytes"], "%.4f" % r["time_vs_glibc"],
                         "%.4f" % r["heap_vs_glibc"], "%.4f" % r["F_replay"], "%.4f" % r["F_meas"],
                         r["measured_rank"]])
-    print("measure: as the program sees it: its run %.3f s%s, %.1f MB outside the heap "
-          "(the replay's measures weigh %.3f of F_meas)" % (
-              D, " of CPU (its threads' calls replayed one at a time)" if prog["D_is_cpu"] else "",
-              R / 1e6, share))
     for r in sorted(rows, key=lambda r: r["measured_rank"]):
-        print("measure: %-6s predicted #%-2d F %.4f   measured #%-2d time %.3fx heap %.3fx "
+        print("measure: %-6s predicted #%-2d F %.4f   measured #%-2d time %.3fx %s %.3fx "
               "F_meas %.4f%s" % (r["name"], r["predicted_rank"], r["predicted_F"],
-                                 r["measured_rank"], r["time_vs_glibc"], r["heap_vs_glibc"],
+                                 r["measured_rank"], r["time_vs_glibc"],
+                                 "RSS" if a.run else "heap", r["heap_vs_glibc"],
                                  r["F_meas"], "   <- chosen" if r is win else ""))
     for e in errors:
         print("measure: left out: " + e, file=sys.stderr)

@@ -612,6 +612,82 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
     remove_tmpdir();
 }
 
+/* make evolve RUN='...': the candidates measured on the program itself,
+ * run under glibc and each, outputs compared, F_real deciding; leading
+ * NAME=value words set the program's environment; a RUN that cannot run
+ * is refused before anything else (exit 2, one line). */
+Test(evolved, run_measures_the_candidates_on_the_program_itself, .timeout = 300)
+{
+    if (SANITIZED)
+        cr_skip_test("sanitizer pass: the candidates are preload libraries, built unsanitized");
+    make_tmpdir();
+    char tfile[320], trc[330], ev[340], file[720], cmd[2400];
+    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media.trc", tmpdir);
+    snprintf(trc, sizeof trc, "%s/media.trc", tmpdir);
+    char *media[] = { MEDIA, "-f", "40", NULL };
+    const char *tenv[] = { "LD_PRELOAD=" TRACER, tfile, NULL };
+    cr_assert_eq(run(media, tenv, tmpdir, NULL, NULL, NULL), 0);
+    snprintf(ev, sizeof ev, "%s/ev", tmpdir);
+    char *argv[] = { DMM, "evolve", "-q", "--pop", "12", "--gens", "2", "--top", "1",
+                     "--out", ev, trc, NULL };
+    cr_assert_eq(run(argv, NULL, tmpdir, NULL, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd,
+             "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
+             "--reps 2 --presets kng --run 'MEDIA_NOTE=1 %s -f 40' > '%s/measure.out' 2>&1",
+             DMM_SRC_DIR, ev, trc, DMM_BUILD_DIR, MEDIA, tmpdir);
+    int st = system(cmd);
+    snprintf(file, sizeof file, "%s/measure.out", tmpdir);
+    char *out = slurp(file, NULL);
+    cr_assert_eq(st, 0, "%s", out ? out : "");
+    cr_expect_not_null(strstr(out, "measure: the program itself, 2 rounds: "), "%s", out);
+    cr_expect_not_null(strstr(out, "<- chosen"), "%s", out);
+    cr_expect_not_null(strstr(out, "kng "), "%s", out);
+    /* each candidate's F_meas is its F_real, from the program's own time and
+     * peak RSS against glibc's; the command and its environment recorded */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g=d[\"glibc\"]; "
+             "c=d[\"candidates\"]; "
+             "ok=d[\"run\"]==[sys.argv[2],\"-f\",\"40\"] and d[\"run_env\"]=={\"MEDIA_NOTE\":\"1\"}"
+             " and d[\"outputs_compared\"] and len(d[\"pinned\"])==2 and len(c)>=2 and "
+             "g[\"seconds\"]>0 and g[\"heap_bytes\"]>1000000 and "
+             "all(abs(x[\"F_meas\"]-0.5*x[\"seconds\"]/g[\"seconds\"]"
+             "-0.5*x[\"heap_bytes\"]/g[\"heap_bytes\"])<1e-9 for x in c) and "
+             "d[\"chosen\"] in [x[\"name\"] for x in c]; "
+             "sys.exit(0 if ok else 1)' '%s/measured.json' %s",
+             ev, MEDIA);
+    cr_expect_eq(system(cmd), 0, "measured.json does not say the program's run: %s", out);
+    /* the report says so */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; sys.path.insert(0, sys.argv[2]); "
+             "import evolve_report as r; m=json.load(open(sys.argv[1])); t=[]; "
+             "r.measured_section(sys.argv[3], t.append); s=\"\\n\".join(t); "
+             "sys.exit(0 if \"the program itself run under glibc\" in s and \"RUN=MEDIA_NOTE=1 \" "
+             "in s and \"| F_real |\" in s else 1)' '%s/measured.json' '%s/scripts' '%s'",
+             ev, DMM_SRC_DIR, ev);
+    cr_expect_eq(system(cmd), 0, "report.md's section does not say the program was run");
+    free(out);
+    /* RUN that cannot run: refused at once */
+    const char *bad[][2] = {
+        { "dmm-no-such-program-x --help", "dmm-no-such-program-x: not found on PATH" },
+        { "A=1 B=2", "no program to run" },
+        { "./nonexistent/prog", "./nonexistent/prog: not an executable file" },
+        { "ls 'unclosed", "No closing quotation" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "python3 %s/scripts/measure_candidates.py --check-run --run \"%s\" "
+                 "> '%s/check.out' 2>&1", DMM_SRC_DIR, bad[i][0], tmpdir);
+        st = system(cmd);
+        snprintf(file, sizeof file, "%s/check.out", tmpdir);
+        char *o = slurp(file, NULL);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d: %s", bad[i][0], st, o);
+        cr_expect_not_null(strstr(o, bad[i][1]), "%s: %s", bad[i][0], o);
+        cr_expect_eq(strchr(o, '\n') - o + 1, (long)strlen(o), "one line: %s", o);
+        free(o);
+    }
+    remove_tmpdir();
+}
+
 /* ---- dmm build -------------------------------------------------------------- */
 
 static const char *const two_allocators =
