@@ -64,7 +64,9 @@ F_real = 0.5 * time / time_glibc + 0.5 * peak RSS / peak RSS_glibc
 its stdout or exit status is left out (nothing is compared when glibc's own
 runs differ).  Leading NAME=value words of the command line set the
 program's environment.  --check-run only checks that the command names a
-program that can run: exit 2 and one line when not.
+program that can run: exit 2 and one line when not.  (measured.json says
+"run" and "run_env"; its heap_bytes and heap_vs_glibc, and measured.csv's,
+are then the program's peak RSS.)
 DIR/chosen.dmm is the winner's .dmm (its title says what was measured).
 Writes DIR/measured.json (each round's order too) and DIR/measured.csv
 (predicted and measured rank of each); prints one line per candidate.
