@@ -652,10 +652,21 @@ Test(evolved, run_measures_the_candidates_on_the_program_itself, .timeout = 300)
              "g[\"seconds\"]>0 and g[\"heap_bytes\"]>1000000 and "
              "all(abs(x[\"F_meas\"]-0.5*x[\"seconds\"]/g[\"seconds\"]"
              "-0.5*x[\"heap_bytes\"]/g[\"heap_bytes\"])<1e-9 for x in c) and "
-             "d[\"chosen\"] in [x[\"name\"] for x in c]; "
+             "d[\"chosen\"] in [x[\"name\"] for x in c] and "
+             "all(len(x[\"F_rounds\"])==2 for x in c); "
              "sys.exit(0 if ok else 1)' '%s/measured.json' %s",
              ev, MEDIA);
     cr_expect_eq(system(cmd), 0, "measured.json does not say the program's run: %s", out);
+    /* another design replaces the search's best only when it won enough
+     * rounds for a sign test at 5 %: never in 2 rounds, so top-1 stays;
+     * 5 of 5 do, 4 of 5 do not */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; sys.path.insert(0, sys.argv[2]); "
+             "import measure_candidates as m; d=json.load(open(sys.argv[1])); "
+             "ok=d[\"chosen\"]==\"top-1\" and m.beats_by_rounds([1]*5,[2]*5) and "
+             "not m.beats_by_rounds([1,1,1,1,3],[2]*5) and m.beats_by_rounds([1]*8+[3],[2]*9); "
+             "sys.exit(0 if ok else 1)' '%s/measured.json' '%s/scripts'", ev, DMM_SRC_DIR);
+    cr_expect_eq(system(cmd), 0, "the sign test: %s", out);
     /* the report says so */
     snprintf(cmd, sizeof cmd,
              "python3 -c 'import json,sys; sys.path.insert(0, sys.argv[2]); "
