@@ -161,7 +161,7 @@ $(O)/dmm-build.txt: FORCE
 	    '$(subst |,' ',$(subst $() |,|,$(BUILD_SAID)))' > $@
 
 # The candidates `make evolve` measures (scripts/measure_candidates.py): the
-# library of any .dmm, $(O)/candidates/NAME.so from NAME.c (dmm codegen),
+# library of any .dmm, $(O)/candidates/[DIR/]NAME.so from NAME.c (dmm codegen),
 # linked with the objects of libdmm_evolved.so.
 $(O)/candidates/%.o: $(O)/candidates/%.c | deps
 	$(CC) $(PRELOAD_CFLAGS) -DDMM_COUNT=0 -c $< -o $@

@@ -200,12 +200,12 @@ if [ -n "${OBJECTIVES:-}" ]; then
 elif [ -n "${RUN:-}" ]; then
     step "measuring the search's best designs and the five presets on the program itself (${MEASURE:-5} rounds): $RUN"
     python3 "$top/scripts/measure_candidates.py" --dir "$tmp" --trace "$trace" \
-        --build "$top/$build" --reps "${MEASURE:-5}" --run "$RUN" ||
+        --build "$top/$build" --tag "$name" --reps "${MEASURE:-5}" --run "$RUN" ||
         die "measuring the candidates failed"
 elif [ "${MEASURE:-5}" != 0 ]; then
     step "measuring the search's best designs and the five presets on the trace (${MEASURE:-5} rounds)"
     python3 "$top/scripts/measure_candidates.py" --dir "$tmp" --trace "$trace" \
-        --build "$top/$build" --reps "${MEASURE:-5}" ||
+        --build "$top/$build" --tag "$name" --reps "${MEASURE:-5}" ||
         die "measuring the candidates failed"
 else
     cp "$tmp/best.dmm" "$tmp/chosen.dmm"

@@ -12,7 +12,8 @@ lean ones, "lean", that minimise a sum weighing memory more than eq. 1 does,
 and the five presets, "references", each with its predicted F), adds top-1's
 twin in the other kind of pages (huge_twin: "top-1-huge" or
 "top-1-nohuge", unless a candidate is that design already), compiles each
-into a library of its own (BUILD/candidates/NAME.so, the same code as
+into a library of its own (BUILD/candidates/TAG/NAME.so, TAG make evolve's
+NAME by --tag, the same code as
 libdmm_evolved.so), and replays TRACE under glibc and under each with
 `dmm replay --json`, interleaved, N rounds (default 5), each round on one
 CPU, the fastest at its start (cpupin.py: a replay is single-threaded, and
@@ -76,6 +77,7 @@ Exit status 1 when no candidate could be measured (a build or replay that
 fails is reported and left out)."""
 import argparse
 import csv
+import hashlib
 import json
 import math
 import os
@@ -147,9 +149,11 @@ def own_make_env():
     return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
 
 
-def build_all(build, dmm, names, texts):
-    """BUILD/candidates/NAME.so for each; {name: path or None}, errors."""
-    cdir = os.path.join(build, "candidates")
+def build_all(build, dmm, names, texts, tag):
+    """BUILD/candidates/TAG/NAME.so for each; {name: path or None}, errors.
+    A folder per tag (make evolve's NAME): two measured steps at once, of
+    two programs, each build and load their own libraries."""
+    cdir = os.path.join(build, "candidates", tag)
     os.makedirs(cdir, exist_ok=True)
     targets, errors = {}, []
     for name, text in zip(names, texts):
@@ -163,7 +167,7 @@ def build_all(build, dmm, names, texts):
             continue
         targets[name] = os.path.join(cdir, name + ".so")
     rel = os.path.relpath(build, TOP)
-    want = [os.path.join(rel, "candidates", n + ".so") for n in targets]
+    want = [os.path.join(rel, "candidates", tag, n + ".so") for n in targets]
     if want:
         r = subprocess.run(["make", "-s", "-C", TOP, "BUILD=" + rel] + want,
                            capture_output=True, text=True, env=own_make_env())
@@ -396,6 +400,8 @@ def main():
                     help="the presets measured beside the search's designs")
     ap.add_argument("--run", help="measure on this program (a command line) instead of the "
                     "trace's replay")
+    ap.add_argument("--tag", help="the candidates' folder in BUILD/candidates/ (default: the "
+                    "name of --dir and a hash of its path)")
     ap.add_argument("--check-run", action="store_true",
                     help="only check that --run names a program that can run, exit 2 if not")
     a = ap.parse_args()
@@ -412,7 +418,10 @@ def main():
     if not cands:
         sys.exit("measure: %s/search.json lists no candidate" % a.dir)
     names = [c[0] for c in cands]
-    libs, errors = build_all(build, dmm, names, [c[1] for c in cands])
+    tag = a.tag or "%s-%s" % (os.path.basename(os.path.abspath(a.dir)).lstrip(".") or "dir",
+                              hashlib.sha1(os.path.abspath(a.dir).encode()).hexdigest()[:8])
+    tag = re.sub(r"[^A-Za-z0-9_.+-]", "_", tag)   # a make target's folder
+    libs, errors = build_all(build, dmm, names, [c[1] for c in cands], tag)
     if a.run:
         measured, share, out = measure_runs(a, names, libs, errors)
     else:

@@ -440,6 +440,23 @@ Test(evolved, cutting_hopeless_candidates_changes_nothing_on_the_bundled_workloa
     remove_tmpdir();
 }
 
+/* work_media -f 40 recorded into tmpdir/media.trc (trc) and a short search
+ * over it into tmpdir/ev (ev), keeping its top best designs: what the
+ * measured step's tests start from. */
+static void media_searched(char trc[330], char ev[340], char *top)
+{
+    char tfile[320];
+    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media.trc", tmpdir);
+    snprintf(trc, 330, "%s/media.trc", tmpdir);
+    char *media[] = { MEDIA, "-f", "40", NULL };
+    const char *tenv[] = { "LD_PRELOAD=" TRACER, tfile, NULL };
+    cr_assert_eq(run(media, tenv, tmpdir, NULL, NULL, NULL), 0);
+    snprintf(ev, 340, "%s/ev", tmpdir);
+    char *argv[] = { DMM, "evolve", "-q", "--pop", "12", "--gens", "2", "--top", top,
+                     "--out", ev, trc, NULL };
+    cr_assert_eq(run(argv, NULL, tmpdir, NULL, NULL, NULL), 0);
+}
+
 /* make evolve's last step (scripts/measure_candidates.py): the search's best
  * designs and the presets (two of them here, for time) are compiled, the
  * trace is replayed under each and glibc, and chosen.dmm is one of them. */
@@ -449,15 +466,7 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
         cr_skip_test("sanitizer pass: the candidates are preload libraries, built unsanitized");
     make_tmpdir();
     char tfile[320], trc[330], ev[340], file[720], cmd[2400];
-    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media.trc", tmpdir);
-    snprintf(trc, sizeof trc, "%s/media.trc", tmpdir);
-    char *media[] = { MEDIA, "-f", "40", NULL };
-    const char *tenv[] = { "LD_PRELOAD=" TRACER, tfile, NULL };
-    cr_assert_eq(run(media, tenv, tmpdir, NULL, NULL, NULL), 0);
-    snprintf(ev, sizeof ev, "%s/ev", tmpdir);
-    char *argv[] = { DMM, "evolve", "-q", "--pop", "12", "--gens", "2", "--top", "2",
-                     "--out", ev, trc, NULL };
-    cr_assert_eq(run(argv, NULL, tmpdir, NULL, NULL, NULL), 0);
+    media_searched(trc, ev, "2");
     snprintf(cmd, sizeof cmd,
              "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
              "--reps 2 --presets kng,lea > '%s/measure.out' 2>&1", DMM_SRC_DIR, ev, trc,
@@ -588,6 +597,7 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
      * its CPU time where that is longer than its run */
     snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media2.trc", tmpdir);
     snprintf(trc, sizeof trc, "%s/media2.trc", tmpdir);
+    const char *tenv[] = { "LD_PRELOAD=" TRACER, tfile, NULL };
     char *media2[] = { MEDIA, "-f", "40", "-t", "2", NULL };
     cr_assert_eq(run(media2, tenv, tmpdir, NULL, NULL, NULL), 0);
     f = fopen(file, "w");
@@ -621,16 +631,8 @@ Test(evolved, run_measures_the_candidates_on_the_program_itself, .timeout = 300)
     if (SANITIZED)
         cr_skip_test("sanitizer pass: the candidates are preload libraries, built unsanitized");
     make_tmpdir();
-    char tfile[320], trc[330], ev[340], file[720], cmd[2400];
-    snprintf(tfile, sizeof tfile, "DMM_TRACE_FILE=%s/media.trc", tmpdir);
-    snprintf(trc, sizeof trc, "%s/media.trc", tmpdir);
-    char *media[] = { MEDIA, "-f", "40", NULL };
-    const char *tenv[] = { "LD_PRELOAD=" TRACER, tfile, NULL };
-    cr_assert_eq(run(media, tenv, tmpdir, NULL, NULL, NULL), 0);
-    snprintf(ev, sizeof ev, "%s/ev", tmpdir);
-    char *argv[] = { DMM, "evolve", "-q", "--pop", "12", "--gens", "2", "--top", "1",
-                     "--out", ev, trc, NULL };
-    cr_assert_eq(run(argv, NULL, tmpdir, NULL, NULL, NULL), 0);
+    char trc[330], ev[340], file[720], cmd[2400];
+    media_searched(trc, ev, "1");
     snprintf(cmd, sizeof cmd,
              "python3 %s/scripts/measure_candidates.py --dir '%s' --trace '%s' --build %s "
              "--reps 2 --presets kng --run 'MEDIA_NOTE=1 %s -f 40' > '%s/measure.out' 2>&1",
