@@ -150,15 +150,23 @@ def measured_section(d, w):
       "at the start of glibc's replay window)%s. Built: **%s**." % (
           sum(1 for c in m["candidates"] if re.match(r"top-[0-9]+$", c["name"])), lean, m["reps"], scale,
           m["chosen"]))
+    candidates_table(m, w, ["heap vs glibc", "F_replay", "F_meas"],
+                     lambda c: "%.3f | %.4f | %.4f" % (c["heap_vs_glibc"],
+                                                       c.get("F_replay", c["F_meas"]), c["F_meas"]))
+
+
+def candidates_table(m, w, cols, values):
+    """Each measured candidate, best measured first: its predicted F and
+    rank, time against glibc's, the columns cols (values(c) gives them),
+    its measured rank; then what was left out."""
     w("")
-    w("| candidate | predicted F | predicted rank | time vs glibc | heap vs glibc | F_replay | "
-      "F_meas | measured rank |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    w("| candidate | predicted F | predicted rank | time vs glibc | %s | measured rank |" %
+      " | ".join(cols))
+    w("|---|---:|---:|---:|%s---:|" % ("---:|" * len(cols)))
     for c in sorted(m["candidates"], key=lambda c: c["measured_rank"]):
-        w("| %s%s | %.4f | %d | %.3f | %.3f | %.4f | %.4f | %d |" % (
+        w("| %s%s | %.4f | %d | %.3f | %s | %d |" % (
             c["name"], " (built)" if c["name"] == m["chosen"] else "", c["predicted_F"],
-            c["predicted_rank"], c["time_vs_glibc"], c["heap_vs_glibc"],
-            c.get("F_replay", c["F_meas"]), c["F_meas"], c["measured_rank"]))
+            c["predicted_rank"], c["time_vs_glibc"], values(c), c["measured_rank"]))
     if m.get("errors"):
         w("")
         w("Left out: " + "; ".join(m["errors"]))
@@ -178,19 +186,8 @@ def run_section(m, w):
           " and %d lean one%s" % (nlean, "" if nlean == 1 else "s") if nlean else "", cmd,
           m["reps"], "" if m.get("outputs_compared", True) else
           "; its output varies under glibc itself, so outputs were not compared", m["chosen"]))
-    w("")
-    w("| candidate | predicted F | predicted rank | time vs glibc | peak RSS vs glibc | F_real | "
-      "measured rank |")
-    w("|---|---:|---:|---:|---:|---:|---:|")
-    for c in sorted(m["candidates"], key=lambda c: c["measured_rank"]):
-        w("| %s%s | %.4f | %d | %.3f | %.3f | %.4f | %d |" % (
-            c["name"], " (built)" if c["name"] == m["chosen"] else "", c["predicted_F"],
-            c["predicted_rank"], c["time_vs_glibc"], c["heap_vs_glibc"], c["F_meas"],
-            c["measured_rank"]))
-    if m.get("errors"):
-        w("")
-        w("Left out: " + "; ".join(m["errors"]))
-    w("")
+    candidates_table(m, w, ["peak RSS vs glibc", "F_real"],
+                     lambda c: "%.3f | %.4f" % (c["heap_vs_glibc"], c["F_meas"]))
 
 
 def traces_section(d, w):

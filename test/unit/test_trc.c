@@ -299,6 +299,20 @@ static void peak_rss_of(const dmm_trace_t *t, const char *path, uint64_t want)
     free(buf);
 }
 
+/* A clock sync of thread 4300 appended to t: its seq, ns, ticks and peak RSS. */
+static void push_sync(dmm_trace_t *t, uint64_t seq, uint64_t ns, uint64_t ticks, uint64_t rss)
+{
+    dmm_rec_t *r = dmm_trace_push(t);
+    cr_assert_not_null(r);
+    memset(r, 0, sizeof *r);
+    r->op = DMM_TRC_CLOCKSYNC;
+    r->tid = 4300;
+    r->seq = seq;
+    r->time = ns;
+    r->arg = ticks;
+    r->size = rss;
+}
+
 Test(trc, the_peak_rss_is_the_greatest_clock_sync_sample)
 {
     dmm_trace_t t;
@@ -306,17 +320,8 @@ Test(trc, the_peak_rss_is_the_greatest_clock_sync_sample)
     usual_trace(&t, 100);
     t.clock_id = DMM_TRC_CLOCK_TSC;
     static const uint64_t sample[] = { 5u << 20, 9u << 20, 0, 7u << 20 };
-    for (size_t i = 0; i < 4; i++) {
-        dmm_rec_t *r = dmm_trace_push(&t);
-        cr_assert_not_null(r);
-        memset(r, 0, sizeof *r);
-        r->op = DMM_TRC_CLOCKSYNC;
-        r->tid = 4300;
-        r->seq = 5000 + 100 * i;
-        r->time = 1000000 * (i + 1);
-        r->arg = 3000000 * (i + 1);
-        r->size = sample[i];
-    }
+    for (size_t i = 0; i < 4; i++)
+        push_sync(&t, 5000 + 100 * i, 1000000 * (i + 1), 3000000 * (i + 1), sample[i]);
     dmm_trace_sort(&t);
     peak_rss_of(&t, tmp_path("peak.trc"), 9u << 20);
     for (size_t i = 0; i < t.nrecs; i++)
@@ -370,17 +375,9 @@ Test(trc, the_duration_runs_to_the_last_clock_sync)
     /* two syncs: 3 ticks a ns, the first at the calls' start, the second
      * just after their last */
     const uint64_t sync_tick[2] = { 900000, last_tick + 3 };
-    for (size_t i = 0; i < 2; i++) {
-        dmm_rec_t *r = dmm_trace_push(&t);
-        cr_assert_not_null(r);
-        memset(r, 0, sizeof *r);
-        r->op = DMM_TRC_CLOCKSYNC;
-        r->tid = 4300;
-        r->seq = i ? 99999 : 4999;
-        r->arg = sync_tick[i];
-        r->time = 1000000 + (sync_tick[i] - sync_tick[0]) / 3;
-        r->size = 1u << 20;
-    }
+    for (size_t i = 0; i < 2; i++)
+        push_sync(&t, i ? 99999 : 4999, 1000000 + (sync_tick[i] - sync_tick[0]) / 3,
+                  sync_tick[i], 1u << 20);
     dmm_trace_sort(&t);
     uint64_t loaded, scanned, first;
     durations_of(&t, tmp_path("dur_calls.trc"), &loaded, &scanned, &first);
