@@ -59,13 +59,9 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+import cgcount  # noqa: E402
 import programs  # noqa: E402
 from benchlib import geomean  # noqa: E402
-
-# reallocarray is left out: it calls realloc, whose count includes it
-ENTRY = ("malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign",
-         "valloc", "pvalloc")
-
 
 def callgrind(argv, extra, output, work):
     """Runs the program under callgrind: the path of its output file."""
@@ -83,25 +79,10 @@ def callgrind(argv, extra, output, work):
 def callgrind_share(argv, extra, output, work):
     """(allocator instructions, total instructions) of one run under glibc."""
     out = callgrind(argv, extra, output, work)
-    a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
-                       capture_output=True, text=True, check=True).stdout
-    os.unlink(out)
-    total = None
-    alloc = 0
-    for line in a.splitlines():
-        m = re.match(r"^\s*([0-9,]+)\s.*PROGRAM TOTALS", line)
-        if m:
-            total = int(m.group(1).replace(",", ""))
-            continue
-        # "N (p%)  file:function [object]": the entry points themselves (code
-        # inlined from other files is listed apart, without the object, and
-        # is counted in its caller's inclusive count)
-        m = re.match(r"^\s*([0-9,]+)\s+(?:\([ 0-9.%]+\)\s+)?\S*?:(\w+)(?:'\d+)?\s+\[", line)
-        if m and m.group(2) in ENTRY:
-            alloc += int(m.group(1).replace(",", ""))
-    if not total:
-        raise RuntimeError("callgrind_annotate gave no total")
-    return alloc, total
+    try:
+        return cgcount.entry_instructions(out)
+    finally:
+        os.unlink(out)
 
 
 def heap_rest(build, argv, extra, output, gnu_time):
@@ -134,36 +115,13 @@ def live_peak(build, argv, extra, output, work):
 
 
 def callgrind_object_share(argv, extra, output, work, obj):
-    """(instructions executed in obj's code, total instructions) of one run:
-    the self cost of every function of obj, its inlined code included, read
-    from callgrind's own file (its entry points' inclusive counts miss what
-    they reach by a jump, which the library's fast paths end in)."""
+    """(instructions executed in obj's own code, total instructions) of one
+    run (cgcount.object_instructions)."""
     out = callgrind(argv, extra, output, work)
-    names, cur, inside, after_calls, total = {}, None, 0, False, None
-    with open(out) as f:
-        for line in f:
-            if line[0].isdigit() or line[0] in "+-*":
-                # a cost line: the current function's own, or (after calls=)
-                # what a call cost, counted where the callee is
-                if not after_calls and cur == obj:
-                    inside += int(line.split()[1])
-                after_calls = False
-                continue
-            after_calls = line.startswith("calls=")
-            # "ob=(id) name" or "cob=(id) name" names an object the first
-            # time, "ob=(id)" after; ob= is the current function's
-            m = re.match(r"c?ob=(\(\d+\))?\s*(.*)", line.rstrip("\n"))
-            if m:
-                if m.group(1) and m.group(2):
-                    names[m.group(1)] = m.group(2)
-                if line.startswith("ob="):
-                    cur = names.get(m.group(1)) if m.group(1) else m.group(2)
-            elif line.startswith(("totals:", "summary:")):
-                total = int(line.split()[1])
-    os.unlink(out)
-    if not total:
-        raise RuntimeError("callgrind gave no total")
-    return inside, total
+    try:
+        return cgcount.object_instructions(out, obj)
+    finally:
+        os.unlink(out)
 
 
 def evolved_headroom(build, name, argv, extra, output, work):

@@ -11,7 +11,11 @@ the 64000 pairs between them is what one pair costs, start-up and exit
 cancelled out (the loop's own few instructions included, the same for all).
 Recorded traces (build/bench/traces/NAME.trc, when there): `dmm replay
 --no-write` under each allocator, instructions per operation of the whole
-replay (the driver's share is the same for every allocator).
+replay (the driver's share is the same for every allocator), and of the
+allocator alone (bench/cgcount.py: glibc's entry points inclusive; a
+preloaded library's own code and what it calls in other libraries, such as
+realloc's memcpy), which shows the difference between allocators without
+the driver's instructions diluting it.
 
 Allocators: glibc, jemalloc, mimalloc, tcmalloc (when installed), libdmm.so
 (lea) and libdmm_evolved.so; on each recorded trace also the library that
@@ -23,23 +27,47 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+import cgcount  # noqa: E402
 import peers  # noqa: E402
 
 OWN = "the program's own libdmm_evolved.so"
 REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def callgrind(argv, env):
-    """Instructions of one run under callgrind, or None.  dmm replay reads
-    the trace in a forked child, which callgrind follows and reports first:
-    the process that replays is the one that exits last."""
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv
+def callgrind(argv, env, out="/dev/null"):
+    """Instructions of one run under callgrind, or None; its counts in the
+    file out.  dmm replay reads the trace in a forked child, which callgrind
+    follows and reports first: the process that replays is the one that
+    exits last, whose counts are those left in out."""
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     m = REFS.findall(r.stderr)
     return int(m[-1].replace(",", "")) if r.returncode == 0 and m else None
+
+
+def replay_counts(argv, env, lib):
+    """(instructions of the whole run, of the allocator's calls) of one run
+    under callgrind, None for either it did not give: lib is the preloaded
+    library, None for glibc."""
+    fd, out = tempfile.mkstemp(prefix="dmm-fastpath.")
+    os.close(fd)
+    try:
+        n = callgrind(argv, env, out)
+        if n is None:
+            return None, None
+        if lib:
+            alloc, _ = cgcount.object_instructions(out, os.path.realpath(lib), calls=True)
+        else:
+            alloc, _ = cgcount.entry_instructions(out)
+        return n, alloc
+    except (OSError, RuntimeError, subprocess.CalledProcessError):
+        return n, None
+    finally:
+        os.unlink(out)
 
 
 def allocators(build):
@@ -56,6 +84,22 @@ def env_for(name, lib):
     if name.startswith("libdmm.so"):
         env["DMM_CONFIG"] = name.split()[1]
     return env
+
+
+def table(data, names, head, keys):
+    """A markdown table: a row per allocator of names, a column per key of
+    data[name], each against mimalloc's in brackets."""
+    mi = data.get("mimalloc", {})
+    lines = ["| allocator | " + " | ".join(head) + " |", "|---|" + "---:|" * len(keys)]
+    for name in names:
+        cells = []
+        for k in keys:
+            v = data.get(name, {}).get(k)
+            ref = mi.get(k)
+            cells.append("—" if v is None else "%.0f" % v +
+                         (" (%.2f×)" % (v / ref) if ref else ""))
+        lines.append("| %s | %s |" % (name, " | ".join(cells)))
+    return lines
 
 
 def main():
@@ -79,9 +123,9 @@ def main():
     for t in traces:
         path = os.path.join(build, "bench", "traces", t + ".trc")
         ops = None
+        replay = [os.path.join(build, "dmm"), "replay", "--no-write", "--json", path]
         for name, lib in allocs:
-            n = callgrind([os.path.join(build, "dmm"), "replay", "--no-write", "--json", path],
-                          env_for(name, lib))
+            n, alloc = replay_counts(replay, env_for(name, lib), lib)
             if ops is None:
                 r = subprocess.run([os.path.join(build, "dmm"), "replay", "--no-write", "--json",
                                     path], capture_output=True, text=True)
@@ -90,31 +134,32 @@ def main():
                 except (ValueError, KeyError):
                     ops = None
             data[name]["replay_" + t] = n / ops if n and ops else None
+            data[name]["alloc_" + t] = alloc / ops if alloc is not None and ops else None
         own = os.path.join(build, "bench", "programs", t, "libdmm_evolved.so")
         if os.path.exists(own) and ops:
-            n = callgrind([os.path.join(build, "dmm"), "replay", "--no-write", "--json", path],
-                          env_for(OWN, own))
+            n, alloc = replay_counts(replay, env_for(OWN, own), own)
             data.setdefault(OWN, {})["replay_" + t] = n / ops if n else None
-    mi = data.get("mimalloc", {})
-    head = ["allocator", "pair, 32–56 B", "pair, 200–224 B"] + ["%s replay, per op" % t
-                                                             for t in traces]
-    keys = ["pair_32", "pair_200"] + ["replay_" + t for t in traces]
+            data[OWN]["alloc_" + t] = alloc / ops if alloc is not None else None
+    if OWN in data:
+        allocs.append((OWN, None))
+    names = [name for name, _ in allocs]
     lines = ["# Fast paths: instructions (callgrind)", "", benchlib.machine_line(), "",
              "A malloc + free pair of `build/bench/work_pairs` (64 live blocks, four sizes "
              "8 bytes apart), and a whole `dmm replay --no-write` of each recorded trace per "
              "operation (the driver's instructions included, the same for all). In brackets: "
-             "against mimalloc.", "",
-             "| " + " | ".join(head) + " |", "|---|" + "---:|" * len(keys)]
-    if OWN in data:
-        allocs.append((OWN, None))
-    for name, _ in allocs:
-        cells = []
-        for k in keys:
-            v = data[name].get(k)
-            ref = mi.get(k)
-            cells.append("—" if v is None else "%.0f" % v +
-                         (" (%.2f×)" % (v / ref) if ref else ""))
-        lines.append("| %s | %s |" % (name, " | ".join(cells)))
+             "against mimalloc.", ""]
+    lines += table(data, names, ["pair, 32–56 B", "pair, 200–224 B"] +
+                   ["%s replay, per op" % t for t in traces],
+                   ["pair_32", "pair_200"] + ["replay_" + t for t in traces])
+    if traces:
+        lines += ["", "The allocator's calls alone, per operation of each replay: a preloaded "
+                  "library's own code and what it calls in other libraries (realloc's memcpy, "
+                  "calloc's memset, system calls); glibc's allocation entry points, what they "
+                  "call included (callgrind's inclusive counts). The driver's own "
+                  "instructions, the same under every allocator, are left out, so the "
+                  "allocators differ here by as much as their calls do.", ""]
+        lines += table(data, names, ["%s, per op" % t for t in traces],
+                       ["alloc_" + t for t in traces])
     text = "\n".join(lines) + "\n"
     print(text)
     benchlib.write_results(build, "fastpath", text, dict(instructions=data))
