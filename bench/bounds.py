@@ -63,6 +63,7 @@ import cgcount  # noqa: E402
 import programs  # noqa: E402
 from benchlib import geomean  # noqa: E402
 
+
 def callgrind(argv, extra, output, work):
     """Runs the program under callgrind: the path of its output file."""
     out = os.path.join(work, "callgrind.out")

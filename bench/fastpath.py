@@ -55,6 +55,7 @@ def replay_counts(argv, env, lib):
     library, None for glibc."""
     fd, out = tempfile.mkstemp(prefix="dmm-fastpath.")
     os.close(fd)
+    n = None
     try:
         n = callgrind(argv, env, out)
         if n is None:
