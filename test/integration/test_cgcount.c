@@ -55,45 +55,47 @@ static const char cg_file[] =
     "\n"
     "totals: 1000\n";
 
-Test(cgcount, an_allocators_instructions_from_a_callgrind_file)
+/* text written to tmpdir/callgrind.out, then python3 running `code` (a
+ * statement, F naming that file) with bench/ on its path: the exit status,
+ * its output (stderr joined) in out. */
+static int cgcount_on(const char *text, const char *code, char *out, size_t cap)
 {
-    char path[400], cmd[1600], out[4096];
+    char path[400], cmd[2400];
     make_tmpdir();
     snprintf(path, sizeof path, "%s/callgrind.out", tmpdir);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
-    fputs(cg_file, f);
+    fputs(text, f);
     fclose(f);
     snprintf(cmd, sizeof cmd,
              "/usr/bin/python3 -c 'import sys; sys.path.insert(0, \"%s/bench\"); import cgcount; "
-             "print(*cgcount.object_instructions(\"%s\", \"/lib/liba.so\"), "
-             "*cgcount.object_instructions(\"%s\", \"/lib/liba.so\", calls=True), "
-             "*cgcount.object_instructions(\"%s\", \"/bin/prog\", calls=True))'",
-             DMM_SRC_DIR, path, path, path);
-    int rc = run_sh(cmd, out, sizeof out);
+             "F = \"%s\"; %s' 2>&1",
+             DMM_SRC_DIR, path, code);
+    int rc = run_sh(cmd, out, cap);
+    remove_tmpdir();
+    return rc;
+}
+
+Test(cgcount, an_allocators_instructions_from_a_callgrind_file)
+{
+    char out[4096];
+    int rc = cgcount_on(cg_file,
+                        "print(*cgcount.object_instructions(F, \"/lib/liba.so\"), "
+                        "*cgcount.object_instructions(F, \"/lib/liba.so\", calls=True), "
+                        "*cgcount.object_instructions(F, \"/bin/prog\", calls=True))",
+                        out, sizeof out);
     cr_assert_eq(rc, 0, "python3 exited %d:\n%s", rc, out);
     /* liba's own: malloc's 5 + 2 and helper's 3; with its calls, memcpy's
      * 100 (helper's 7 are its own 3 again); prog: 50 + 40 own, and its call
      * into liba, 117 */
     cr_expect(strcmp(out, "10 1000 110 1000 207 1000\n") == 0, "got: %s", out);
-    remove_tmpdir();
 }
 
 Test(cgcount, a_file_without_totals_is_an_error)
 {
-    char path[400], cmd[1600], out[4096];
-    make_tmpdir();
-    snprintf(path, sizeof path, "%s/callgrind.out", tmpdir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("# callgrind format\nevents: Ir\nob=(1) /lib/liba.so\nfn=(1) malloc\n10 5\n", f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 -c 'import sys; sys.path.insert(0, \"%s/bench\"); import cgcount; "
-             "cgcount.object_instructions(\"%s\", \"/lib/liba.so\")' 2>&1",
-             DMM_SRC_DIR, path);
-    int rc = run_sh(cmd, out, sizeof out);
+    char out[4096];
+    int rc = cgcount_on("# callgrind format\nevents: Ir\nob=(1) /lib/liba.so\nfn=(1) malloc\n10 5\n",
+                        "cgcount.object_instructions(F, \"/lib/liba.so\")", out, sizeof out);
     cr_expect_neq(rc, 0);
     cr_expect_not_null(strstr(out, "callgrind gave no total"), "got: %s", out);
-    remove_tmpdir();
 }
