@@ -232,12 +232,14 @@ evolve: deps all
 # make evolve built for it (EVOLVED=lib or make evolve's directory; by
 # default the newest one evolved for a program of CMD's name), REPS rounds,
 # side by side (bench/compare.py): CMD='PROGRAM ARGS', run in this folder;
-# PRESETS=1 adds the paper's five reference managers.
+# PRESETS=1 adds the paper's five reference managers, HUGE=1 the peers with
+# huge pages turned on.
 compare: deps $(O)/dmm
 	@if [ -z '$(strip $(CMD))' ]; then \
-	  echo "usage: make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N] [PRESETS=1]" >&2; exit 2; fi
+	  echo "usage: make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N] [PRESETS=1] [HUGE=1]" >&2; exit 2; fi
 	@python3 bench/compare.py --build '$(O)' $(if $(EVOLVED),--evolved '$(EVOLVED)') \
-	    $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets) -- $(CMD)
+	    $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets) $(if $(HUGE),--huge-peers) \
+	    -- $(CMD)
 
 # glibc malloc's tunables for TRACE=file (dmm tune-glibc), or for the bundled
 # workload, recorded first (work_media -f 150: about 110k operations);

@@ -5,8 +5,9 @@ time and memory, on the program itself rather than on a replay of its
 trace.
 
     python3 bench/compare.py [--build DIR] [--reps N] [--evolved LIB|DIR]
-                             [--presets] [--pin] [--no-peers] -- PROGRAM [ARGS...]
-    make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N] [PRESETS=1]
+                             [--presets] [--huge-peers] [--pin] [--no-peers]
+                             -- PROGRAM [ARGS...]
+    make compare CMD='PROGRAM ARGS' [EVOLVED=LIB|DIR] [REPS=N] [PRESETS=1] [HUGE=1]
 
 The evolved library: --evolved names it (a .so, or a directory of
 `make evolve`'s, DIR/evolve/NAME/, that holds one); without it, the newest
@@ -14,13 +15,18 @@ DIR/evolve/*/libdmm_evolved.so whose trace was recorded from a program of
 PROGRAM's name (its stats.json), and none is an error: a library evolved
 for another program says nothing about this one.  jemalloc, mimalloc and
 tcmalloc are run where installed (--no-peers: glibc and the evolved
-library only); --presets adds the paper's five reference managers, KNG,
-LEA, FIB, S10 and EXA (DIR/libdmm.so with DMM_CONFIG set to each).
+library only); --huge-peers adds glibc, jemalloc and mimalloc with
+transparent huge pages turned on by their own settings (glibc+thp,
+jemalloc+thp, mimalloc+thp: peers.py's huge_page_peers), to see whether an
+evolved library that chose huge pages still wins against peers that use
+them too; --presets adds the paper's five reference managers, KNG, LEA,
+FIB, S10 and EXA (DIR/libdmm.so with DMM_CONFIG set to each).
 
 One untimed run of PROGRAM first (page cache, dynamic loader); then --reps
 rounds (default 5), each running PROGRAM once under every allocator, in an
 order shuffled anew each round, spawned by GNU time: wall time, CPU time
-(user + system, of it and what it waited for) and peak RSS, and its exit
+(user + system, of it and what it waited for), peak RSS, minor page
+faults and the huge pages the kernel handed out during the run, and its exit
 status and standard output compared with glibc's first run.  Standard input
 is /dev/null and standard error is discarded.  --pin runs each round on one
 CPU, the fastest at the round's start: steadier on a machine whose CPUs
@@ -94,6 +100,8 @@ def main():
     ap.add_argument("--no-peers", action="store_true", help="glibc and the evolved library only")
     ap.add_argument("--presets", action="store_true",
                     help="also the five presets (kng, lea, fib, s10, exa) in libdmm.so")
+    ap.add_argument("--huge-peers", action="store_true",
+                    help="also glibc, jemalloc and mimalloc with huge pages turned on")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- PROGRAM [ARGS...]")
     a = ap.parse_args()
     argv = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -112,6 +120,9 @@ def main():
     allocs, skipped = peers.peer_allocators()
     if a.no_peers:
         allocs, skipped = allocs[:1], []
+    if a.huge_peers:
+        huge, hskipped = peers.huge_page_peers(allocs)
+        allocs, skipped = allocs + huge, skipped + hskipped
     if a.presets:
         libdmm = os.path.join(build, "libdmm.so")
         if not os.path.isfile(libdmm):

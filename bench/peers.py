@@ -39,6 +39,7 @@ import glob
 import json
 import math
 import os
+import platform
 import re
 import shutil
 import statistics
@@ -163,6 +164,53 @@ def peer_allocators():
             out.append((name, libs[0]))
         else:
             skipped.append((name, "not installed (%s)" % os.path.join(LIBDIR, "lib%s*" % name)))
+    return out, skipped
+
+
+THP_ENABLED = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def huge_page_peers(installed=None):
+    """The peers with transparent huge pages turned on, each by its own
+    documented setting, as a user who knows them would run them:
+    [(name, lib or None, {environment})], [(name, why skipped)].
+    installed: peer_allocators()'s first list (None: asks it).
+
+    glibc: the tunable glibc.malloc.hugetlb=1 (glibc 2.35 and later: heap
+    and mmapped chunks advised MADV_HUGEPAGE); jemalloc: MALLOC_CONF
+    thp:always,metadata_thp:always; mimalloc: MIMALLOC_LARGE_OS_PAGES=1.
+    tcmalloc (gperftools) has no such setting.  None where the kernel has
+    no transparent huge pages or has them off."""
+    try:
+        with open(THP_ENABLED) as f:
+            mode = re.search(r"\[(\w+)\]", f.read())
+        mode = mode.group(1) if mode else "unknown"
+    except OSError:
+        mode = None
+    if mode in (None, "never"):
+        why = ("the kernel has none (%s)" % THP_ENABLED if mode is None
+               else "off in this kernel (%s: never)" % THP_ENABLED)
+        return [], [("huge-page peers", why)]
+    if installed is None:
+        installed, _ = peer_allocators()
+    libs = {name: lib for name, lib in installed}
+    out, skipped = [], []
+    libc, ver = platform.libc_ver()
+    try:
+        new_glibc = libc == "glibc" and tuple(int(x) for x in ver.split(".")[:2]) >= (2, 35)
+    except ValueError:
+        new_glibc = False
+    if new_glibc:
+        out.append(("glibc+thp", None, {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}))
+    else:
+        skipped.append(("glibc+thp", "glibc.malloc.hugetlb needs glibc 2.35 (this is %s %s)"
+                        % (libc or "not glibc", ver)))
+    for name, env in (("jemalloc", {"MALLOC_CONF": "thp:always,metadata_thp:always"}),
+                      ("mimalloc", {"MIMALLOC_LARGE_OS_PAGES": "1"})):
+        if name in libs:
+            out.append((name + "+thp", libs[name], env))
+    if "tcmalloc" in libs:
+        skipped.append(("tcmalloc+thp", "gperftools' tcmalloc has no setting for huge pages"))
     return out, skipped
 
 

@@ -144,11 +144,27 @@ def tail(data, n=15):
     return (data or b"").decode("utf-8", "replace").splitlines()[-n:]
 
 
+def thp_faults():
+    """Huge pages the kernel has handed out on a fault since boot
+    (/proc/vmstat's thp_fault_alloc), machine-wide; None where it does not
+    say."""
+    try:
+        with open("/proc/vmstat") as f:
+            for line in f:
+                if line.startswith("thp_fault_alloc "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True, strict=True,
                     timeout=600):
     """A real program under each allocator: {allocator: {wall, cpu, rss,
-    exit: [per round], same: its output and exit status those of glibc's
-    first run}}.
+    faults (minor page faults), huge (thp_faults() during the run: the
+    program's own huge pages on a machine doing nothing else; None where
+    the kernel does not count them), exit: [per round], same: its output
+    and exit status those of glibc's first run}}.
 
     allocs: [(name, library to preload or None[, its own environment])],
     glibc's first; extra: the environment added to clean_env() for every
@@ -162,7 +178,8 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
     which order.  strict: a run that exits nonzero raises RuntimeError;
     else its status is compared as its output is.  timeout: seconds a run
     may take (None: no limit), then it is killed (exit -9)."""
-    res = {a[0]: dict(wall=[], cpu=[], rss=[], exit=[], same=True) for a in allocs}
+    res = {a[0]: dict(wall=[], cpu=[], rss=[], faults=[], huge=[], exit=[], same=True)
+           for a in allocs}
     digests = {a[0]: [] for a in allocs}
     for k in range(reps):
         cpu, speeds = cpupin.fastest_cpu() if pin else (None, {})
@@ -176,7 +193,9 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
                 env.update(own[0] if own else {})
                 if lib:
                     env["LD_PRELOAD"] = lib
+                h0 = thp_faults()
                 r = run(argv, env, gnu_time=gnu_time, timeout=timeout)
+                h1 = thp_faults()
                 if r["exit"] != 0 and strict:
                     raise RuntimeError("%s under %s exited %s: %s" % (
                         argv[0], a, r["exit"], "\n".join(tail(r["err"], 5))))
@@ -186,6 +205,8 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
                 res[a]["wall"].append(r["wall_s"])
                 res[a]["cpu"].append(r["cpu_s"])
                 res[a]["rss"].append(r["maxrss_kib"])
+                res[a]["faults"].append(r["minflt"])
+                res[a]["huge"].append(h1 - h0 if h0 is not None and h1 is not None else None)
                 res[a]["exit"].append(r["exit"])
     ref = digests["glibc"][0] if digests.get("glibc") else None
     for a in res:

@@ -1,7 +1,7 @@
 /* test_compare.c - make compare (bench/compare.py): a real program under
  * glibc and an evolved library side by side, with its output compared; the
- * library found by the program's name among make evolve's results; a
- * program whose output depends on the allocator is named, one whose output
+ * library found by the program's name among make evolve's results; the
+ * peers with huge pages turned on (--huge-peers); a program whose output depends on the allocator is named, one whose output
  * varies from run to run is not compared, and bad input (no program, a
  * program that does not exist, no library evolved for it) is refused with
  * exit 2 and a message naming what is missing.  Timings are never
@@ -140,6 +140,49 @@ Test(compare, outputs_compared_with_glibcs)
     cr_expect_eq(rc, 0, "compare.py exited %d:\n%s", rc, out);
     expect_in("| not compared |");
     expect_in("varies from run to run under glibc itself");
+    remove_tmpdir();
+}
+
+/* --huge-peers: glibc once more with its huge-page tunable in the
+ * environment (with --no-peers, the one peer left to turn them on for),
+ * where the kernel has transparent huge pages; a skip line naming why where
+ * it has them off.  Each run's page faults are counted. */
+Test(compare, the_peers_with_huge_pages_on)
+{
+    if (SANITIZED)
+        cr_skip_test("sanitizer pass: the programs compared are unsanitized, run in the plain pass");
+    make_tmpdir();
+    char mode[200] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (!fgets(mode, sizeof mode, f))
+            mode[0] = '\0';
+        fclose(f);
+    }
+    int thp = f && !strstr(mode, "[never]");
+    char args[1200];
+    /* the tunable shows in the program's environment: glibc+thp's output
+     * differs from glibc's, and the evolved library's (whose environment
+     * the measuring clears of it) does not */
+    snprintf(args, sizeof args, "--reps 1 --no-peers --huge-peers --evolved %s -- "
+             "sh -c 'echo \"[$GLIBC_TUNABLES]\"'", EVOLVED);
+    int rc = compare(args);
+    if (thp) {
+        cr_expect_eq(rc, 3, "compare.py exited %d:\n%s", rc, out);
+        expect_in("| sh | glibc+thp |");
+        expect_in("DIFFERENT output or exit status from glibc's (exit 0) under: glibc+thp (exit 0).");
+    } else {
+        cr_expect_eq(rc, 0, "compare.py exited %d:\n%s", rc, out);
+        expect_in("- huge-page peers skipped: ");
+    }
+    expect_in("| faults k | huge pages |");
+    char js[400];
+    snprintf(js, sizeof js, "%s/build/bench/compare.json", tmpdir);
+    char *text = slurp(js, NULL);
+    cr_assert_not_null(text, "%s not written", js);
+    cr_expect_not_null(strstr(text, "\"faults\": ["), "no faults counted in %s", js);
+    cr_expect_null(strstr(text, "\"faults\": [null"), "faults not counted in %s", js);
+    free(text);
     remove_tmpdir();
 }
 
