@@ -28,7 +28,10 @@ order shuffled anew each round, spawned by GNU time: wall time, CPU time
 (user + system, of it and what it waited for), peak RSS, minor page
 faults and the huge pages the kernel handed out during the run, and its exit
 status and standard output compared with glibc's first run.  Standard input
-is /dev/null and standard error is discarded.  --pin runs each round on one
+is /dev/null and standard error is discarded.  Before each run, huge pages
+are faulted and freed (scripts/hugewarm.py; DMM_BENCH_WARM=no: not), so
+that a run in huge pages does not pay for the host to back them again by
+what ran before it.  --pin runs each round on one
 CPU, the fastest at the round's start: steadier on a machine whose CPUs
 differ in speed, but only for a program of one thread.
 

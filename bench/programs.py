@@ -370,7 +370,12 @@ def main():
               "thp_fault_alloc, machine-wide: the program's own on a machine doing nothing "
               "else), medians.  +thp: the peer with huge pages turned on by its own setting "
               "(glibc.malloc.hugetlb=1; jemalloc thp:always,metadata_thp:always; "
-              "MIMALLOC_LARGE_OS_PAGES=1).", ""]
+              "MIMALLOC_LARGE_OS_PAGES=1).  %s" % (
+                  "No huge pages were faulted before the runs (DMM_BENCH_WARM=no)."
+                  if os.environ.get("DMM_BENCH_WARM") == "no" else
+                  "Before each run the measuring process faulted and freed huge pages "
+                  "(scripts/hugewarm.py), so that a run in huge pages did not wait for the "
+                  "host to back them again by what ran before it."), ""]
     lines += ["- %s: %s operations recorded, make evolve %s" % (
         p["name"], p["ops"] if p["ops"] is not None else "?",
         "%.0f s" % p["search_s"] if p["search_s"] is not None else "(time not known)")

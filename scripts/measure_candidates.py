@@ -24,7 +24,11 @@ git pack-objects' heap under glibc was 42 MB replayed on one thread, 52 MB
 on its three), in an order shuffled anew
 each round (seeded by the round: the replay that runs just after glibc's
 took up to 2x its usual time on git log's trace, so a fixed order would
-charge that to one candidate every round).  Each candidate is scored as
+charge that to one candidate every round); before each replay, huge pages
+are faulted and freed (hugewarm.py: on this machine's VM, a huge page
+that was free for a few seconds costs 3 ms to fault instead of 0.12 ms, so
+a design in huge pages ran slow or fast by what ran before it).  Each
+candidate is scored as
 the recorded program would see it (medians):
 
     F_meas = 0.5 * (1 + (t - t_glibc) / D) + 0.5 * (R + heap) / (R + heap_glibc)
@@ -90,6 +94,7 @@ import subprocess
 import sys
 
 import cpupin
+import hugewarm
 import progrun
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -293,6 +298,8 @@ def measure_replays(a, dmm, names, libs, errors):
             for n in order:
                 if n != "glibc" and not libs.get(n):
                     continue
+                hugewarm.before_run(max((x[1] // 1024 for v in runs.values() for x in v),
+                                        default=None))
                 r = replay(dmm, a.trace, None if n == "glibc" else libs[n], threads > 1)
                 if isinstance(r, str):
                     errors.append("%s: dmm replay: %s" % (n, r))

@@ -22,6 +22,7 @@ import tempfile
 import time
 
 import cpupin
+import hugewarm
 
 
 def clean_env():
@@ -174,8 +175,10 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
     always runs just after the same one (a replay run just after glibc's
     took up to 2x its usual time: scripts/measure_candidates.py).  With pin (a single-threaded program),
     each round runs on one CPU, the fastest at the round's start
-    (scripts/cpupin.py).  pins gets a line per round saying where, and in
-    which order.  strict: a run that exits nonzero raises RuntimeError;
+    (scripts/cpupin.py).  Before each run, huge pages are faulted and freed
+    (scripts/hugewarm.py), so that an allocator that uses them does not run
+    slow or fast by what ran before it.  pins gets a line per round saying
+    where, and in which order.  strict: a run that exits nonzero raises RuntimeError;
     else its status is compared as its output is.  timeout: seconds a run
     may take (None: no limit), then it is killed (exit -9)."""
     res = {a[0]: dict(wall=[], cpu=[], rss=[], faults=[], huge=[], exit=[], same=True)
@@ -193,6 +196,8 @@ def measure_program(argv, extra, output, allocs, reps, gnu_time, pins, pin=True,
                 env.update(own[0] if own else {})
                 if lib:
                     env["LD_PRELOAD"] = lib
+                hugewarm.before_run(max((x for v in res.values() for x in v["rss"] if x),
+                                        default=None))
                 h0 = thp_faults()
                 r = run(argv, env, gnu_time=gnu_time, timeout=timeout)
                 h1 = thp_faults()
