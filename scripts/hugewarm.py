@@ -39,16 +39,55 @@ def thp_on():
     return _thp and hasattr(mmap, "MADV_HUGEPAGE")
 
 
+def _read_int(path):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None   # "max", or not there
+
+
+def cgroup_room():
+    """What this process's memory cgroup still allows, in bytes (v2:
+    memory.max - memory.current; v1: memory.limit_in_bytes -
+    memory.usage_in_bytes), or None where it sets no limit or says
+    nothing."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = [l.rstrip("\n").split(":", 2) for l in f]
+    except OSError:
+        return None
+    for ident, ctrls, rel in (l for l in lines if len(l) == 3):
+        if ident == "0" and not ctrls:
+            d, files = os.path.join("/sys/fs/cgroup", rel.lstrip("/")), ("memory.max",
+                                                                         "memory.current")
+        elif "memory" in ctrls.split(","):
+            d, files = (os.path.join("/sys/fs/cgroup/memory", rel.lstrip("/")),
+                        ("memory.limit_in_bytes", "memory.usage_in_bytes"))
+        else:
+            continue
+        top, cur = (_read_int(os.path.join(d, f)) for f in files)
+        if top is not None and cur is not None:
+            return max(0, top - cur)
+    return None
+
+
 def available():
-    """MemAvailable in bytes (/proc/meminfo), or None."""
+    """The memory this process may still take, in bytes: MemAvailable
+    (/proc/meminfo), or less where its cgroup allows less (cgroup_room);
+    None when neither says."""
+    avail = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    avail = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return None
+    room = cgroup_room()
+    if room is not None and (avail is None or room < avail):
+        avail = room
+    return avail
 
 
 def size_for(peak_kib, avail):
