@@ -50,6 +50,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+import hugewarm  # noqa: E402  (scripts/, on the path benchlib set)
 import record_traces  # noqa: E402
 from benchlib import fmt, geomean, mib  # noqa: E402
 
@@ -167,9 +168,6 @@ def peer_allocators():
     return out, skipped
 
 
-THP_ENABLED = "/sys/kernel/mm/transparent_hugepage/enabled"
-
-
 def huge_page_peers(installed=None):
     """The peers with transparent huge pages turned on, each by its own
     documented setting, as a user who knows them would run them:
@@ -181,15 +179,10 @@ def huge_page_peers(installed=None):
     thp:always,metadata_thp:always; mimalloc: MIMALLOC_LARGE_OS_PAGES=1.
     tcmalloc (gperftools) has no such setting.  None where the kernel has
     no transparent huge pages or has them off."""
-    try:
-        with open(THP_ENABLED) as f:
-            mode = re.search(r"\[(\w+)\]", f.read())
-        mode = mode.group(1) if mode else "unknown"
-    except OSError:
-        mode = None
+    mode = hugewarm.thp_mode()
     if mode in (None, "never"):
-        why = ("the kernel has none (%s)" % THP_ENABLED if mode is None
-               else "off in this kernel (%s: never)" % THP_ENABLED)
+        why = ("the kernel has none (%s)" % hugewarm.THP_ENABLED if mode is None
+               else "off in this kernel (%s: never)" % hugewarm.THP_ENABLED)
         return [], [("huge-page peers", why)]
     if installed is None:
         installed, _ = peer_allocators()

@@ -21,22 +21,26 @@ DMM_BENCH_WARM=no.  Standard library only."""
 import ctypes
 import mmap
 import os
+import re
 
 HUGE = 2 << 20
 THP_ENABLED = "/sys/kernel/mm/transparent_hugepage/enabled"
-_thp = None
+
+
+def thp_mode():
+    """The kernel's transparent huge pages setting ("always", "madvise",
+    "never"), or None where it has none."""
+    try:
+        with open(THP_ENABLED) as f:
+            m = re.search(r"\[(\w+)\]", f.read())
+    except OSError:
+        return None
+    return m.group(1) if m else "unknown"
 
 
 def thp_on():
     """Does the kernel give huge pages to a mapping advised MADV_HUGEPAGE?"""
-    global _thp
-    if _thp is None:
-        try:
-            with open(THP_ENABLED) as f:
-                _thp = "[never]" not in f.read()
-        except OSError:
-            _thp = False
-    return _thp and hasattr(mmap, "MADV_HUGEPAGE")
+    return thp_mode() not in (None, "never") and hasattr(mmap, "MADV_HUGEPAGE")
 
 
 def _read_int(path):
