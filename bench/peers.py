@@ -9,7 +9,8 @@ installed, libdmm.so with each preset (those of `dmm sim --all`), and
 libdmm_evolved.so evolved for that trace (`dmm evolve --time S`, then built
 with `make EVOLVED_DMM=...`).  Repetitions are interleaved (rep 1: every
 allocator, in an order rotated per rep; rep 2: ...) so that a slow spell of
-the machine hits all alike.  Per run: the replay's own wall time (not the
+the machine hits all alike; before each replay, huge pages are faulted and
+freed (scripts/hugewarm.py).  Per run: the replay's own wall time (not the
 process start-up), peak RSS, wastage, latency percentiles, and for the dmm
 libraries the footprint peak that DMM_STATS=1 prints at exit.
 
@@ -250,6 +251,7 @@ def replay(build, trace, lib, extra_env, stats, csv=None):
         env["DMM_STATS"] = "1"
     cmd = [os.path.join(build, "dmm"), "replay", "--json"] + (["--csv", csv] if csv else []) + [trace]
     res = dict(ok=False, error=None)
+    hugewarm.before_run()   # a design in huge pages: not slow or fast by what ran before
     try:
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=RUN_TIMEOUT_S)

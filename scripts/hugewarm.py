@@ -1,16 +1,18 @@
 """hugewarm.py - huge pages the next timed run can fault at their usual cost.
 
-Under a hypervisor that takes back the memory its guest has freed (virtio
-balloon's free page reporting, as on the machine this project is measured
-on), a 2 MiB page that the guest kernel held free for a few seconds is no
-longer backed by the host, and the next process to fault it waits for the
-host to back it again.  Measured there (a C program faulting 100 huge pages
-advised MADV_HUGEPAGE, one CPU): 3.1-3.5 ms a page when started 5 s after
-the last such run, 0.12-0.13 ms when started just after one.  4 KiB pages
-do not show it.  So an allocator that uses huge pages (glibc.malloc.hugetlb,
-jemalloc thp:always, mimalloc's large OS pages, a design with
-`pages huge=yes`) ran fast or slow according to what ran just before it,
-by up to 1.5x on python3's run of bench/programs.py.
+Under a hypervisor that takes back the memory its guest has freed (as
+virtio balloon's free page reporting does; the VM this project is measured
+on behaves so, with virtio_balloon loaded), a 2 MiB page that the guest
+kernel held free for a few seconds is no longer backed by the host, and the
+next process to fault it waits for the host to back it again.  Measured
+there (a C program faulting 100 huge pages advised MADV_HUGEPAGE, one CPU):
+3.1-3.5 ms a page when started 5 s after the last such run, 0.12-0.13 ms
+when started just after one.  Runs in 4 KiB pages did not show it (glibc's
+runs of python3 there: 0.68-0.71 s, where its library in huge pages took
+0.27 or 0.40 s).  So an allocator that uses huge pages
+(glibc.malloc.hugetlb, jemalloc thp:always, mimalloc's large OS pages, a
+design with `pages huge=yes`) ran fast or slow according to what ran just
+before it, by up to 1.5x on python3's run of bench/programs.py.
 
 warm(nbytes) faults nbytes of huge pages in this process and frees them, so
 that the run that follows finds as many host-backed huge pages free as it
