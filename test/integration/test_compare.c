@@ -152,14 +152,7 @@ Test(compare, the_peers_with_huge_pages_on)
     if (SANITIZED)
         cr_skip_test("sanitizer pass: the programs compared are unsanitized, run in the plain pass");
     make_tmpdir();
-    char mode[200] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f) {
-        if (!fgets(mode, sizeof mode, f))
-            mode[0] = '\0';
-        fclose(f);
-    }
-    int thp = f && !strstr(mode, "[never]");
+    int thp = thp_enabled();
     char args[1200];
     /* the tunable shows in the program's environment: glibc+thp's output
      * differs from glibc's, and the evolved library's (whose environment

@@ -39,21 +39,10 @@ static long long thp_faults(void)
     return n;
 }
 
-static int thp_on(void)
-{
-    char mode[200] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (!f)
-        return 0;
-    int ok = fgets(mode, sizeof mode, f) && !strstr(mode, "[never]");
-    fclose(f);
-    return ok && thp_faults() >= 0;
-}
-
 Test(hugewarm, huge_pages_faulted_and_freed)
 {
     char out[4096];
-    if (!thp_on()) {
+    if (!thp_enabled() || thp_faults() < 0) {
         int rc = hugewarm("", "print(hugewarm.warm(16 << 20))", out, sizeof out);
         cr_assert_eq(rc, 0, "python3 exited %d:\n%s", rc, out);
         cr_expect(strcmp(out, "0\n") == 0, "no huge pages here, yet warm() said %s", out);

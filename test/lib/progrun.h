@@ -189,4 +189,17 @@ static inline int run_sh(const char *cmd, char *out, size_t cap)
     return WEXITSTATUS(st);
 }
 
+/* Does the kernel give transparent huge pages to a mapping advised
+ * MADV_HUGEPAGE (its setting there, not "never")? */
+static inline int thp_enabled(void)
+{
+    char mode[200];
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return 0;
+    int on = fgets(mode, sizeof mode, f) && !strstr(mode, "[never]");
+    fclose(f);
+    return on;
+}
+
 #endif
