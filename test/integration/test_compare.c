@@ -1,8 +1,9 @@
 /* test_compare.c - make compare (bench/compare.py): a real program under
  * glibc and an evolved library side by side, with its output compared; the
  * library found by the program's name among make evolve's results; the
- * peers with huge pages turned on (--huge-peers); a program whose output depends on the allocator is named, one whose output
- * varies from run to run is not compared, and bad input (no program, a
+ * peers with huge pages turned on (--huge-peers); a program whose output
+ * depends on the allocator is named, one whose output varies from run to
+ * run is not compared, and bad input (no program, a
  * program that does not exist, no library evolved for it) is refused with
  * exit 2 and a message naming what is missing.  Timings are never
  * checked: only that they were measured. */
