@@ -60,18 +60,15 @@ static const char cg_file[] =
  * its output (stderr joined) in out. */
 static int cgcount_on(const char *text, const char *code, char *out, size_t cap)
 {
-    char path[400], cmd[2400];
+    char path[400], stmts[2400];
     make_tmpdir();
     snprintf(path, sizeof path, "%s/callgrind.out", tmpdir);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     fputs(text, f);
     fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 -c 'import sys; sys.path.insert(0, \"%s/bench\"); import cgcount; "
-             "F = \"%s\"; %s' 2>&1",
-             DMM_SRC_DIR, path, code);
-    int rc = run_sh(cmd, out, cap);
+    snprintf(stmts, sizeof stmts, "import cgcount; F = \"%s\"; %s", path, code);
+    int rc = run_python("", "bench", stmts, out, cap);
     remove_tmpdir();
     return rc;
 }

@@ -17,11 +17,9 @@
  * joined) in out. */
 static int hugewarm(const char *env, const char *code, char *out, size_t cap)
 {
-    char cmd[2400];
-    snprintf(cmd, sizeof cmd,
-             "%s /usr/bin/python3 -c 'import sys; sys.path.insert(0, \"%s/scripts\"); "
-             "import hugewarm; %s' 2>&1", env, DMM_SRC_DIR, code);
-    return run_sh(cmd, out, cap);
+    char stmts[2400];
+    snprintf(stmts, sizeof stmts, "import hugewarm; %s", code);
+    return run_python(env, "scripts", stmts, out, cap);
 }
 
 /* /proc/vmstat's thp_fault_alloc, or -1 */

@@ -189,6 +189,20 @@ static inline int run_sh(const char *cmd, char *out, size_t cap)
     return WEXITSTATUS(st);
 }
 
+/* python3 running `code` (statements, in single quotes of sh: none of its
+ * own) with the project's folder `dir` (bench, scripts) first on its path,
+ * `env` (NAME=value words, or "") in its environment: the exit status, its
+ * output (stderr joined) in out. */
+static inline int run_python(const char *env, const char *dir, const char *code, char *out,
+                             size_t cap)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "%s /usr/bin/python3 -c 'import sys; sys.path.insert(0, \"%s/%s\"); %s'", env,
+             DMM_SRC_DIR, dir, code);
+    return run_sh(cmd, out, cap);
+}
+
 /* Does the kernel give transparent huge pages to a mapping advised
  * MADV_HUGEPAGE (its setting there, not "never")? */
 static inline int thp_enabled(void)
