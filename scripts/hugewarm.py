@@ -56,8 +56,8 @@ def _read_int(path):
 def cgroup_room():
     """What this process's memory cgroup still allows, in bytes (v2:
     memory.max - memory.current; v1: memory.limit_in_bytes -
-    memory.usage_in_bytes), or None where it sets no limit or says
-    nothing."""
+    memory.usage_in_bytes: more than the machine has where v1 sets no
+    limit), or None where v2 sets none ("max") or neither says."""
     try:
         with open("/proc/self/cgroup") as f:
             lines = [l.rstrip("\n").split(":", 2) for l in f]
