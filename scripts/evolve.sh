@@ -282,3 +282,11 @@ step "done: $out"
 say "report:  $out/report.md"
 say "run it:  $(grep -m1 '^LD_PRELOAD=' "$out/report.md" | head -n 1)"
 say "compare: $(grep -m1 '^make compare ' "$out/report.md" | head -n 1)"
+# a design that measured level with glibc or behind it: said again last,
+# where the user reads (measure_candidates.py's verdict)
+if [ -f "$out/measured.json" ]; then
+    python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+if m.get("against_glibc") in ("level", "behind"):
+    print("evolve: note: " + m["verdict"])' "$out/measured.json" || true
+fi

@@ -153,6 +153,7 @@ def measured_section(d, w):
     candidates_table(m, w, ["heap vs glibc", "F_replay", "F_meas"],
                      lambda c: "%.3f | %.4f | %.4f" % (c["heap_vs_glibc"],
                                                        c.get("F_replay", c["F_meas"]), c["F_meas"]))
+    standing(m, w)
 
 
 def candidates_table(m, w, cols, values):
@@ -188,6 +189,17 @@ def run_section(m, w):
           "; its output varies under glibc itself, so outputs were not compared", m["chosen"]))
     candidates_table(m, w, ["peak RSS vs glibc", "F_real"],
                      lambda c: "%.3f | %.4f" % (c["heap_vs_glibc"], c["F_meas"]))
+    standing(m, w)
+
+
+def standing(m, w):
+    """How the built design stands against glibc (measured.json's
+    against_glibc and verdict, measure_candidates.py's), when it says."""
+    if m.get("verdict"):
+        v = m["verdict"]
+        w("**Against glibc: %s.** %s." % (
+            m["against_glibc"], v if v.startswith("glibc") else v[:1].upper() + v[1:]))
+        w("")
 
 
 def traces_section(d, w):

@@ -76,7 +76,13 @@ program that can run: exit 2 and one line when not.  (measured.json says
 are then the program's peak RSS.)
 DIR/chosen.dmm is the winner's .dmm (its title says what was measured).
 Writes DIR/measured.json (each round's order too) and DIR/measured.csv
-(predicted and measured rank of each); prints one line per candidate.
+(predicted and measured rank of each); prints one line per candidate,
+then how the winner stands against glibc, whose F_meas is 1 by definition
+(against_glibc: "ahead" below 1 less the margin, "behind" above 1 plus
+it, else "level"): a design that is behind is still built, and the line
+says that the program can expect no gain from it (groff's grotty, 0.5 MB
+of live heap: glibc's F_meas was 1.035 below the best design's, the
+library's own text and data, ~0.1 MB a process, included).
 Exit status 1 when no candidate could be measured (a build or replay that
 fails is reported and left out)."""
 import argparse
@@ -395,6 +401,37 @@ def measure_runs(a, names, libs, errors):
     return rows, 0.5, out
 
 
+def against_glibc(f_meas, margin):
+    """How a design that measured f_meas stands against glibc (F_meas 1):
+    "ahead", "level" (within margin) or "behind"."""
+    if f_meas < 1 - margin:
+        return "ahead"
+    return "behind" if f_meas > 1 + margin else "level"
+
+
+def verdict_line(win, best, standing, margin, run):
+    """One line for the user: how the chosen design, win, measured against
+    glibc; best, the candidate that measured best (win, or one that did not
+    beat it by the margin)."""
+    what = "%s; time %.3fx, %s %.3fx of glibc's" % (
+        "F_real %.4f" % win["F_meas"] if run else "F_meas %.4f" % win["F_meas"],
+        win["time_vs_glibc"], "peak RSS" if run else "heap", win["heap_vs_glibc"])
+    if standing == "ahead":
+        return "the chosen design (%s) measured ahead of glibc: %s" % (win["name"], what)
+    if standing == "level":
+        return ("the chosen design (%s) measured level with glibc (within %.1f %%): %s; expect "
+                "little or no gain from libdmm_evolved.so over glibc" % (
+                    win["name"], 100 * margin, what))
+    if against_glibc(best["F_meas"], margin) == "behind":
+        who = "every design: the chosen one (%s): %s" % (win["name"], what)
+    else:   # the best measured did not beat the chosen one by the margin
+        who = "the chosen design (%s): %s; %s measured %.4f, within the noise of it" % (
+            win["name"], what, best["name"], best["F_meas"])
+    return ("glibc measured better than %s; expect no gain from libdmm_evolved.so over glibc on "
+            "this program%s" % (who, "" if run else
+                                " (make compare runs the program itself side by side)"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -453,7 +490,12 @@ def main():
     first = re.sub(r"\s+chosen=\S+", "", first)
     with open(os.path.join(a.dir, "chosen.dmm"), "w") as f:
         f.write("%s chosen=%s F_meas=%.4f\n%s" % (first, win["name"], win["F_meas"], rest))
-    out.update(trace=a.trace, reps=a.reps, chosen=win["name"], candidates=rows, errors=errors)
+    margin = a.margin * share
+    standing = against_glibc(win["F_meas"], margin)
+    verdict = verdict_line(win, min(rows, key=lambda r: r["F_meas"]), standing, margin,
+                           bool(a.run))
+    out.update(trace=a.trace, reps=a.reps, chosen=win["name"], candidates=rows, errors=errors,
+               against_glibc=standing, glibc_margin=margin, verdict=verdict)
     with open(os.path.join(a.dir, "measured.json"), "w") as f:
         json.dump(out, f, indent=1)
     with open(os.path.join(a.dir, "measured.csv"), "w", newline="") as f:
@@ -471,6 +513,7 @@ def main():
                                  r["measured_rank"], r["time_vs_glibc"],
                                  "RSS" if a.run else "heap", r["heap_vs_glibc"],
                                  r["F_meas"], "   <- chosen" if r is win else ""))
+    print("measure: " + verdict)
     for e in errors:
         print("measure: left out: " + e, file=sys.stderr)
 

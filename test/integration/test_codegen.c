@@ -556,6 +556,30 @@ Test(evolved, the_candidates_are_compiled_and_measured_and_one_is_chosen, .timeo
              "sys.exit(0 if len(o)==2 and all(sorted(x)==n for x in o) and o[0]!=o[1] else 1)' "
              "'%s/measured.json'", ev);
     cr_expect_eq(system(cmd), 0, "measured.json: each round's order is not a permutation");
+    /* how the chosen design stands against glibc (F_meas 1): ahead below 1
+     * less the margin, behind above 1 plus it, else level; said last in
+     * the output and in report.md, which tells the user to expect no gain
+     * from a design that is not ahead */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; sys.path.insert(0, sys.argv[2]); "
+             "import measure_candidates as m, evolve_report as r; "
+             "d=json.load(open(sys.argv[1])); mg=d[\"glibc_margin\"]; "
+             "f={x[\"name\"]: x[\"F_meas\"] for x in d[\"candidates\"]}[d[\"chosen\"]]; "
+             "s=d[\"against_glibc\"]; "
+             "ok=0<mg<=0.02 and s==(\"ahead\" if f<1-mg else \"behind\" if f>1+mg else \"level\"); "
+             "ok=ok and (\"expect no gain\" in d[\"verdict\"])==(s==\"behind\") and "
+             "(\"little or no gain\" in d[\"verdict\"])==(s==\"level\"); "
+             "ok=ok and [m.against_glibc(x, 0.02) for x in (0.97, 0.99, 1.0, 1.01, 1.03)]=="
+             "[\"ahead\",\"level\",\"level\",\"level\",\"behind\"]; "
+             "t=[]; r.measured_section(sys.argv[3], t.append); "
+             "ok=ok and \"**Against glibc: %%s.** \" %% s in \"\\n\".join(t); "
+             "sys.exit(0 if ok else 1)' '%s/measured.json' '%s/scripts' '%s'",
+             ev, DMM_SRC_DIR, ev);
+    cr_expect_eq(system(cmd), 0, "measured.json or report.md: the standing against glibc: %s",
+                 out);
+    cr_expect(strstr(out, "measure: the chosen design (") ||
+                  strstr(out, "measure: glibc measured better than "),
+              "no verdict against glibc: %s", out);
     /* no stats.json beside the search: nothing says how long the program
      * ran or what it holds outside the heap, and F_meas is the replay's own
      * F_real */
@@ -675,7 +699,8 @@ Test(evolved, run_measures_the_candidates_on_the_program_itself, .timeout = 300)
              "import evolve_report as r; m=json.load(open(sys.argv[1])); t=[]; "
              "r.measured_section(sys.argv[3], t.append); s=\"\\n\".join(t); "
              "sys.exit(0 if \"the program itself run under glibc\" in s and \"RUN=MEDIA_NOTE=1 \" "
-             "in s and \"| F_real |\" in s else 1)' '%s/measured.json' '%s/scripts' '%s'",
+             "in s and \"| F_real |\" in s and \"**Against glibc: \" in s else 1)' "
+             "'%s/measured.json' '%s/scripts' '%s'",
              ev, DMM_SRC_DIR, ev);
     cr_expect_eq(system(cmd), 0, "report.md's section does not say the program was run");
     free(out);
