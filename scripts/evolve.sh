@@ -83,6 +83,7 @@ resolve_trace() {
 trace=${TRACE:-}
 more=
 holdout=
+recdir=
 case $trace in
 *" "*)
     # several traces: the first names the run; the rest are seen too
@@ -97,6 +98,9 @@ case $trace in
     done
     ;;
 *)
+    # dmm record's directory: the command it ran, for report.md's lines
+    # that run the program (the process picked may be one it started)
+    [ -d "$trace" ] && recdir=$trace
     [ -n "$trace" ] && { trace=$(resolve_trace "$trace") || exit 2; }
     ;;
 esac
@@ -129,6 +133,12 @@ tmp=$(mktemp -d "$top/$build/evolve/.$name.XXXXXX")
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
+
+if [ -n "$recdir" ]; then
+    "$dmm" record --list "$recdir" 2>/dev/null |
+        python3 "$top/scripts/evolve_report.py" --recorded "$recdir" >"$tmp/record.json" ||
+        rm -f "$tmp/record.json"
+fi
 
 start=$(date +%s.%N)
 step() {

@@ -25,7 +25,13 @@ writes the same report again later.  The directory of a plain `dmm evolve
 report is written from search.json's trace, read again by dmm stats and dmm
 sim of best.dmm, and says how to run the program on best.dmm with libdmm.so.
 
-Paths in the report name --final-dir, where the directory will live."""
+Paths in the report name --final-dir, where the directory will live.  When
+the trace came from a directory of `dmm record` (record.json beside the
+rest: the directory and the command dmm record ran, which
+`evolve_report.py --recorded DIR` prints from `dmm record --list DIR` on its
+standard input), the lines that run the program run that command, whose
+processes all get the library, where the process picked is one it
+started."""
 import argparse
 import csv
 import json
@@ -279,7 +285,26 @@ def front_section(d, w, out, errors):
     w("")
 
 
+def recorded_root(listing):
+    """The command dmm record ran, from `dmm record --list DIR`'s table:
+    the first process whose parent it did not trace; None when the table
+    shows none."""
+    rows = []
+    for line in listing.splitlines():
+        m = re.match(r"\s*(\d+)\s+(\d+)\s+\d+(?:\s+\S+ \S+){3}\s+(.*?)(?:\s+<- .*)?$", line)
+        if m:
+            rows.append(m.groups())
+    pids = {pid for pid, _, _ in rows}
+    return next((cmd for _, ppid, cmd in rows if ppid not in pids), None)
+
+
 def main():
+    if sys.argv[1:2] == ["--recorded"] and len(sys.argv) == 3:
+        root = recorded_root(sys.stdin.read())
+        if not root:
+            sys.exit(1)
+        print(json.dumps(dict(dir=sys.argv[2], command=root)))
+        return
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--final-dir")
@@ -321,7 +346,16 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
     w("")
     w("Trace: `%s`" % a.trace)
     cmd = stats.get("trace", {}).get("command", "")
-    if cmd:
+    run_cmd = cmd
+    rec = os.path.join(d, "record.json")
+    rec = json.load(open(rec)) if os.path.exists(rec) else {}
+    if cmd and rec.get("command") and rec["command"] != cmd:
+        # a process that the recorded command started: that command runs
+        # it, on the library (LD_PRELOAD reaches every process it starts)
+        run_cmd = rec["command"]
+        w("Program: `%s`, a process of `%s` (recorded by `dmm record` into `%s`)" % (
+            cmd, run_cmd, rec["dir"]))
+    elif cmd:
         w("Program: `%s`" % cmd)
     chosen = os.path.join(d, "chosen.dmm")
     built = "chosen.dmm" if os.path.exists(chosen) else "best.dmm"
@@ -433,9 +467,9 @@ def write_report(d, final, trace, name, seconds, build, real_peak, bench_report,
     w("## Running the program on it")
     w("")
     if bare:
-        run_bare(w, final, built, stats.get("trace", {}).get("command", ""))
+        run_bare(w, final, built, run_cmd)
     else:
-        run_built(w, a, final, cmd, M, bench_report)
+        run_built(w, a, final, run_cmd, M, bench_report)
     if errors:
         w("")
         w("Pictures not drawn: " + "; ".join(errors))

@@ -124,6 +124,44 @@ Test(record, traces_every_process_and_says_which_allocated_most)
     remove_tmpdir();
 }
 
+/* make evolve TRACE=DIR reads the process that allocated most, and its
+ * report runs the command dmm record ran, whose processes all get the
+ * library: scripts/evolve_report.py --recorded finds that command in
+ * `dmm record --list DIR` (the first process whose parent was not traced),
+ * here a shell that started the program that allocated most. */
+Test(record, make_evolve_runs_the_command_that_was_recorded)
+{
+    make_tmpdir();
+    char script[200];
+    snprintf(script, sizeof script, "%s fork 200; exit 0", TRACEE);
+    const char *a[] = { "-o", "rec", "--", "sh", "-c", script, NULL };
+    cr_assert_eq(record(a), 0);
+    cr_assert_geq(traces("rec"), 3, "the shell, the program and its child");
+    const char *p[] = { "--pick", "rec", NULL };
+    cr_assert_eq(record(p), 0);
+    char *out = slurp_text(out_path);
+    cr_assert(strstr(out, "rec/tracee.") != NULL, "the program, not the shell: %s", out);
+    free(out);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && %s record --list rec | python3 %s/scripts/evolve_report.py --recorded rec "
+             "> '%s'", tmpdir, DMM, DMM_SRC_DIR, out_path);
+    cr_assert_eq(system(cmd), 0);
+    out = slurp_text(out_path);
+    char want[400];
+    snprintf(want, sizeof want, "{\"dir\": \"rec\", \"command\": \"sh -c %s\"}\n", script);
+    cr_expect_str_eq(out, want);
+    free(out);
+    /* a table with no process outside it says none: exit 1 */
+    snprintf(cmd, sizeof cmd,
+             "printf '  7  8  5  1.0 KiB  1.0 KiB  1.0 MiB  a\\n  8  7  9  2.0 KiB  1.0 KiB  1.0 MiB"
+             "  b   <- allocated most\\n' | python3 %s/scripts/evolve_report.py --recorded x "
+             ">/dev/null", DMM_SRC_DIR);
+    int st = system(cmd);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+    remove_tmpdir();
+}
+
 /* The summary's rows in text: lines that start with a pid (spaces, then a
  * digit). */
 static int rows(const char *text)
