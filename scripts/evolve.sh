@@ -33,6 +33,9 @@
 #                              POOL: chosen.dmm gains a pool line (auto: its
 #                              simulated peak footprint less the page map's
 #                              pages, which the footprint counts beside it)
+#   record.json                TRACE=DIR: the command dmm record ran, which
+#                              report.md's lines run when the process picked
+#                              is one it started
 #   sim.json                   dmm sim of chosen.dmm: each allocator's share
 #   dmm_evolved.c              dmm codegen of chosen.dmm
 #   libdmm_evolved.so          built from it (also copied to build/)
