@@ -81,8 +81,8 @@ then how the winner stands against glibc, whose F_meas is 1 by definition
 (against_glibc: "ahead" below 1 less the margin, "behind" above 1 plus
 it, else "level"): a design that is behind is still built, and the line
 says that the program can expect no gain from it (groff's grotty, 0.5 MB
-of live heap: glibc's F_meas was 1.035 below the best design's, the
-library's own text and data, ~0.1 MB a process, included).
+of live heap: the best design measured F_meas 1.035, the library's own
+text and data, 0.1-0.15 MB a process, included).
 Exit status 1 when no candidate could be measured (a build or replay that
 fails is reported and left out)."""
 import argparse
