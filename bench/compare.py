@@ -71,7 +71,8 @@ def traced_program(evolve_dir):
     try:
         with open(os.path.join(evolve_dir, "stats.json")) as f:
             cmd = json.load(f)["trace"]["command"]
-        return os.path.basename(cmd.split()[0]) if cmd.split() else None
+        words = shlex.split(cmd)   # shell words (dmm stats)
+        return os.path.basename(words[0]) if words else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 

@@ -138,7 +138,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 if [ -n "$recdir" ]; then
-    "$dmm" record --list "$recdir" 2>/dev/null |
+    "$dmm" record --root "$recdir" 2>/dev/null |
         python3 "$top/scripts/evolve_report.py" --recorded "$recdir" >"$tmp/record.json" ||
         rm -f "$tmp/record.json"
 fi

@@ -28,7 +28,7 @@ sim of best.dmm, and says how to run the program on best.dmm with libdmm.so.
 Paths in the report name --final-dir, where the directory will live.  When
 the trace came from a directory of `dmm record` (record.json beside the
 rest: the directory and the command dmm record ran, which
-`evolve_report.py --recorded DIR` prints from `dmm record --list DIR` on its
+`evolve_report.py --recorded DIR` writes from `dmm record --root DIR` on its
 standard input), the lines that run the program run that command, whose
 processes all get the library, where the process picked is one it
 started."""
@@ -285,23 +285,10 @@ def front_section(d, w, out, errors):
     w("")
 
 
-def recorded_root(listing):
-    """The command dmm record ran, from `dmm record --list DIR`'s table:
-    the first process whose parent it did not trace; None when the table
-    shows none."""
-    rows = []
-    for line in listing.splitlines():
-        m = re.match(r"\s*(\d+)\s+(\d+)\s+\d+(?:\s+\S+ \S+){3}\s+(.*?)(?:\s+<- .*)?$", line)
-        if m:
-            rows.append(m.groups())
-    pids = {pid for pid, _, _ in rows}
-    return next((cmd for _, ppid, cmd in rows if ppid not in pids), None)
-
-
 def main():
     if sys.argv[1:2] == ["--recorded"] and len(sys.argv) == 3:
-        root = recorded_root(sys.stdin.read())
-        if not root:
+        root = sys.stdin.read().strip()
+        if not root or "\n" in root:
             sys.exit(1)
         print(json.dumps(dict(dir=sys.argv[2], command=root)))
         return

@@ -5,6 +5,7 @@
  *              [--follow-fork=no] -- PROGRAM [ARGS]
  *   dmm record --pick DIR        the trace of DIR that dmm stats would read
  *   dmm record --list DIR        what each process of DIR did
+ *   dmm record --root DIR        the command that was recorded into DIR
  */
 #include "codegen/cli/cli.h"
 
@@ -49,6 +50,9 @@ static void usage(FILE *f)
                "  --list DIR        what each process of DIR did: its summary with every\n"
                "                    process (after a recording, the summary shows the %d that\n"
                "                    allocated most when there are more than %d)\n"
+               "  --root DIR        print the command recorded into DIR (the first process\n"
+               "                    whose parent was not traced) as a line a shell runs;\n"
+               "                    exit 1 when DIR has none or it does not fit on a line\n"
                "  Exit status: PROGRAM's (128 + N when a signal N ended it); 1 for a usage\n"
                "  error, 2 when no PROGRAM is given, it could not be run or DIR not written.\n",
                SUMMARY_SHOWN, SUMMARY_ROWS);
@@ -216,6 +220,36 @@ static void compress_after(const char *dir)
                     "%s -> %s\n", x, y);
 }
 
+/* The command recorded into dir, on stdout: 0, 1 when dir has none a shell
+ * could run as it ran, 2 when dir holds no trace that reads. */
+static int root_main(const char *dir)
+{
+    dmm_record_proc_t *v;
+    size_t n;
+    long most;
+    dmm_err_t err;
+    if (dmm_record_scan(dir, &v, &n, &most, &err) != 0) {
+        fprintf(stderr, "dmm record: %s\n", err.msg);
+        return 2;
+    }
+    long r = dmm_record_root(v, n);
+    int rc = 0;
+    if (r < 0) {
+        fprintf(stderr, "dmm record: %s: every process's parent was traced too: no command "
+                        "started them\n", dir);
+        rc = 1;
+    } else if (v[r].command_inexact || !v[r].command[0]) {
+        fprintf(stderr, "dmm record: %s: %s, pid %u: its command line (%s) is not one a "
+                        "shell would run as it ran\n", dir, v[r].file, v[r].pid,
+                v[r].command[0] ? v[r].command : "empty");
+        rc = 1;
+    } else {
+        printf("%s\n", v[r].command);
+    }
+    free(v);
+    return rc;
+}
+
 static int pick_main(const char *dir)
 {
     char buf[PATH_MAX + 256];
@@ -246,6 +280,8 @@ int dmm_record_main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--pick") && i + 1 < argc && i + 2 == argc) {
             return pick_main(argv[i + 1]);
+        } else if (!strcmp(a, "--root") && i + 1 < argc && i + 2 == argc) {
+            return root_main(argv[i + 1]);
         } else if (!strcmp(a, "--list") && i + 1 < argc && i + 2 == argc) {
             return summary(stdout, argv[i + 1], 1);
         } else if (!strcmp(a, "-o") && i + 1 < argc) {

@@ -126,9 +126,10 @@ Test(record, traces_every_process_and_says_which_allocated_most)
 
 /* make evolve TRACE=DIR reads the process that allocated most, and its
  * report runs the command dmm record ran, whose processes all get the
- * library: scripts/evolve_report.py --recorded finds that command in
- * `dmm record --list DIR` (the first process whose parent was not traced),
- * here a shell that started the program that allocated most. */
+ * library: `dmm record --root DIR` prints that command as shell words (the
+ * first process whose parent was not traced), here a shell that started the
+ * program that allocated most, and scripts/evolve_report.py --recorded
+ * writes it into record.json. */
 Test(record, make_evolve_runs_the_command_that_was_recorded)
 {
     make_tmpdir();
@@ -142,23 +143,59 @@ Test(record, make_evolve_runs_the_command_that_was_recorded)
     char *out = slurp_text(out_path);
     cr_assert(strstr(out, "rec/tracee.") != NULL, "the program, not the shell: %s", out);
     free(out);
+    const char *r[] = { "--root", "rec", NULL };
+    cr_assert_eq(record(r), 0);
+    out = slurp_text(out_path);
+    char want[400];
+    snprintf(want, sizeof want, "sh -c '%s'\n", script);
+    cr_expect_str_eq(out, want, "the shell's command, as shell words");
+    free(out);
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && %s record --list rec | python3 %s/scripts/evolve_report.py --recorded rec "
+             "cd '%s' && %s record --root rec | python3 %s/scripts/evolve_report.py --recorded rec "
              "> '%s'", tmpdir, DMM, DMM_SRC_DIR, out_path);
     cr_assert_eq(system(cmd), 0);
     out = slurp_text(out_path);
-    char want[400];
-    snprintf(want, sizeof want, "{\"dir\": \"rec\", \"command\": \"sh -c %s\"}\n", script);
+    snprintf(want, sizeof want, "{\"dir\": \"rec\", \"command\": \"sh -c '%s'\"}\n", script);
     cr_expect_str_eq(out, want);
     free(out);
-    /* a table with no process outside it says none: exit 1 */
+    /* without the shell's trace, the program is the first process */
+    snprintf(cmd, sizeof cmd, "cd '%s' && rm rec/sh.*.trc", tmpdir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(record(r), 0);
+    out = slurp_text(out_path);
+    snprintf(want, sizeof want, "%s fork 200\n", TRACEE);
+    cr_expect_str_eq(out, want);
+    free(out);
+    /* nothing on its standard input: no record.json (exit 1) */
     snprintf(cmd, sizeof cmd,
-             "printf '  7  8  5  1.0 KiB  1.0 KiB  1.0 MiB  a\\n  8  7  9  2.0 KiB  1.0 KiB  1.0 MiB"
-             "  b   <- allocated most\\n' | python3 %s/scripts/evolve_report.py --recorded x "
-             ">/dev/null", DMM_SRC_DIR);
+             "python3 %s/scripts/evolve_report.py --recorded x </dev/null >/dev/null",
+             DMM_SRC_DIR);
     int st = system(cmd);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+    remove_tmpdir();
+}
+
+/* A command that no one line of shell words runs as it ran (a newline in an
+ * argument): `dmm record --root` says so and exits 1, rather than print a
+ * line that would run something else. */
+Test(record, a_command_no_line_runs_is_not_given_as_one)
+{
+    make_tmpdir();
+    char script[200];
+    snprintf(script, sizeof script, "%s fork 2\nexit 0", TRACEE);
+    const char *a[] = { "-o", "rec", "--", "sh", "-c", script, NULL };
+    cr_assert_eq(record(a), 0);
+    const char *r[] = { "--root", "rec", NULL };
+    cr_assert_eq(record(r), 1);
+    expect_err("is not one a shell would run as it ran");
+    expect_err("fork 2?exit 0");
+    char *out = slurp_text(out_path);
+    cr_expect_str_eq(out, "");
+    free(out);
+    const char *n[] = { "--root", "nowhere", NULL };
+    cr_assert_eq(record(n), 2);
+    expect_err("nowhere");
     remove_tmpdir();
 }
 
@@ -319,10 +356,11 @@ Test(record, passes_the_program_status_on)
     const char *b[] = { "-o", "r2", "--", "/bin/sh", "-c", "kill -TERM $$", NULL };
     cr_assert_eq(record(b), 128 + SIGTERM);
     expect_err("killed by signal 15");
-    /* a script of several lines is one line of the summary */
+    /* a script of several lines is one line of the summary, its newline
+     * shown as '?' */
     const char *c[] = { "-o", "r3", "--", "/bin/sh", "-c", "true\nexit 4", NULL };
     cr_assert_eq(record(c), 4);
-    expect_err("/bin/sh -c true exit 4");
+    expect_err("/bin/sh -c 'true?exit 4'");
     remove_tmpdir();
 }
 

@@ -497,7 +497,8 @@ Test(stats, json_has_the_numbers)
     cr_expect_str_eq(json_get(doc, "live_at_end.blocks"), "3");
     cr_expect_str_eq(json_get(doc, "live_at_end.bytes"), "98");
     cr_expect_str_eq(json_get(doc, "trace.pid"), "4242");
-    cr_expect_str_eq(json_get(doc, "trace.command"), "\"./app -x \\\"q\\\"\"");
+    /* shell words: the quoted argument in single quotes */
+    cr_expect_str_eq(json_get(doc, "trace.command"), "\"./app -x '\\\"q\\\"'\"");
     cr_expect_str_eq(json_get(doc, "trace.threads"), "2");
     cr_expect_str_eq(json_get(doc, "trace.duration_s"), "0.000010000");
     cr_expect_str_eq(json_get(doc, "trace.truncated"), "false");

@@ -1432,3 +1432,47 @@ Test(trc, compress_file_keeps_every_record)
     cr_assert_eq(len, 22, "left as it was");
     free(buf);
 }
+
+/* A trace's command line shown as shell words: what `dmm record --root`
+ * prints and a report's "run it" line runs, so a shell must split it back
+ * into the same arguments (sh -c echo, compared with the words). */
+static void shell_round_trip(const char *cmdline, size_t len, const char *want)
+{
+    char out[512];
+    cr_assert_eq(dmm_cmdline_shell(cmdline, len, out, sizeof out), 0, "%s", out);
+    cr_assert_str_eq(out, want);
+    char sh[1024];
+    snprintf(sh, sizeof sh, "printf '%%s\\0' %s", out);
+    FILE *p = popen(sh, "r");
+    cr_assert(p);
+    char back[512];
+    size_t n = fread(back, 1, sizeof back, p);
+    pclose(p);
+    while (len && !cmdline[len - 1])
+        len--;
+    cr_assert_eq(n, len + 1, "%s: %zu bytes back", out, n);
+    cr_assert_eq(memcmp(back, cmdline, len), 0, "%s", out);
+}
+
+Test(trc, a_command_line_is_shown_as_shell_words_that_run_it)
+{
+    static const char a[] = "sh\0-c\0prog fork 200; exit 0\0";
+    shell_round_trip(a, sizeof a - 1, "sh -c 'prog fork 200; exit 0'");
+    static const char b[] = "python3\0-c\0print('x')\0\0a=b,c:d/e.f@g%h+i_-\0$HOME *\0";
+    shell_round_trip(b, sizeof b - 1,
+                     "python3 -c 'print('\"'\"'x'\"'\"')' '' a=b,c:d/e.f@g%h+i_- '$HOME *'");
+    shell_round_trip("ls\0", 3, "ls");
+    char out[64];
+    cr_assert_eq(dmm_cmdline_shell("", 0, out, sizeof out), 0);
+    cr_assert_str_eq(out, "");
+    /* a newline in an argument: shown as '?', and said to be inexact */
+    cr_assert_eq(dmm_cmdline_shell("sh\0-c\0a\nb\0", 10, out, sizeof out), 1);
+    cr_assert_str_eq(out, "sh -c 'a?b'");
+    /* too long for out: cut, ending in "...", inexact */
+    cr_assert_eq(dmm_cmdline_shell("abcdefghij\0klm\0", 15, out, 10), 1);
+    cr_assert_str_eq(out, "abcdef...");
+    cr_assert_eq(dmm_cmdline_shell("ab\0", 3, out, 3), 0);
+    cr_assert_str_eq(out, "ab");
+    cr_assert_eq(dmm_cmdline_shell("abc\0", 4, out, 3), 1);
+    cr_assert_str_eq(out, "..");
+}

@@ -50,6 +50,68 @@ int dmm_op_is_alloc(unsigned op)
     }
 }
 
+/* A byte the shell takes as itself outside quotes (Python's shlex.quote's
+ * set). */
+static int shell_safe(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("@%+=:,./_-", c));
+}
+
+int dmm_cmdline_shell(const char *cmdline, size_t len, char *out, size_t cap)
+{
+    if (!cap)
+        return 1;
+    while (len && !cmdline[len - 1])
+        len--;
+    size_t k = 0;
+    int inexact = 0;
+#define PUT(str)                                      \
+    do {                                              \
+        for (const char *s_ = (str); *s_; s_++) {     \
+            if (k + 1 >= cap)                         \
+                goto cut;                             \
+            out[k++] = *s_;                           \
+        }                                             \
+    } while (0)
+    for (size_t i = 0; i < len;) {
+        size_t end = i;
+        while (end < len && cmdline[end])
+            end++;
+        int quote = end == i;
+        for (size_t j = i; j < end; j++)
+            quote |= !shell_safe((unsigned char)cmdline[j]);
+        if (i)
+            PUT(" ");
+        if (quote)
+            PUT("'");
+        for (size_t j = i; j < end; j++) {
+            unsigned char c = (unsigned char)cmdline[j];
+            char one[2] = { (char)c, 0 };
+            if (c < 0x20 || c == 0x7f) {
+                inexact = 1;
+                one[0] = '?';
+            }
+            if (c == '\'')
+                PUT("'\"'\"'");
+            else
+                PUT(one);
+        }
+        if (quote)
+            PUT("'");
+        i = end + 1;
+    }
+#undef PUT
+    out[k] = 0;
+    return inexact;
+cut:
+    /* room for "..." at the end */
+    k = cap > 4 ? cap - 4 : 0;
+    memcpy(out + k, "...", cap - 1 - k);
+    out[cap - 1] = 0;
+    return 1;
+}
+
 dmm_rec_t *dmm_trace_push(dmm_trace_t *t)
 {
     if (t->nrecs == t->caprecs) {

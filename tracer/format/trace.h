@@ -120,4 +120,12 @@ const char *dmm_op_name(unsigned op);  /* "malloc", "free", ... */
 /* 1 for calls that return a new block (malloc, calloc, aligned family). */
 int dmm_op_is_alloc(unsigned op);
 
+/* A command line (cmdline: arguments each ended by NUL, len bytes) as one
+ * line of shell words, into out (cap bytes; 8*len + 4 always holds it): an
+ * argument that the shell would split, expand or drop goes in single
+ * quotes, a quote in it as '"'"'.  0 when a shell runs exactly that command
+ * from the line; 1 when it cannot: an argument holds a control byte (shown
+ * as '?') or out is too small (the line cut, ending in "..."). */
+int dmm_cmdline_shell(const char *cmdline, size_t len, char *out, size_t cap);
+
 #endif

@@ -239,16 +239,8 @@ static void read_one(const char *dir, dmm_record_proc_t *p)
     }
     p->pid = t.pid;
     p->ppid = t.ppid;
-    size_t k = 0;
-    for (size_t i = 0; i < t.cmdline_len && k + 1 < sizeof p->command; i++) {
-        /* one line per process: arguments apart, newlines and tabs as
-         * spaces, other control bytes as '?' */
-        unsigned char ch = (unsigned char)t.cmdline[i];
-        p->command[k++] = !ch || ch == '\n' || ch == '\t' || ch == '\r' ? ' '
-                          : ch < 0x20 || ch == 0x7f                     ? '?'
-                                                                        : (char)ch;
-    }
-    p->command[k] = 0;
+    p->command_inexact = dmm_cmdline_shell(t.cmdline, t.cmdline_len, p->command,
+                                           sizeof p->command);
     p->records = st.records;
     p->alloc_calls = st.alloc_calls;
     p->alloc_bytes = st.total_bytes;
@@ -322,6 +314,20 @@ int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long 
     *procs = v;
     *n = k;
     return 0;
+}
+
+long dmm_record_root(const dmm_record_proc_t *procs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (procs[i].unreadable)
+            continue;
+        size_t j = 0;
+        while (j < n && (procs[j].unreadable || procs[j].pid != procs[i].ppid))
+            j++;
+        if (j == n)
+            return (long)i;
+    }
+    return -1;
 }
 
 const char *dmm_record_pick(const char *prefix, const char *path, char *buf, size_t len,

@@ -35,7 +35,8 @@ int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err);
 typedef struct dmm_record_proc {
     char     file[256];        /* name inside the directory */
     uint32_t pid, ppid;
-    char     command[160];     /* its command line, arguments joined by spaces */
+    char     command[1024];    /* its command line as shell words (dmm_cmdline_shell) */
+    int      command_inexact;  /* 1: a shell would not run that line as it ran */
     uint64_t records;          /* calls recorded */
     uint64_t alloc_calls;      /* allocating calls (malloc, calloc, realloc, ...) */
     uint64_t alloc_bytes;      /* bytes they asked for, in total (frees ignored) */
@@ -57,6 +58,11 @@ int dmm_record_list(const char *dir, dmm_record_proc_t **procs, size_t *n, dmm_e
  * 0, or -1 with err set (dir cannot be read, or holds no trace). */
 int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long *most,
                     dmm_err_t *err);
+
+/* The index in procs (as dmm_record_scan sorts them) of the process that
+ * dmm record started: the first whose parent it did not trace, -1 if none
+ * (a directory of traces recorded some other way may have none). */
+long dmm_record_root(const dmm_record_proc_t *procs, size_t n);
 
 /* path if it is not a directory; else the trace of it that allocated most
  * (dmm_record_scan), into buf, after a line on stderr that says which and

@@ -290,18 +290,12 @@ static void print_trace_section(em_t *e, const dmm_trace_t *t, const dmm_stats_t
     em_str(e, "format", "format", fmt, strlen(fmt));
     em_u64(e, "pid", "pid", 0, NULL, t->pid);
     em_u64(e, "ppid", "ppid", 0, NULL, t->ppid);
-    /* The arguments are NUL-separated: show them space-separated, without
-     * the terminating NULs. */
+    /* The arguments as shell words: a line that runs the program again */
     size_t n = t->cmdline ? t->cmdline_len : 0;
-    while (n > 0 && t->cmdline[n - 1] == '\0')
-        n--;
-    char *cmd = malloc(n + 1);
-    if (cmd) {
-        for (size_t i = 0; i < n; i++)
-            cmd[i] = t->cmdline[i] ? t->cmdline[i] : ' ';
-        cmd[n] = 0;
-    }
-    em_str(e, "command", "command", cmd ? cmd : "", cmd ? n : 0);
+    char *cmd = malloc(8 * n + 4);
+    if (cmd)
+        dmm_cmdline_shell(t->cmdline, n, cmd, 8 * n + 4);
+    em_str(e, "command", "command", cmd ? cmd : "", cmd ? strlen(cmd) : 0);
     free(cmd);
     em_u64(e, "records", "records", 0, NULL, st->records);
     em_u64(e, "threads", "threads", 0, NULL, st->threads);
