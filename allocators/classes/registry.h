@@ -49,6 +49,12 @@ int    dmm_sss_free_fast_known(dmm_alloc_t *a, void *p, int dll, int rel, int li
  * says nothing and they leave it alone. */
 enum { DMM_SSS_REL_NONE = 0, DMM_SSS_REL_ANY, DMM_SSS_REL_AT_ONCE, DMM_SSS_REL_NEVER };
 int    dmm_sss_release_form(const dmm_release_t *r);
+/* The most usable bytes a block of an sss allocator of range d can have:
+ * SIZE_MAX where a request of its range may get a one-block area (the
+ * range reaches past sss's largest class).  Where it is not SIZE_MAX,
+ * dmm_sss_usable_classed() is usable() without that case's test. */
+size_t dmm_sss_usable_max(const dmm_alloc_desc_t *d);
+size_t dmm_sss_usable_classed(dmm_alloc_t *a, const void *p);
 size_t dmm_kingsley_usable(dmm_alloc_t *a, const void *p);
 size_t dmm_lea_usable(dmm_alloc_t *a, const void *p);
 

@@ -739,6 +739,27 @@ size_t dmm_sss_usable(dmm_alloc_t *a, const void *p)
     return ar->bs == LARGE_BS ? ar->u.len - AREA_HDR : ar->bs;
 }
 
+/* usable() of a block from a class: never a one-block area (codegen calls
+ * it where dmm_sss_usable_max() of the allocator's range is not SIZE_MAX,
+ * so that free's way to the thread's cache tests nothing of the area's). */
+inline __attribute__((always_inline)) size_t dmm_sss_usable_classed(dmm_alloc_t *a,
+                                                                    const void *p)
+{
+    (void)a;
+    return area_of(p)->bs;
+}
+
+size_t dmm_sss_usable_max(const dmm_alloc_desc_t *d)
+{
+    /* every request of (lo, hi] has a class, as sss_init numbers them and
+     * sss_malloc_more takes them; a block is its class's size, or the
+     * list's smallest block where that is larger */
+    if (d->lo >= MAX_CLASS || d->hi > MAX_CLASS || d->hi <= d->lo)
+        return SIZE_MAX;
+    size_t bs = class_size(class_index(d->hi)), minb = dmm_flist_min_block(d->list);
+    return bs < minb ? minb : bs;
+}
+
 inline __attribute__((always_inline)) int dmm_sss_resize(dmm_alloc_t *a, void *p, size_t n)
 {
     return n <= dmm_sss_usable(a, p) ? 0 : -1;

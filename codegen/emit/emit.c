@@ -325,10 +325,28 @@ static void case_free_fast(FILE *f, const dmm_desc_t *d, int i)
         fputs("return 0;\n", f);
 }
 
+/* The most usable bytes a block of allocator i can have; SIZE_MAX where
+ * no bound is known here (every class but sss). */
+static size_t usable_max(const dmm_desc_t *d, int i)
+{
+    return d->a[i].cls == DMM_CLASS_SSS ? dmm_sss_usable_max(&d->a[i]) : SIZE_MAX;
+}
+
 static void case_usable(FILE *f, const dmm_desc_t *d, int i)
 {
     const dmm_alloc_desc_t *a = &d->a[i];
-    fprintf(f, "return %s(&c->alloc[%d], p);\n", classes[a->cls].usable, i);
+    fprintf(f, "return %s(&c->alloc[%d], p);\n",
+            usable_max(d, i) != SIZE_MAX ? "dmm_sss_usable_classed" : classes[a->cls].usable,
+            i);
+}
+
+static void case_usable_max(FILE *f, const dmm_desc_t *d, int i)
+{
+    size_t m = usable_max(d, i);
+    if (m == SIZE_MAX)
+        fputs("return (size_t)-1;\n", f);
+    else
+        fprintf(f, "return %zu;\n", m);
 }
 
 static void case_nolock(FILE *f, const dmm_desc_t *d, int i)
@@ -371,6 +389,10 @@ static void put_calls(FILE *f, const dmm_desc_t *d)
     put_switch(f, d, "inline int dmm_evolved_usable_nolock(int i)", case_nolock, "return 0;");
     fputs("/* dmm_hdr_usable() sizes allocator i's blocks (its class's hdr_usable). */\n", f);
     put_switch(f, d, "inline int dmm_evolved_hdr_usable(int i)", case_hdr, "return 0;");
+    fputs("/* The most usable bytes a block of allocator i can have ((size_t)-1: not\n"
+          " * known here). */\n", f);
+    put_switch(f, d, "inline size_t dmm_evolved_usable_max(int i)", case_usable_max,
+               "return (size_t)-1;");
     fprintf(f, "inline int dmm_evolved_count(void)\n{\n    return %d;\n}\n\n", d->n);
     fprintf(f, "/* The block cache (allocators/chain/cache.h): max= and count=, 0 for none. */\n"
                "inline unsigned dmm_evolved_cache_max(void)\n{\n    return %uu;\n}\n\n"

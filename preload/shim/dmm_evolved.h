@@ -37,6 +37,10 @@ int   dmm_evolved_usable_nolock(int i);
 /* Whether dmm_hdr_usable() (core/alloc.h) sizes allocator i's blocks (its
  * class's hdr_usable). */
 int   dmm_evolved_hdr_usable(int i);
+/* The most usable bytes a block of allocator i can have, SIZE_MAX where
+ * that is not known to codegen: at most the cache's max=, free need not
+ * compare a block's size with it. */
+size_t dmm_evolved_usable_max(int i);
 /* The number of allocators; the cache line's max= and count= (0 and 0
  * without one). */
 int      dmm_evolved_count(void);

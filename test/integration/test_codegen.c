@@ -214,6 +214,16 @@ Test(codegen, sss_common_case_alone_for_an_sll_or_a_dll)
         "    case 1:\n        return dmm_sss_free_fast_sll(&c->alloc[1], p, 0);\n"
         "    case 2:\n        return dmm_sss_free_fast_known(&c->alloc[2], p, 1, 0, 1);\n"
         "    case 3:\n        return 0;\n    case 4:\n        return 0;\n",
+        /* each sss range within its classes: the largest block, which free
+         * need not compare with the cache's max=, and usable() without the
+         * one-block area's test */
+        "inline size_t dmm_evolved_usable_max(int i)\n{\n    switch (i) {\n"
+        "    case 0:\n        return 64;\n    case 1:\n        return 128;\n"
+        "    case 2:\n        return 256;\n    case 3:\n        return 512;\n"
+        "    case 4:\n        return (size_t)-1;\n",
+        "    case 0:\n        return dmm_sss_usable_classed(&c->alloc[0], p);\n",
+        "    case 3:\n        return dmm_sss_usable_classed(&c->alloc[3], p);\n"
+        "    case 4:\n        return dmm_lea_usable(&c->alloc[4], p);\n",
     };
     expect_source("sss range=(0,64] list=sll order=lifo\n"
                   "sss range=(64,128] list=sll order=fifo\n"

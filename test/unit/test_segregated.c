@@ -531,6 +531,44 @@ Test(sss, no_header)
     h_fini(&h);
 }
 
+/* The bound codegen reads (dmm_sss_usable_max): every block of the range
+ * has at most that many usable bytes, the largest exactly, and none is a
+ * one-block area (dmm_sss_usable_classed agrees with usable()); a range
+ * that reaches past the classes has none. */
+Test(sss, a_range_inside_the_classes_bounds_its_blocks)
+{
+    static const struct {
+        size_t lo, hi;
+        int list;
+        size_t max;
+    } r[] = {
+        { 0, 127, DMM_LIST_SLL, 128 },   { 0, 64, DMM_LIST_SLL, 64 },
+        { 0, 8, DMM_LIST_DLL, 32 },      { 0, 16, DMM_LIST_BTREE, 48 },
+        { 1024, 1100, DMM_LIST_SLL, 1280 }, { 100, 8192, DMM_LIST_SLL, 8192 },
+        { 0, 8193, DMM_LIST_SLL, SIZE_MAX }, { 8192, 20000, DMM_LIST_SLL, SIZE_MAX },
+        { 0, DMM_SIZE_INF, DMM_LIST_SLL, SIZE_MAX },
+    };
+    for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
+        dmm_alloc_desc_t d = { .cls = DMM_CLASS_SSS, .lo = r[k].lo, .hi = r[k].hi,
+                               .list = (uint8_t)r[k].list };
+        cr_expect_eq(dmm_sss_usable_max(&d), r[k].max, "(%zu, %zu]", r[k].lo, r[k].hi);
+        if (r[k].max == SIZE_MAX)
+            continue;
+        h_t h;
+        h_init(&h, DMM_CLASS_SSS, r[k].lo, r[k].hi, 0, 0, r[k].list, DMM_FIT_FIRST,
+               DMM_ORDER_LIFO, 0, DMM_PS_SIM);
+        for (size_t n = r[k].lo + 1; n <= r[k].hi; n += 1 + n / 64) {
+            void *p = h_malloc(&h, n);
+            size_t u = h.a.ops->usable(&h.a, p);
+            cr_assert_eq(dmm_sss_usable_classed(&h.a, p), u, "%zu bytes", n);
+            cr_assert_leq(u, r[k].max, "(%zu, %zu]: %zu bytes", r[k].lo, r[k].hi, n);
+        }
+        void *p = h_malloc(&h, r[k].hi);
+        cr_expect_eq(h.a.ops->usable(&h.a, p), r[k].max, "(%zu, %zu]", r[k].lo, r[k].hi);
+        h_fini(&h);
+    }
+}
+
 Test(sss, freed_blocks_reused_in_order)
 {
     for (int list = DMM_LIST_SLL; list <= DMM_LIST_DLL; list++)
