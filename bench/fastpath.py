@@ -15,7 +15,10 @@ replay (the driver's share is the same for every allocator), and of the
 allocator alone (bench/cgcount.py: glibc's entry points inclusive; a
 preloaded library's own code and what it calls in other libraries, such as
 realloc's memcpy), which shows the difference between allocators without
-the driver's instructions diluting it.
+the driver's instructions diluting it.  And for each recorded trace, the
+pair again at that trace's most requested size (work_pairs -s SIZE: SIZE..
+SIZE+24, as the trace's hot sizes come), the program's own library among
+the allocators: the fast path each program's design gives its hot sizes.
 
 Allocators: glibc, jemalloc, mimalloc, tcmalloc (when installed), libdmm.so
 (lea) and libdmm_evolved.so; on each recorded trace also the library that
@@ -71,6 +74,24 @@ def replay_counts(argv, env, lib):
         os.unlink(out)
 
 
+def pair(pairs, size, env):
+    """Instructions of one malloc + free pair of work_pairs -s size (the
+    difference of 1000 and 2000 rounds over the 64000 pairs between), or
+    None."""
+    n = [callgrind([pairs, "-n", str(k), "-s", str(size)], env) for k in (1000, 2000)]
+    return (n[1] - n[0]) / 64000.0 if None not in n else None
+
+
+def hottest_size(build, trace):
+    """The size trace requests most often (dmm stats), or None."""
+    r = subprocess.run([os.path.join(build, "dmm"), "stats", "--json", trace],
+                       capture_output=True, text=True)
+    try:
+        return int(json.loads(r.stdout)["top_sizes"][0]["size"])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
 def allocators(build):
     out, _ = peers.peer_allocators()
     out.append(("libdmm.so lea", os.path.join(build, "libdmm.so")))
@@ -115,12 +136,10 @@ def main():
     data = {}
     for size in (32, 200):
         for name, lib in allocs:
-            n = [callgrind([pairs, "-n", str(k), "-s", str(size)], env_for(name, lib))
-                 for k in (1000, 2000)]
-            per = (n[1] - n[0]) / 64000.0 if None not in n else None
-            data.setdefault(name, {})["pair_%d" % size] = per
+            data.setdefault(name, {})["pair_%d" % size] = pair(pairs, size, env_for(name, lib))
     traces = [t for t in a.traces.split(",")
               if os.path.exists(os.path.join(build, "bench", "traces", t + ".trc"))]
+    hot = {}
     for t in traces:
         path = os.path.join(build, "bench", "traces", t + ".trc")
         ops = None
@@ -141,6 +160,11 @@ def main():
             n, alloc = replay_counts(replay, env_for(OWN, own), own)
             data.setdefault(OWN, {})["replay_" + t] = n / ops if n else None
             data[OWN]["alloc_" + t] = alloc / ops if alloc is not None else None
+        hot[t] = hottest_size(build, path)
+        if hot[t] is None:
+            continue
+        for name, lib in allocs + ([(OWN, own)] if os.path.exists(own) else []):
+            data.setdefault(name, {})["hot_" + t] = pair(pairs, hot[t], env_for(name, lib))
     if OWN in data:
         allocs.append((OWN, None))
     names = [name for name, _ in allocs]
@@ -161,6 +185,12 @@ def main():
                   "allocators differ here by as much as their calls do.", ""]
         lines += table(data, names, ["%s, per op" % t for t in traces],
                        ["alloc_" + t for t in traces])
+        shown = [t for t in traces if hot.get(t) is not None]
+        lines += ["", "A malloc + free pair again at each trace's most requested size "
+                  "(`work_pairs -s SIZE`: SIZE to SIZE+24 bytes), where the program's own "
+                  "library serves it from its hot path.", ""]
+        lines += table(data, names, ["pair, %s's %d–%d B" % (t, hot[t], hot[t] + 24)
+                                     for t in shown], ["hot_" + t for t in shown])
     text = "\n".join(lines) + "\n"
     print(text)
     benchlib.write_results(build, "fastpath", text, dict(instructions=data))
