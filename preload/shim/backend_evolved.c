@@ -241,7 +241,7 @@ static inline __attribute__((always_inline)) void free_in(int i, void *p)
  * One page-map look-up, in the newest arena, finds the owner, and a switch
  * on it free_in() for that allocator, whose tests fold (callgrind,
  * work_pairs -s 28 on python3's design: 40 instructions a free to the
- * cache with one free_in for every allocator, 33 this way); the cases past
+ * cache with one free_in for every allocator, 30 this way); the cases past
  * the chain's allocators fold away. */
 inline void dmm_backend_free_any(void *p)
 {
