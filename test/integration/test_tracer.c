@@ -234,6 +234,18 @@ Test(tracer, flushes_on_sigpipe)
     check_pattern("sigpipe", 300);
 }
 
+/* The clock a trace file's header names (DMM_TRC_CLOCK_*, as recorded:
+ * the reader converts a TSC trace's times). */
+static uint32_t header_clock(const char *path)
+{
+    size_t len;
+    uint8_t *head = (uint8_t *)slurp(path, &len);
+    cr_assert_geq(len, 64u);
+    uint32_t clock = head[24] | head[25] << 8 | head[26] << 16 | (uint32_t)head[27] << 24;
+    free(head);
+    return clock;
+}
+
 /* The trace says the process's peak RSS and CPU time (its clock syncs
  * sample them, the last at exit): no less than what the program itself
  * read after writing 300000 small blocks (some 40 MiB), and not far above
@@ -254,11 +266,7 @@ Test(tracer, the_trace_says_the_process_peak_rss)
     cr_assert(at && sscanf(at, "cpu_us %lld", &cpu_us) == 1 && cpu_us > 0, "%s", o);
     free(o);
     cr_assert_eq(trace_files(names, 2), 1);
-    size_t len;
-    uint8_t *head = (uint8_t *)slurp(names[0], &len);
-    cr_assert_geq(len, 64u);
-    uint32_t clock = head[24] | head[25] << 8 | head[26] << 16 | (uint32_t)head[27] << 24;
-    free(head);
+    uint32_t clock = header_clock(names[0]);
     if (clock != DMM_TRC_CLOCK_TSC) {
         remove_tmpdir();
         cr_skip_test("recorded with clock %u: no TSC clock syncs to carry the peak", clock);
@@ -276,6 +284,45 @@ Test(tracer, the_trace_says_the_process_peak_rss)
     cr_expect_geq(t.cpu_ns, cpu, "trace %" PRIu64 " ns, program %" PRIu64, t.cpu_ns, cpu);
     cr_expect_leq(t.cpu_ns, cpu + 500000000u, "trace %" PRIu64 " ns, program %" PRIu64,
                   t.cpu_ns, cpu);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* A program started by a large process: its trace's peak RSS is its own.
+ * The process that runs it here first holds 160 MiB, which the child
+ * counts until it execs, so that getrusage's ru_maxrss, which the program
+ * prints, keeps them (as it kept a Python harness's 280 MB for cc1plus);
+ * the trace says the peak of the program's own address space (VmHWM),
+ * a few MiB. */
+Test(tracer, the_peak_rss_is_the_programs_own_not_its_parents)
+{
+    make_tmpdir();
+    size_t big = (size_t)160 << 20;
+    char *hold = malloc(big);
+    cr_assert(hold);
+    memset(hold, 1, big);
+    int st = run_tracee("smallaligned", "1000", NULL);
+    cr_assert_eq(hold[big - 1], 1);
+    free(hold);
+    cr_assert_eq(st, 0);
+    char out[300], names[2][600];
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    char *o = slurp(out, NULL);
+    long kib = 0;
+    const char *at = strstr(o, "maxrss ");
+    cr_assert(at && sscanf(at, "maxrss %ld", &kib) == 1, "%s", o);
+    free(o);
+    cr_assert_eq(trace_files(names, 2), 1);
+    uint32_t clock = header_clock(names[0]);
+    if (clock != DMM_TRC_CLOCK_TSC) {
+        remove_tmpdir();
+        cr_skip_test("recorded with clock %u: no TSC clock syncs to carry the peak", clock);
+    }
+    dmm_trace_t t;
+    load(names[0], &t);
+    cr_expect_geq((uint64_t)kib * 1024, (uint64_t)big, "ru_maxrss kept the parent's pages");
+    cr_expect_gt(t.peak_rss, 0);
+    cr_expect_lt(t.peak_rss, (uint64_t)64 << 20, "trace %" PRIu64, t.peak_rss);
     dmm_trace_free(&t);
     remove_tmpdir();
 }

@@ -146,9 +146,10 @@ enum {
     DMM_TRC_CLOCKSYNC,        /* time = ns since start_clock_ns on
                                  CLOCK_MONOTONIC, arg = clock ticks since
                                  start at that moment (DMM_TRC_CLOCK_TSC),
-                                 size = the process's peak RSS in bytes
-                                 until then (getrusage; 0 = not sampled,
-                                 as by the recorders of before), ptr_in =
+                                 size = the program's peak RSS in bytes
+                                 until then (VmHWM, else getrusage; 0 =
+                                 not sampled, as by the recorders of
+                                 before), ptr_in =
                                  its CPU time until then, user + system,
                                  every thread's, in ns (0 = not sampled),
                                  ptr_out = the thread's stream's address
