@@ -176,6 +176,25 @@ Test(record, make_evolve_runs_the_command_that_was_recorded)
     remove_tmpdir();
 }
 
+/* A process that execs leaves a trace per image, under one pid (tracee's
+ * own: tracee.PID.trc, then tracee.PID.1.trc, which sorts first): the
+ * command recorded is the first image's, the one that started first. */
+Test(record, the_root_of_a_process_that_execs_is_its_first_image)
+{
+    make_tmpdir();
+    const char *a[] = { "-o", "rec", "--", TRACEE, "exec", "5", NULL };
+    cr_assert_eq(record(a), 0);
+    cr_assert_eq(traces("rec"), 2, "the image before exec and the one after");
+    const char *r[] = { "--root", "rec", NULL };
+    cr_assert_eq(record(r), 0);
+    char *out = slurp_text(out_path);
+    char want[400];
+    snprintf(want, sizeof want, "%s exec 5\n", TRACEE);
+    cr_expect_str_eq(out, want);
+    free(out);
+    remove_tmpdir();
+}
+
 /* A command that no one line of shell words runs as it ran (a newline in an
  * argument): `dmm record --root` says so and exits 1, rather than print a
  * line that would run something else. */

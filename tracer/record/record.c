@@ -239,6 +239,7 @@ static void read_one(const char *dir, dmm_record_proc_t *p)
     }
     p->pid = t.pid;
     p->ppid = t.ppid;
+    p->start_ns = t.start_realtime_ns;
     p->command_inexact = dmm_cmdline_shell(t.cmdline, t.cmdline_len, p->command,
                                            sizeof p->command);
     p->records = st.records;
@@ -318,16 +319,23 @@ int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long 
 
 long dmm_record_root(const dmm_record_proc_t *procs, size_t n)
 {
+    long root = -1;
     for (size_t i = 0; i < n; i++) {
         if (procs[i].unreadable)
             continue;
         size_t j = 0;
         while (j < n && (procs[j].unreadable || procs[j].pid != procs[i].ppid))
             j++;
-        if (j == n)
-            return (long)i;
+        if (j < n)
+            continue;   /* its parent was traced */
+        if (root < 0)
+            root = (long)i;
+        else if (procs[i].pid == procs[root].pid && procs[i].start_ns < procs[root].start_ns)
+            root = (long)i;   /* an earlier image of the same process */
+        else if (procs[i].pid != procs[root].pid)
+            break;   /* sorted by pid: the first process's images are all seen */
     }
-    return -1;
+    return root;
 }
 
 const char *dmm_record_pick(const char *prefix, const char *path, char *buf, size_t len,

@@ -35,6 +35,8 @@ int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err);
 typedef struct dmm_record_proc {
     char     file[256];        /* name inside the directory */
     uint32_t pid, ppid;
+    uint64_t start_ns;         /* when it started recording (its header's
+                                  realtime): an exec's new image later */
     char     command[1024];    /* its command line as shell words (dmm_cmdline_shell) */
     int      command_inexact;  /* 1: a shell would not run that line as it ran */
     uint64_t records;          /* calls recorded */
@@ -60,8 +62,9 @@ int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long 
                     dmm_err_t *err);
 
 /* The index in procs (as dmm_record_scan sorts them) of the process that
- * dmm record started: the first whose parent it did not trace, -1 if none
- * (a directory of traces recorded some other way may have none). */
+ * dmm record started: the one whose parent it did not trace, the first to
+ * start where it exec'd (its images share its pid); -1 if none (a
+ * directory of traces recorded some other way may have none). */
 long dmm_record_root(const dmm_record_proc_t *procs, size_t n);
 
 /* path if it is not a directory; else the trace of it that allocated most
