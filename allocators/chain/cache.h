@@ -26,7 +26,10 @@
 
 #include "allocators/chain/desc.h"
 
-#define DMM_CACHE_BINS (DMM_DESC_CACHE_MAX / 8 + 2)
+/* Bins 0 .. max/8 hold blocks; a pop looks at the bin after its own too,
+ * and the evolved library's (backend_evolved.c, cache_pop) may start one
+ * beyond max/8 (an odd bin, where max/8 is even): both always empty. */
+#define DMM_CACHE_BINS (DMM_DESC_CACHE_MAX / 8 + 3)
 /* A bin count that refuses every push (above any count= a .dmm allows): a
  * thread's bins start so, until its first push's slow path registers it
  * for the give-back at exit and opens them, and end so when it exits and

@@ -361,6 +361,28 @@ static void case_hdr(FILE *f, const dmm_desc_t *d, int i)
     fprintf(f, "return %d;\n", ops && ops->hdr_usable ? 1 : 0);
 }
 
+/* Which cache bins the blocks that can enter the cache lie in (those of
+ * every allocator whose range starts below max=): 1, odd bins alone (every
+ * one of those classes sizes its blocks from the header word: 16k - 8
+ * bytes); 2, even bins alone (sss: multiples of 16); 0, either, or no
+ * cache. */
+static int cache_parity(const dmm_desc_t *d)
+{
+    int odd = 0, even = 0;
+    for (int i = 0; d->cache_max && i < d->n; i++) {
+        if (d->a[i].lo >= d->cache_max)
+            continue;   /* its blocks are larger than max= */
+        const dmm_class_ops_t *ops = dmm_class_ops(d->a[i].cls);
+        if (d->a[i].cls == DMM_CLASS_SSS)
+            even = 1;
+        else if (ops && ops->hdr_usable)
+            odd = 1;
+        else
+            return 0;
+    }
+    return odd && !even ? 1 : even && !odd ? 2 : 0;
+}
+
 static void put_calls(FILE *f, const dmm_desc_t *d)
 {
     fputs("/* Allocator i of chain c, through its class's ops by name.  inline: a hint\n"
@@ -398,6 +420,9 @@ static void put_calls(FILE *f, const dmm_desc_t *d)
                "inline unsigned dmm_evolved_cache_max(void)\n{\n    return %uu;\n}\n\n"
                "inline unsigned dmm_evolved_cache_count(void)\n{\n    return %uu;\n}\n",
             (unsigned)d->cache_max, (unsigned)d->cache_count);
+    fprintf(f, "\n/* The cache bins its blocks can lie in: 1 odd alone, 2 even alone, 0 either. */\n"
+               "inline int dmm_evolved_cache_parity(void)\n{\n    return %d;\n}\n",
+            cache_parity(d));
 }
 
 void dmm_emit_info_from_title(const dmm_desc_t *d, dmm_emit_info_t *info, dmm_emit_title_t *t)

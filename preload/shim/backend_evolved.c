@@ -77,11 +77,23 @@ static __attribute__((noinline)) void *malloc_class(dmm_chain_t *c, size_t n)
 }
 
 /* The thread's cache, for a request it covers; NULL when it has nothing.
- * malloc(0) looks in bin 0 (then 1), as the chain does (chain.c). */
+ * malloc(0) looks in bin 0 (then 1), as the chain does (chain.c).  Where
+ * every block of the chain that can enter the cache lies in an odd bin (or
+ * every one in an even bin: dmm_evolved_cache_parity), a request starts at
+ * the first bin of that parity, which is the block the chain's look at its
+ * own bin and then the next would give (the first of the two is always
+ * empty): a malloc of 208 bytes on lea's blocks of 216 took 4 instructions
+ * more, one of 200 none. */
 static inline void *cache_pop(size_t n)
 {
-    if (dmm_evolved_cache_max() && n <= dmm_evolved_cache_max())
-        return dmm_cache_pop(&dmm_chain_thread_cache, dmm_cache_bin_for_request(n));
+    if (dmm_evolved_cache_max() && n <= dmm_evolved_cache_max()) {
+        size_t b = dmm_cache_bin_for_request(n);
+        if (dmm_evolved_cache_parity() == 1)
+            b |= 1;
+        else if (dmm_evolved_cache_parity() == 2)
+            b += b & 1;
+        return dmm_cache_pop(&dmm_chain_thread_cache, b);
+    }
     return NULL;
 }
 

@@ -46,6 +46,10 @@ size_t dmm_evolved_usable_max(int i);
 int      dmm_evolved_count(void);
 unsigned dmm_evolved_cache_max(void);
 unsigned dmm_evolved_cache_count(void);
+/* The cache bins a block of the chain can lie in: 1, odd bins alone (its
+ * classes size blocks from the header word: 16k - 8 bytes); 2, even alone
+ * (sss: multiples of 16); 0, either (a constant). */
+int      dmm_evolved_cache_parity(void);
 
 #pragma GCC visibility pop
 

@@ -233,6 +233,32 @@ Test(codegen, sss_common_case_alone_for_an_sll_or_a_dll)
                   want, sizeof want / sizeof want[0]);
 }
 
+/* The cache bins a design's blocks can lie in (dmm_evolved_cache_parity),
+ * from the allocators whose range starts below max=: lea's (and the
+ * segregated family's) blocks of 16k - 8 bytes, odd bins; sss's of 16k,
+ * even; both, or a buddy's, either; no cache, either. */
+Test(codegen, the_cache_bins_the_blocks_can_lie_in)
+{
+    static const struct {
+        const char *design;
+        int parity;
+    } d[] = {
+        { "cache max=512 count=16\nlea range=(0,inf]\n", 1 },
+        { "cache max=512 count=16\nlea range=(0,100]\ntlsf range=(100,inf]\n", 1 },
+        { "cache max=256 count=16\nsss range=(0,256]\nlea range=(256,inf]\n", 2 },
+        { "cache max=512 count=16\nsss range=(0,64]\nlea range=(64,inf]\n", 0 },
+        { "cache max=512 count=16\nlea range=(0,64]\nbuddy-binary range=(64,inf]\n", 0 },
+        { "lea range=(0,inf]\n", 0 },
+    };
+    for (size_t k = 0; k < sizeof d / sizeof d[0]; k++) {
+        char want[120];
+        snprintf(want, sizeof want, "inline int dmm_evolved_cache_parity(void)\n{\n"
+                 "    return %d;\n}", d[k].parity);
+        const char *w[] = { want };
+        expect_source(d[k].design, w, 1);
+    }
+}
+
 /* Under a release policy the call names the policy's form
  * (dmm_sss_release_form): one that gives empty areas back at once (2), or
  * never (3), lets the common case leave the allocator's clock alone; any
