@@ -143,6 +143,16 @@ static void pick_rows(const dmm_record_proc_t *v, size_t n, size_t shown, char *
         keep[i] |= (char)v[i].unreadable;
 }
 
+/* dmm_record_scan of dir, or -1 after a line on stderr that says why. */
+static int scan(const char *dir, dmm_record_proc_t **v, size_t *n, long *most)
+{
+    dmm_err_t err;
+    if (dmm_record_scan(dir, v, n, most, &err) == 0)
+        return 0;
+    fprintf(stderr, "dmm record: %s\n", err.msg);
+    return -1;
+}
+
 /* What each process did, on f (stderr after a recording: the program's
  * stdout stays its own); every process when all, else at most
  * SUMMARY_ROWS rows.  0, or 2 when dir holds no trace it can read. */
@@ -151,11 +161,8 @@ static int summary(FILE *f, const char *dir, int all)
     dmm_record_proc_t *v;
     size_t n;
     long most;
-    dmm_err_t err;
-    if (dmm_record_scan(dir, &v, &n, &most, &err) != 0) {
-        fprintf(stderr, "dmm record: %s\n", err.msg);
+    if (scan(dir, &v, &n, &most) != 0)
         return 2;
-    }
     char *keep = malloc(n ? n : 1);
     if (!keep) {
         free(v);
@@ -227,11 +234,8 @@ static int root_main(const char *dir)
     dmm_record_proc_t *v;
     size_t n;
     long most;
-    dmm_err_t err;
-    if (dmm_record_scan(dir, &v, &n, &most, &err) != 0) {
-        fprintf(stderr, "dmm record: %s\n", err.msg);
+    if (scan(dir, &v, &n, &most) != 0)
         return 2;
-    }
     long r = dmm_record_root(v, n);
     int rc = 0;
     if (r < 0) {

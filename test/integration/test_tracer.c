@@ -234,16 +234,24 @@ Test(tracer, flushes_on_sigpipe)
     check_pattern("sigpipe", 300);
 }
 
-/* The clock a trace file's header names (DMM_TRC_CLOCK_*, as recorded:
- * the reader converts a TSC trace's times). */
-static uint32_t header_clock(const char *path)
+/* The one trace of the scratch directory, into t: the clock syncs that
+ * carry the peak RSS and CPU time are TSC ones, so a trace recorded with
+ * another clock (its header says, as recorded: the reader converts a TSC
+ * trace's times) skips the test. */
+static void load_sampled(dmm_trace_t *t)
 {
+    char names[2][600];
+    cr_assert_eq(trace_files(names, 2), 1);
     size_t len;
-    uint8_t *head = (uint8_t *)slurp(path, &len);
+    uint8_t *head = (uint8_t *)slurp(names[0], &len);
     cr_assert_geq(len, 64u);
     uint32_t clock = head[24] | head[25] << 8 | head[26] << 16 | (uint32_t)head[27] << 24;
     free(head);
-    return clock;
+    if (clock != DMM_TRC_CLOCK_TSC) {
+        remove_tmpdir();
+        cr_skip_test("recorded with clock %u: no TSC clock syncs to carry the peak", clock);
+    }
+    load(names[0], t);
 }
 
 /* The trace says the process's peak RSS and CPU time (its clock syncs
@@ -255,7 +263,7 @@ Test(tracer, the_trace_says_the_process_peak_rss)
 {
     make_tmpdir();
     cr_assert_eq(run_tracee("smallaligned", "300000", NULL), 0);
-    char out[300], names[2][600];
+    char out[300];
     snprintf(out, sizeof out, "%s/out", tmpdir);
     char *o = slurp(out, NULL);
     long kib = 0;
@@ -265,14 +273,8 @@ Test(tracer, the_trace_says_the_process_peak_rss)
     at = strstr(o, "cpu_us ");
     cr_assert(at && sscanf(at, "cpu_us %lld", &cpu_us) == 1 && cpu_us > 0, "%s", o);
     free(o);
-    cr_assert_eq(trace_files(names, 2), 1);
-    uint32_t clock = header_clock(names[0]);
-    if (clock != DMM_TRC_CLOCK_TSC) {
-        remove_tmpdir();
-        cr_skip_test("recorded with clock %u: no TSC clock syncs to carry the peak", clock);
-    }
     dmm_trace_t t;
-    load(names[0], &t);
+    load_sampled(&t);
     uint64_t printed = (uint64_t)kib * 1024;
     cr_expect_geq(t.peak_rss, printed, "trace %" PRIu64 ", program %" PRIu64, t.peak_rss,
                   printed);
@@ -305,21 +307,15 @@ Test(tracer, the_peak_rss_is_the_programs_own_not_its_parents)
     cr_assert_eq(hold[big - 1], 1);
     free(hold);
     cr_assert_eq(st, 0);
-    char out[300], names[2][600];
+    char out[300];
     snprintf(out, sizeof out, "%s/out", tmpdir);
     char *o = slurp(out, NULL);
     long kib = 0;
     const char *at = strstr(o, "maxrss ");
     cr_assert(at && sscanf(at, "maxrss %ld", &kib) == 1, "%s", o);
     free(o);
-    cr_assert_eq(trace_files(names, 2), 1);
-    uint32_t clock = header_clock(names[0]);
-    if (clock != DMM_TRC_CLOCK_TSC) {
-        remove_tmpdir();
-        cr_skip_test("recorded with clock %u: no TSC clock syncs to carry the peak", clock);
-    }
     dmm_trace_t t;
-    load(names[0], &t);
+    load_sampled(&t);
     cr_expect_geq((uint64_t)kib * 1024, (uint64_t)big, "ru_maxrss kept the parent's pages");
     cr_expect_gt(t.peak_rss, 0);
     cr_expect_lt(t.peak_rss, (uint64_t)64 << 20, "trace %" PRIu64, t.peak_rss);
