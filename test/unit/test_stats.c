@@ -154,6 +154,40 @@ Test(stats, peak_follows_realloc_growth_and_shrink)
     dmm_trace_free(&t);
 }
 
+/* The bytes in use follow each block's size as the op stream's builder
+ * keeps it: sizes of 4 GiB and more (kept beside its table), a realloc in
+ * place and one that moved, allocations at addresses still live (their
+ * blocks closed), and a resident record of a block of 7 GiB. */
+Test(stats, sizes_of_4_gib_and_more_and_reused_addresses)
+{
+    const uint64_t G = 1ull << 30;
+    dmm_trace_t t = { 0 };
+    dmm_stats_t st;
+    rec(&t, DMM_TRC_MALLOC, 1, 5 * G, 0, 0x1000);          /* 5G */
+    rec(&t, DMM_TRC_MALLOC, 1, 100, 0, 0x2000);            /* 5G + 100 */
+    rec(&t, DMM_TRC_REALLOC, 1, 6 * G, 0x1000, 0x1000);    /* in place: 6G + 100 */
+    rec(&t, DMM_TRC_MALLOC, 1, 64, 0, 0x2000);             /* 100 closed: 6G + 64 */
+    realloc_moved(&t, 1, 0x1000, 0x3000, 7 * G);           /* 7G + 64 */
+    rec(&t, DMM_TRC_MALLOC, 1, 10, 0, 0x4000);             /* 7G + 74: the peak */
+    realloc_moved(&t, 1, 0x2000, 0x4000, 20);              /* 10 closed, 64 -> 20: 7G + 20 */
+    rec(&t, DMM_TRC_RESIDENT, 1, 0, 0x3000, 0)->arg = 4096;
+    rec(&t, DMM_TRC_FREE, 1, 0, 0x3000, 0);                /* 20 */
+    rec(&t, DMM_TRC_MALLOC, 1, 3, 0, 0x3000);              /* 23 */
+    compute(&t, &st);
+    cr_expect_eq(st.max_in_use, 7 * G + 74);
+    cr_expect_eq(st.objects, 5);
+    cr_expect_eq(st.reused_live, 2);
+    cr_expect_eq(st.ops_free, 3);   /* 100 and 10 closed, 7G freed */
+    cr_expect_eq(st.live_blocks, 2);
+    cr_expect_eq(st.live_bytes, 23);
+    cr_expect_eq(st.resident_blocks, 1);
+    cr_expect_eq(st.resident_size, 7 * G);
+    cr_expect_eq(st.resident_bytes, 4096);
+    cr_expect_eq(st.max_size, 7 * G);
+    dmm_stats_free(&st);
+    dmm_trace_free(&t);
+}
+
 /* Blocks glibc mapped on its own, as format 4 records them: a free that
  * says how much of the block was resident, one that says more than the
  * block (a page it shares counts: capped at its size), and a block live at

@@ -20,18 +20,57 @@ static int holdable(uint64_t key)
     return key != 0 && key != UINT64_MAX;
 }
 
-static int map_put(dmm_u64map_t *m, uint64_t key, uint32_t id)
+/* A live block's id and size as one value of b->live and b->pending: the
+ * id in the low 32 bits, the size in the high ones, or SIZE_IN_BIG there
+ * and the size in b->big (by id).  pack: 0, or -1 out of memory. */
+#define SIZE_IN_BIG 0xffffffffu
+
+static int pack(dmm_opbuild_t *b, uint32_t id, uint64_t size, uint64_t *v)
 {
-    return holdable(key) ? dmm_u64map_put(m, key, id) : 0;
+    if (size >= SIZE_IN_BIG) {
+        if (dmm_u64map_put(&b->big, id, size) != 0)
+            return -1;
+        size = SIZE_IN_BIG;
+    }
+    *v = (uint64_t)id | size << 32;
+    return 0;
 }
 
-static int map_take(dmm_u64map_t *m, uint64_t key, uint32_t *id)
+/* The size of the block of value v, which stays live. */
+static uint64_t size_of(const dmm_opbuild_t *b, uint64_t v)
 {
-    uint64_t v = 0;
-    if (!holdable(key) || !dmm_u64map_take(m, key, &v))
+    if (v >> 32 != SIZE_IN_BIG)
+        return v >> 32;
+    const uint64_t *big = dmm_u64map_get(&b->big, (uint32_t)v);
+    return big ? *big : 0;
+}
+
+/* The id of value v, whose block ends or changes size now: its size into
+ * b->size_before. */
+static uint32_t unpack(dmm_opbuild_t *b, uint64_t v)
+{
+    uint32_t id = (uint32_t)v;
+    uint64_t size = v >> 32;
+    if (size == SIZE_IN_BIG && !dmm_u64map_take(&b->big, id, &size))
+        size = 0;
+    b->size_before = size;
+    return id;
+}
+
+/* The block live at address key taken out of b->live, its value into *v:
+ * 1, or 0 when there is none. */
+static int live_take(dmm_opbuild_t *b, uint64_t key, uint64_t *v)
+{
+    return holdable(key) && dmm_u64map_take(&b->live, key, v);
+}
+
+/* Block id of size at address key, into b->live: 0, or -1 out of memory. */
+static int live_put(dmm_opbuild_t *b, uint64_t key, uint32_t id, uint64_t size)
+{
+    uint64_t v;
+    if (!holdable(key))
         return 0;
-    *id = (uint32_t)v;
-    return 1;
+    return pack(b, id, size, &v) != 0 ? -1 : dmm_u64map_put(&b->live, key, v);
 }
 
 /* The ordinal of thread tid's ops into b->thread, given in the order
@@ -84,23 +123,33 @@ static unsigned align_log2_of(const dmm_rec_t *r)
     return l;
 }
 
-/* A new block of size at address p: give it the next id. */
+/* A new block of size at address p: give it the next id.  One probe of
+ * b->live finds a block still there and makes the new one's slot. */
 static int new_block(dmm_opbuild_t *b, uint64_t p, uint64_t size, unsigned flags,
                      unsigned align_log2, dmm_err_t *err, size_t idx)
 {
     dmm_opstream_t *s = b->s;
-    uint32_t old;
     if (s->nids == UINT32_MAX)
         return dmm_err_set(err, "record %zu: more than 4294967295 blocks", idx);
-    if (map_take(&b->live, p, &old)) {
-        /* The address is still live: a free we never saw.  Close the old
-         * block so that the stream stays consistent. */
-        s->reused_live++;
-        if (emit(b, DMM_OP_FREE, 0, 0, old, 0) != 0)
-            return -1;
+    uint32_t id = s->nids;
+    if (holdable(p)) {
+        int added;
+        uint64_t *slot = dmm_u64map_slot(&b->live, p, &added);
+        if (!slot)
+            return dmm_err_set(err, "record %zu: out of memory", idx);
+        if (!added) {
+            /* The address is still live: a free we never saw.  Close the
+             * old block so that the stream stays consistent.  (emit does
+             * not touch b->live: the slot stays where it is.) */
+            s->reused_live++;
+            if (emit(b, DMM_OP_FREE, 0, 0, unpack(b, *slot), 0) != 0)
+                return -1;
+        }
+        if (pack(b, id, size, slot) != 0)
+            return dmm_err_set(err, "record %zu: out of memory", idx);
     }
-    uint32_t id = s->nids++;
-    if (map_put(&b->live, p, id) != 0 || emit(b, DMM_OP_ALLOC, flags, align_log2, id, size) != 0)
+    s->nids++;
+    if (emit(b, DMM_OP_ALLOC, flags, align_log2, id, size) != 0)
         return dmm_err_set(err, "record %zu: out of memory", idx);
     return 0;
 }
@@ -120,42 +169,42 @@ void dmm_opbuild_init(dmm_opbuild_t *b, dmm_opstream_t *s,
 static int put_realloc(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t *err)
 {
     dmm_opstream_t *s = b->s;
-    uint32_t id;
+    uint64_t v;
     int have;
-    uint64_t *pend = dmm_u64map_get(&b->pending, (uint64_t)r->tid + 1);
-    if (pend && r->ptr_in) {
-        id = (uint32_t)*pend;
-        map_take(&b->pending, (uint64_t)r->tid + 1, &id);
+    if (r->ptr_in && dmm_u64map_take(&b->pending, (uint64_t)r->tid + 1, &v))
         have = 1;
-    } else if (r->ptr_in) {
-        /* in place: the block is still under its old address */
-        have = map_take(&b->live, r->ptr_in, &id);
-    } else {
+    else if (r->ptr_in)
+        have = live_take(b, r->ptr_in, &v);   /* in place: still under its old address */
+    else
         have = 0;
-    }
     if (!have) {
         /* realloc(NULL, n), or of a block we never saw: a malloc */
         if (r->ptr_in)
             s->unknown_free++;
         return r->ptr_out ? new_block(b, r->ptr_out, r->size, 0, 0, err, idx) : 0;
     }
+    uint32_t id = unpack(b, v);
     if (r->ptr_out == 0)   /* realloc(p, 0) freed p */
         return emit(b, DMM_OP_FREE, 0, 0, id, 0);
-    uint32_t old;
-    if (r->ptr_out != r->ptr_in && map_take(&b->live, r->ptr_out, &old)) {
+    uint64_t old;
+    if (r->ptr_out != r->ptr_in && live_take(b, r->ptr_out, &old)) {
+        uint64_t before = b->size_before;
         s->reused_live++;
-        if (emit(b, DMM_OP_FREE, 0, 0, old, 0) != 0)
+        if (emit(b, DMM_OP_FREE, 0, 0, unpack(b, old), 0) != 0)
             return -1;
+        b->size_before = before;
     }
-    if (map_put(&b->live, r->ptr_out, id) != 0 ||
+    if (live_put(b, r->ptr_out, id, r->size) != 0 ||
         emit(b, DMM_OP_REALLOC, 0, 0, id, r->size) != 0)
         return -1;
     return 0;
 }
 
-/* Block id's resident bytes into the stream's list: 0, or -1 out of memory. */
-static int put_resident(dmm_opstream_t *s, uint32_t id, uint64_t bytes)
+/* Block id's resident bytes into the stream's list, and its size into
+ * b->resident_size: 0, or -1 out of memory. */
+static int put_resident(dmm_opbuild_t *b, uint32_t id, uint64_t bytes, uint64_t size)
 {
+    dmm_opstream_t *s = b->s;
     size_t n0 = s->nresident;
     if (n0 == 0 || (n0 >= 16 && (n0 & (n0 - 1)) == 0)) {   /* full: 16, 32, 64 ... */
         size_t cap = n0 ? 2 * n0 : 16;
@@ -163,7 +212,12 @@ static int put_resident(dmm_opstream_t *s, uint32_t id, uint64_t bytes)
         if (!n)
             return -1;
         s->resident = n;
+        uint64_t *z = realloc(b->resident_size, cap * sizeof *z);
+        if (!z)
+            return -1;
+        b->resident_size = z;
     }
+    b->resident_size[s->nresident] = size;
     s->resident[s->nresident++] = (dmm_resident_t){ .id = id, .bytes = bytes };
     return 0;
 }
@@ -171,7 +225,7 @@ static int put_resident(dmm_opstream_t *s, uint32_t id, uint64_t bytes)
 int dmm_opbuild_put(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t *err)
 {
     dmm_opstream_t *s = b->s;
-    uint32_t id;
+    uint64_t v;
     if (r->flags & DMM_TRC_RF_FAILED) {
         s->failed++;
         return 0;   /* a failed realloc leaves its block as it was */
@@ -188,23 +242,26 @@ int dmm_opbuild_put(dmm_opbuild_t *b, const dmm_rec_t *r, size_t idx, dmm_err_t 
         return new_block(b, r->ptr_out, r->size, r->op == DMM_TRC_CALLOC ? DMM_OPF_ZERO : 0,
                          align_log2_of(r), err, idx);
     case DMM_TRC_FREE:
-        if (r->ptr_in == 0)
+        if (r->ptr_in == 0) {
             s->free_null++;
-        else if (map_take(&b->live, r->ptr_in, &id))
-            return ((r->flags & DMM_TRC_RF_RESIDENT) ? put_resident(s, id, r->arg) : 0) ||
+        } else if (live_take(b, r->ptr_in, &v)) {
+            uint32_t id = unpack(b, v);
+            return ((r->flags & DMM_TRC_RF_RESIDENT) ?
+                    put_resident(b, id, r->arg, b->size_before) : 0) ||
                    emit(b, DMM_OP_FREE, 0, 0, id, 0) ? -1 : 0;
-        else
+        } else {
             s->unknown_free++;
+        }
         return 0;
-    case DMM_TRC_RELEASE:
-        if (map_take(&b->live, r->ptr_in, &id))
-            return map_put(&b->pending, (uint64_t)r->tid + 1, id);
+    case DMM_TRC_RELEASE:   /* the block, as it is, waits for its REALLOC */
+        if (live_take(b, r->ptr_in, &v))
+            return dmm_u64map_put(&b->pending, (uint64_t)r->tid + 1, v);
         return 0;
     case DMM_TRC_REALLOC: case DMM_TRC_REALLOCARRAY:
         return put_realloc(b, r, idx, err);
     case DMM_TRC_RESIDENT: {   /* a block still live at the end */
-        uint64_t *v = holdable(r->ptr_in) ? dmm_u64map_get(&b->live, r->ptr_in) : NULL;
-        return v ? put_resident(s, (uint32_t)*v, r->arg) : 0;
+        const uint64_t *lv = holdable(r->ptr_in) ? dmm_u64map_get(&b->live, r->ptr_in) : NULL;
+        return lv ? put_resident(b, (uint32_t)*lv, r->arg, size_of(b, *lv)) : 0;
     }
     default:
         return 0;   /* thread exit, fork, exec, modules: no allocator work */
@@ -215,9 +272,11 @@ void dmm_opbuild_free(dmm_opbuild_t *b)
 {
     dmm_u64map_free(&b->live);
     dmm_u64map_free(&b->pending);
+    dmm_u64map_free(&b->big);
     dmm_u64map_free(&b->threads);
+    free(b->resident_size);
+    b->resident_size = NULL;
 }
-
 /* dmm_opstream_build's emit: the op appended to the stream's array. */
 typedef struct to_array {
     dmm_opstream_t *s;

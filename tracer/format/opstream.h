@@ -62,17 +62,26 @@ int  dmm_opstream_build(const dmm_trace_t *t, dmm_opstream_t *s, dmm_err_t *err)
 /* The same, a record at a time, for a pass that does not hold the trace
  * (dmm_scan_trc): each op goes to emit(ctx, op) (nonzero: stop, and put
  * returns -1); s gets the counts (nids, anomalies) and the resident
- * entries, never ops (dmm_opstream_free frees it). */
+ * entries, never ops (dmm_opstream_free frees it).
+ *
+ * The builder knows each live block's size, so a pass that needs it (dmm
+ * stats' bytes in use) keeps no table of its own: while a FREE or REALLOC
+ * op is emitted, size_before is the size its block had until then, and
+ * resident_size[i] is the size s->resident[i]'s block had when that entry
+ * was made (it was live then). */
 typedef struct dmm_opbuild {
     dmm_opstream_t *s;
     int (*emit)(void *ctx, const dmm_op_t *op);
     void *ctx;
-    dmm_u64map_t live;       /* address -> id */
-    dmm_u64map_t pending;    /* tid + 1 -> id of a block between RELEASE and REALLOC */
+    dmm_u64map_t live;       /* address -> id and size (packed, opstream.c) */
+    dmm_u64map_t pending;    /* tid + 1 -> the same, of a block between RELEASE and REALLOC */
+    dmm_u64map_t big;        /* id -> size, of live blocks of 4 GiB - 1 and more */
     dmm_u64map_t threads;    /* tid + 1 -> the ordinal its ops carry */
     uint32_t     tid;        /* the thread of the record being put */
     uint64_t     thread_key; /* tid + 1 of the last op's thread (0: none yet) */
     uint8_t      thread;     /* ... and its ordinal */
+    uint64_t     size_before;
+    uint64_t    *resident_size;
 } dmm_opbuild_t;
 void dmm_opbuild_init(dmm_opbuild_t *b, dmm_opstream_t *s,
                       int (*emit)(void *ctx, const dmm_op_t *op), void *ctx);

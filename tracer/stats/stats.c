@@ -92,7 +92,7 @@ typedef struct acc {
     dmm_opbuild_t     b;
     dmm_opstream_t    s;      /* the builder's counts */
     dmm_u64map_t      sizes;  /* request size -> allocating ops */
-    dmm_u64map_t      live;   /* op-stream id -> size, of each live block */
+    uint64_t          live;   /* blocks live (their sizes: the builder's) */
     dmm_u64map_t      tids;
     uint64_t          in_use, in_use16;
     dmm_stats_site_t *sites;  /* by stack id */
@@ -115,19 +115,18 @@ static uint64_t granules16(uint64_t n)
     return n <= 16 ? 16 : (n + 15) & ~(uint64_t)15;
 }
 
-/* The resident entries the op stream has gained, each while its block is
- * still live (a FREE's before the op that frees it). */
+/* The resident entries the op stream has gained, each counted before the
+ * next op (a FREE's before the op that frees it) with the size its block
+ * had then, which the builder noted. */
 static void acc_resident(acc_t *a)
 {
     dmm_stats_t *st = a->st;
     for (; a->res_seen < a->s.nresident; a->res_seen++) {
         const dmm_resident_t *r = &a->s.resident[a->res_seen];
-        const uint64_t *size = dmm_u64map_get(&a->live, r->id);
-        if (!size)
-            continue;
+        uint64_t size = a->b.resident_size[a->res_seen];
         st->resident_blocks++;
-        st->resident_size += *size;
-        st->resident_bytes += r->bytes < *size ? r->bytes : *size;
+        st->resident_size += size;
+        st->resident_bytes += r->bytes < size ? r->bytes : size;
     }
 }
 
@@ -136,25 +135,19 @@ static int acc_op(void *ctx, const dmm_op_t *op)
 {
     acc_t *a = ctx;
     dmm_stats_t *st = a->st;
-    uint64_t old;
     if (a->res_seen < a->s.nresident)
         acc_resident(a);
     switch (op->kind) {
     case DMM_OP_ALLOC:
     case DMM_OP_REALLOC: {
-        if (op->kind == DMM_OP_ALLOC)
+        if (op->kind == DMM_OP_ALLOC) {
             st->ops_alloc++;
-        else
+            a->live++;
+        } else {
             st->ops_realloc++;
-        int fresh;
-        uint64_t *v = dmm_u64map_slot(&a->live, op->id, &fresh);
-        if (!v)
-            return -1;
-        if (!fresh) {
-            a->in_use -= *v;
-            a->in_use16 -= granules16(*v);
+            a->in_use -= a->b.size_before;
+            a->in_use16 -= granules16(a->b.size_before);
         }
-        *v = op->size;
         a->in_use += op->size;
         a->in_use16 += granules16(op->size);
         st->total_bytes += op->size;
@@ -170,10 +163,9 @@ static int acc_op(void *ctx, const dmm_op_t *op)
     }
     case DMM_OP_FREE:
         st->ops_free++;
-        if (dmm_u64map_take(&a->live, op->id, &old)) {
-            a->in_use -= old;
-            a->in_use16 -= granules16(old);
-        }
+        a->live--;
+        a->in_use -= a->b.size_before;
+        a->in_use16 -= granules16(a->b.size_before);
         break;
     default:
         break;
@@ -288,7 +280,7 @@ static int acc_finish(acc_t *a, int rc, int has_time, const char *name, dmm_err_
     st->unknown_free = a->s.unknown_free;
     st->failed = a->s.failed;
     st->reused_live = a->s.reused_live;
-    st->live_blocks = dmm_u64map_count(&a->live);
+    st->live_blocks = a->live;
     st->live_bytes = a->in_use;
     st->threads = dmm_u64map_count(&a->tids);
     st->has_time = has_time;
@@ -303,7 +295,6 @@ static int acc_finish(acc_t *a, int rc, int has_time, const char *name, dmm_err_
     dmm_opbuild_free(&a->b);
     dmm_opstream_free(&a->s);   /* its resident entries */
     dmm_u64map_free(&a->sizes);
-    dmm_u64map_free(&a->live);
     dmm_u64map_free(&a->tids);
     free(a->sites);
     if (rc != 0) {
