@@ -1,9 +1,10 @@
 /* opstream.c - reduce a trace to the operation stream (see opstream.h).
  *
- * Live blocks are found by address in a hash table (tracer/base/hash.h).  A
- * realloc that moved its block is recorded as RELEASE (the old address, at
- * the moment it could first be reused) and then REALLOC (the new address);
- * between the two the block's id waits in a per-thread slot. */
+ * Live blocks are found by address in a hash table (tracer/base/hash.h),
+ * which holds each one's id and size (pack(), below).  A realloc that moved
+ * its block is recorded as RELEASE (the old address, at the moment it
+ * could first be reused) and then REALLOC (the new address); between the
+ * two the block waits in a per-thread slot. */
 #include "tracer/format/opstream.h"
 #include "tracer/format/load.h"
 #include "tracer/format/trc_read.h"
