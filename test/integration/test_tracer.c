@@ -21,6 +21,7 @@
 #include "test/lib/progrun.h"
 #include "tracer/format/trace.h"
 #include "tracer/format/load.h"
+#include "tracer/format/trc_read.h"
 #include "tracer/base/file.h"
 #include "test/lib/libs.h"
 #include "test/lib/scancheck.h"
@@ -238,19 +239,24 @@ Test(tracer, flushes_on_sigpipe)
  * carry the peak RSS and CPU time are TSC ones, so a trace recorded with
  * another clock (its header says, as recorded: the reader converts a TSC
  * trace's times) skips the test. */
-static void load_sampled(dmm_trace_t *t)
+static void skip_unless_tsc(const char *name)
 {
-    char names[2][600];
-    cr_assert_eq(trace_files(names, 2), 1);
     size_t len;
-    uint8_t *head = (uint8_t *)slurp(names[0], &len);
+    uint8_t *head = (uint8_t *)slurp(name, &len);
     cr_assert_geq(len, 64u);
     uint32_t clock = head[24] | head[25] << 8 | head[26] << 16 | (uint32_t)head[27] << 24;
     free(head);
     if (clock != DMM_TRC_CLOCK_TSC) {
         remove_tmpdir();
-        cr_skip_test("recorded with clock %u: no TSC clock syncs to carry the peak", clock);
+        cr_skip_test("recorded with clock %u: no TSC clock syncs to carry the samples", clock);
     }
+}
+
+static void load_sampled(dmm_trace_t *t)
+{
+    char names[2][600];
+    cr_assert_eq(trace_files(names, 2), 1);
+    skip_unless_tsc(names[0]);
     load(names[0], t);
 }
 
@@ -287,6 +293,70 @@ Test(tracer, the_trace_says_the_process_peak_rss)
     cr_expect_leq(t.cpu_ns, cpu + 500000000u, "trace %" PRIu64 " ns, program %" PRIu64,
                   t.cpu_ns, cpu);
     dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* The CPU time samples of a trace's clock syncs: how many, the greatest. */
+typedef struct cpu_samples {
+    size_t   n;
+    uint64_t max;
+} cpu_samples_t;
+
+static int cpu_sample(void *ctx, const dmm_rec_t *r)
+{
+    cpu_samples_t *cs = ctx;
+    if (r->op == DMM_TRC_CLOCKSYNC && r->ptr_in) {
+        cs->n++;
+        cs->max = r->ptr_in > cs->max ? r->ptr_in : cs->max;
+    }
+    return 0;
+}
+
+/* The CPU time a trace says: at the end the whole process's, that of a
+ * thread that does not allocate while it works included; in the middle
+ * the recording threads', each read by the thread itself (reading the
+ * process's there made the scheduler preempt the program inside its
+ * malloc and free), so that no sample exceeds the last; and a forked
+ * child's is its own, not what its parent's threads had used. */
+Test(tracer, the_cpu_time_is_every_threads_at_the_end_and_a_childs_its_own)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("cpu", "300", NULL), 0);
+    char out[300];
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    char *o = slurp(out, NULL);
+    long long cpu_us = 0;
+    const char *at = strstr(o, "cpu_us ");
+    cr_assert(at && sscanf(at, "cpu_us %lld", &cpu_us) == 1 && cpu_us >= 600000, "%s", o);
+    free(o);
+    char names[4][600];
+    cr_assert_eq(trace_files(names, 4), 2);
+    skip_unless_tsc(names[0]);
+    dmm_trace_t a, b;
+    load(names[0], &a);
+    load(names[1], &b);
+    dmm_trace_t *parent = a.ppid == b.pid ? &b : &a, *child = parent == &a ? &b : &a;
+    cr_assert_eq(child->ppid, parent->pid);
+    uint64_t cpu = (uint64_t)cpu_us * 1000;
+    cr_expect_geq(parent->cpu_ns, cpu, "trace %" PRIu64 " ns, program %" PRIu64,
+                  parent->cpu_ns, cpu);
+    cr_expect_leq(parent->cpu_ns, cpu + 500000000u, "trace %" PRIu64 " ns, program %" PRIu64,
+                  parent->cpu_ns, cpu);
+    cpu_samples_t cs = { 0 };
+    const char *pname = parent == &a ? names[0] : names[1];
+    size_t len;
+    uint8_t *buf = (uint8_t *)slurp(pname, &len);
+    dmm_trace_t h = { 0 };
+    dmm_err_t err = { { 0 } };
+    cr_assert_geq(dmm_scan_trc(pname, buf, len, &h, cpu_sample, &cs, &err), 0, "%s", err.msg);
+    dmm_trace_free(&h);
+    free(buf);
+    cr_expect_gt(cs.n, 3, "%zu samples", cs.n);   /* 2 threads' first, one's exit, the end */
+    cr_expect_eq(cs.max, parent->cpu_ns);
+    cr_expect_gt(child->cpu_ns, 0);
+    cr_expect_lt(child->cpu_ns, 150000000u, "the child's %" PRIu64 " ns", child->cpu_ns);
+    dmm_trace_free(&a);
+    dmm_trace_free(&b);
     remove_tmpdir();
 }
 

@@ -56,6 +56,10 @@
  *              64-byte block realloc'd to 16 MiB with its first page
  *              written (the recorder says at the end how much of each is
  *              resident); sparselive_exit N the same, ended by _exit(0)
+ *   cpu N      two threads, each N ms of its own CPU time: one allocating
+ *              and freeing now and then, one only counting; then prints
+ *              the process's CPU time in µs, forks a child that makes the
+ *              main pattern 10 times and exits, and waits for it
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -75,6 +79,7 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static unsigned long checksum;
@@ -205,6 +210,34 @@ static void *busy_thread(void *arg)
 
 /* Print "tracee writers K PID..." for this process's children named
  * dmm-writer (the tracer's writer process). */
+/* cpu mode: the calling thread's CPU time in ms */
+static long thread_cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *cpu_thread(void *arg)
+{
+    long ms = (long)(intptr_t)arg;
+    int allocate = ms > 0;
+    ms = allocate ? ms : -ms;
+    volatile unsigned long sum = 0;
+    while (thread_cpu_ms() < ms)
+        for (int i = 0; i < 4000; i++) {
+            if (allocate && i == 0) {
+                char *p = malloc(16 + (size_t)(i & 63));
+                p[0] = (char)i;
+                sum += (unsigned long)p[0];
+                free(p);
+            } else {
+                sum += (unsigned long)i;
+            }
+        }
+    return NULL;
+}
+
 static void print_writers(void)
 {
     int pids[16], k = 0;
@@ -485,6 +518,25 @@ int main(int argc, char **argv)
                 _exit(0);
             }
         }
+    } else if (!strcmp(mode, "cpu")) {
+        pthread_t a, b;
+        pthread_create(&a, NULL, cpu_thread, (void *)(intptr_t)n);
+        pthread_create(&b, NULL, cpu_thread, (void *)(intptr_t)-n);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("tracee cpu cpu_us %lld\n",
+               (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+                   ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            pattern(10);
+            _exit(0);
+        }
+        int st;
+        return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 1;
     } else if (!strcmp(mode, "secure")) {
         printf("tracee secure %lu\n", getauxval(AT_SECURE));
         pattern(n);

@@ -151,7 +151,9 @@ enum {
                                  not sampled, as by the recorders of
                                  before), ptr_in =
                                  its CPU time until then, user + system,
-                                 every thread's, in ns (0 = not sampled),
+                                 in ns (0 = not sampled): every thread's
+                                 at the end; before, the recording
+                                 threads', each to its last sample,
                                  ptr_out = the thread's stream's address
                                  before the record (so that the next
                                  one's difference is the one it would
