@@ -570,8 +570,8 @@ enum { SAMPLE_NONE, SAMPLE_THREAD, SAMPLE_PROCESS };
  * at once where its time slice is spent, inside the program's malloc and
  * free (on one CPU, work_media -t 2's threads hand frames over under a
  * lock, and glibc trimmed and faulted its arenas again 30 % more often:
- * 17.2 k faults and 0.400 s a run against 12.8 k and 0.334 s without it,
- * 12.8 k and 0.311 s plain, 16 pinned rounds).  The process's CPU time
+ * 1.28x the plain run's time and 17.2 k faults against 13.5 k, 1.11x and
+ * 13.8 k this way, 16 interleaved rounds).  The process's CPU time
  * (threads that never record included) is read once, at the end. */
 static uint64_t g_cpu_ns;
 
