@@ -606,9 +606,10 @@ static uint64_t peak_rss(tstate_t *s, int what, uint64_t *cpu_ns)
  * a thread's first, its exit's and every fourth block's: 256 KiB of its
  * records apart): the greatest sample in a trace is the process's peak
  * (the kernel's high-water mark), and its CPU time, up to its last sample
- * even in a trace cut short (there: the recording threads').  The CPU time rides in ptr_in, and ptr_out gives the
- * stream its last address back, so that the next record's address
- * difference is what it would have been (trcfmt.h). */
+ * even in a trace cut short (there: the recording threads').  The CPU
+ * time rides in ptr_in, and ptr_out gives the stream its last address
+ * back, so that the next record's address difference is what it would
+ * have been (trcfmt.h). */
 static void clock_sync(tstate_t *s, int what)
 {
     if (!g_tsc)
@@ -838,9 +839,9 @@ static void thread_exit(void *arg)
     if (s != &dmm_tw_ts || s->mode != TS_ACTIVE)
         return;
     dmm_tw_ts.gate += DMM_TW_INSIDE;
+    clock_sync(s, SAMPLE_THREAD);   /* its CPU time to the end */
     dmm_trc_rec_t r;
     memset(&r, 0, sizeof r);
-    clock_sync(s, SAMPLE_THREAD);   /* its CPU time to the end */
     r.op = DMM_TRC_THREAD_EXIT;
     r.seq = dmm_tw_seq();
     set_now(s, stamp());   /* later records carry this reading, not an older one */
