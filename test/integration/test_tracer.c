@@ -260,6 +260,20 @@ static void load_sampled(dmm_trace_t *t)
     load(names[0], t);
 }
 
+/* The number the tracee printed after "key " in tmpdir/out. */
+static long long printed_value(const char *key)
+{
+    char out[300], pat[64];
+    snprintf(out, sizeof out, "%s/out", tmpdir);
+    snprintf(pat, sizeof pat, "%s ", key);
+    char *o = slurp(out, NULL);
+    long long v = 0;
+    const char *at = strstr(o, pat);
+    cr_assert(at && sscanf(at + strlen(pat), "%lld", &v) == 1, "no %s in: %s", key, o);
+    free(o);
+    return v;
+}
+
 /* The trace says the process's peak RSS and CPU time (its clock syncs
  * sample them, the last at exit): no less than what the program itself
  * read after writing 300000 small blocks (some 40 MiB), and not far above
@@ -269,16 +283,9 @@ Test(tracer, the_trace_says_the_process_peak_rss)
 {
     make_tmpdir();
     cr_assert_eq(run_tracee("smallaligned", "300000", NULL), 0);
-    char out[300];
-    snprintf(out, sizeof out, "%s/out", tmpdir);
-    char *o = slurp(out, NULL);
-    long kib = 0;
-    long long cpu_us = 0;
-    const char *at = strstr(o, "maxrss ");
-    cr_assert(at && sscanf(at, "maxrss %ld", &kib) == 1 && kib > 32 * 1024, "%s", o);
-    at = strstr(o, "cpu_us ");
-    cr_assert(at && sscanf(at, "cpu_us %lld", &cpu_us) == 1 && cpu_us > 0, "%s", o);
-    free(o);
+    long long kib = printed_value("maxrss"), cpu_us = printed_value("cpu_us");
+    cr_assert(kib > 32 * 1024, "maxrss %lld", kib);
+    cr_assert(cpu_us > 0);
     dmm_trace_t t;
     load_sampled(&t);
     uint64_t printed = (uint64_t)kib * 1024;
@@ -322,13 +329,8 @@ Test(tracer, the_cpu_time_is_every_threads_at_the_end_and_a_childs_its_own)
 {
     make_tmpdir();
     cr_assert_eq(run_tracee("cpu", "300", NULL), 0);
-    char out[300];
-    snprintf(out, sizeof out, "%s/out", tmpdir);
-    char *o = slurp(out, NULL);
-    long long cpu_us = 0;
-    const char *at = strstr(o, "cpu_us ");
-    cr_assert(at && sscanf(at, "cpu_us %lld", &cpu_us) == 1 && cpu_us >= 600000, "%s", o);
-    free(o);
+    long long cpu_us = printed_value("cpu_us");
+    cr_assert(cpu_us >= 600000, "cpu_us %lld", cpu_us);
     char names[4][600];
     cr_assert_eq(trace_files(names, 4), 2);
     skip_unless_tsc(names[0]);
@@ -377,13 +379,7 @@ Test(tracer, the_peak_rss_is_the_programs_own_not_its_parents)
     cr_assert_eq(hold[big - 1], 1);
     free(hold);
     cr_assert_eq(st, 0);
-    char out[300];
-    snprintf(out, sizeof out, "%s/out", tmpdir);
-    char *o = slurp(out, NULL);
-    long kib = 0;
-    const char *at = strstr(o, "maxrss ");
-    cr_assert(at && sscanf(at, "maxrss %ld", &kib) == 1, "%s", o);
-    free(o);
+    long long kib = printed_value("maxrss");
     dmm_trace_t t;
     load_sampled(&t);
     cr_expect_geq((uint64_t)kib * 1024, (uint64_t)big, "ru_maxrss kept the parent's pages");
