@@ -60,7 +60,7 @@ SHORT_ROUNDS = 5
 # them) vary from run to run whatever the tracer does: its rows take
 # THREAD_ROUNDS rounds a rep, and every row shows the runs' page faults.
 THREAD_ROUNDS = 9
-MORE_ROUNDS = ("work_media_t2", "work_media_t2_fixed")
+MORE_ROUNDS = ("work_media_t2", "work_media_t2_fixed", "work_media_t2_1cpu")
 # Workloads with more than one thread (sort takes as many as it likes): their
 # rounds run unpinned.  Every other round runs on one CPU, the fastest by a
 # busy loop at the round's start (scripts/cpupin.py, as make bench's programs
@@ -101,6 +101,15 @@ def workloads(build, tmp, quick):
         # cost on threads without that effect.
         ("work_media_t2_fixed", "build/bench/work_media -f %d -t 2, glibc thresholds fixed"
          % f2, [wm, "-f", str(f2), "-t", "2"], {"GLIBC_TUNABLES": T2_FIXED}, wm, None),
+        # The same with both threads on the round's CPU, as where a program
+        # has more threads than CPUs: they take turns a time slice each, and
+        # which thread runs ahead no longer follows the CPUs' speeds, so the
+        # plain runs' faults hold still (12 k to 15 k) and the row reads
+        # what the recorder does to the program's threads (its clock syncs
+        # once read the whole process's CPU time, which got the program
+        # preempted inside malloc and free: 1.28x, 1.11x since).
+        ("work_media_t2_1cpu", "build/bench/work_media -f %d -t 2, both threads on one CPU"
+         % f2, [wm, "-f", str(f2), "-t", "2"], {}, wm, None),
         ("sort", "sort of a generated %dk-line file (LC_ALL=C)" % (nsort // 1000),
          [shutil.which("sort") or "/usr/bin/sort", sort_in], {"LC_ALL": "C"},
          shutil.which("sort"), lambda: benchlib.sort_input(sort_in, nsort)),
@@ -401,7 +410,8 @@ def bench(args, reps, build, tmp):
                  "variant order rotated per rep); one untimed plain warm-up run each"
                  % (reps, " (--quick)" if args.quick else ""))
     pinned = sorted({r["cpu"] for r in runs if r.get("cpu") is not None})
-    lines.append("- each round of a workload with one thread runs on one CPU, the fastest by "
+    lines.append("- each round of a workload with one thread (and of work_media_t2_1cpu, "
+                 "whose two threads share it) runs on one CPU, the fastest by "
                  "a busy loop at the round's start (%s), but for the tracers with a process "
                  "of their own (libdmmtrace.so's writer, heaptrack) and a second plain run "
                  "(`plain, unpinned`), their baseline; %s, with threads, run unpinned"
