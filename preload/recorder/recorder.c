@@ -44,6 +44,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -70,17 +71,20 @@
 
 extern char **environ;
 
-/* A thread's buffer, and so its blocks: some 15 000 records.  Its pages
- * are first touched as it first fills, a page fault each (9 us apiece on
- * the 2-CPU VM dmm is developed on, 0.6 ms for 256 KiB), and a small one
- * stays in the caches; a block costs a writev and a clock sync (about 3 us
- * here).  work_media -f 300 (0.9 MB of trace), 41 interleaved runs each,
- * traced/plain: 1.147 with 256 KiB (the format's DMM_BLOCK_MAX), 1.131
- * with 128, 1.111 with 64, 1.106 with 32; with the writer process 1.200
- * -> 1.118, compressing 1.424 -> 1.197 (the trace 2 % larger).  On -f 3000
- * (9.5 MB) the same either way: 1.142 and 1.147, 81 runs. */
-#define BUF_BYTES    (64u << 10)
-_Static_assert(BUF_BYTES <= DMM_BLOCK_MAX, "a buffer is one block at most");
+/* A thread's buffers, and so its blocks.  Its first, BUF_FIRST bytes (some
+ * 15 000 records), has its pages faulted in as it fills: a page fault each
+ * (10 us apiece on the 2-CPU VM dmm is developed on), which a thread that
+ * records little never pays for the rest.  A thread that fills it records
+ * on in buffers of BUF_BYTES, the format's largest block, mapped with
+ * MAP_POPULATE: one call for its 64 pages, 50 us here where faulting them
+ * in one by one took 0.6 ms.  The larger blocks take fewer writev calls
+ * (writing 64 MiB into the page cache: 0.15 ns a byte in 256 KiB writes,
+ * 0.19 in 64 KiB) and clock syncs: work_media -f 3000, 81 interleaved
+ * rounds on one CPU, traced/plain 1.143 with 64 KiB buffers, 1.129 this
+ * way (earlier, with every buffer of 256 KiB and faulted page by page, a
+ * run of -f 300 took 1.147 against 1.111 with 64 KiB). */
+#define BUF_FIRST    (64u << 10)
+#define BUF_BYTES    DMM_BLOCK_MAX
 #define TIME_STRIDE  128u         /* records per clock read, by default */
 #define MAX_DEPTH    64u         /* DMM_TRACE_STACK is capped here */
 #define STACK_TABLE  (1u << 20)  /* distinct call stacks we can name */
@@ -119,8 +123,15 @@ static int       g_follow_exec = 1;     /* DMM_TRACE_FOLLOW_EXEC */
 static int       g_follow_fork = 1;     /* DMM_TRACE_FOLLOW_FORK */
 static char      g_path_tmpl[1024];     /* DMM_TRACE_FILE, or empty */
 static char      g_path[1100];          /* the file being written */
-static char      g_cmdline[16384];
+static struct {                        /* the file's header, as written */
+    dmm_trc_header_t h;
+    char             cmdline[16384 + 8];   /* the command line, padded */
+} g_head;
+_Static_assert(offsetof(__typeof__(g_head), cmdline) == sizeof(dmm_trc_header_t),
+               "the command line follows the header");
 static size_t    g_cmdline_len;
+static char    **g_argv;                /* the constructor's */
+static int       g_argc;
 
 /* ---- small helpers that allocate nothing ------------------------------ */
 
@@ -149,10 +160,14 @@ static uint64_t now_ns(void)
 static int tsc_usable(void)
 {
 #if defined(__x86_64__)
+    /* two CPUIDs (__get_cpuid makes two a leaf), each a trap to the
+     * hypervisor on a virtual machine: 3 us apiece on the one dmm is
+     * developed on */
     unsigned a, b, c, d;
-    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+    __cpuid(0x80000000u, a, b, c, d);
+    if (a < 0x80000007u)
         return 0;
-    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    __cpuid(0x80000007u, a, b, c, d);
     return (d >> 8) & 1;
 #else
     return 0;
@@ -178,9 +193,10 @@ static inline void set_now(tstate_t *s, uint64_t t)
         s->lclock = t;
 }
 
-static void *map_pages(size_t len)
+static void *map_pages(size_t len, int populate)
 {
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -338,24 +354,48 @@ static void strip_preload(void)
 
 /* ---- the file --------------------------------------------------------- */
 
-static void read_cmdline(void)
+#define CMDLINE_CAP (sizeof g_head.cmdline - 8)   /* the rest pads the header */
+
+/* /proc/self/cmdline: where the tracer starts before its constructor (a
+ * library's constructor that allocates). */
+static void read_proc_cmdline(void)
 {
-    g_cmdline_len = 0;
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
     for (;;) {
-        ssize_t n = read(fd, g_cmdline + g_cmdline_len, sizeof g_cmdline - g_cmdline_len);
+        ssize_t n = read(fd, g_head.cmdline + g_cmdline_len, CMDLINE_CAP - g_cmdline_len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
         g_cmdline_len += (size_t)n;
-        if (g_cmdline_len == sizeof g_cmdline)
+        if (g_cmdline_len == CMDLINE_CAP)
             break;
     }
     close(fd);
-    while (g_cmdline_len && g_cmdline[g_cmdline_len - 1] == 0)
+}
+
+/* The command line into g_head.cmdline, as /proc/self/cmdline has it (each
+ * argument ended by a NUL), less the NULs at its end. */
+static void read_cmdline(void)
+{
+    g_cmdline_len = 0;
+    if (g_argv) {
+        /* the constructor's arguments, the same bytes without an open, a
+         * read and a close of /proc (30 us of a traced process's start
+         * on the VM dmm is developed on) */
+        for (int i = 0; i < g_argc && g_argv[i] && g_cmdline_len < CMDLINE_CAP; i++) {
+            size_t n = strlen(g_argv[i]) + 1;
+            if (n > CMDLINE_CAP - g_cmdline_len)
+                n = CMDLINE_CAP - g_cmdline_len;
+            memcpy(g_head.cmdline + g_cmdline_len, g_argv[i], n);
+            g_cmdline_len += n;
+        }
+    } else {
+        read_proc_cmdline();
+    }
+    while (g_cmdline_len && g_head.cmdline[g_cmdline_len - 1] == 0)
         g_cmdline_len--;
 }
 
@@ -363,7 +403,7 @@ static void read_cmdline(void)
  * into out: the length. */
 static size_t prog_name(char *out, size_t cap)
 {
-    const char *prog = g_cmdline_len ? g_cmdline : "program";
+    const char *prog = g_cmdline_len ? g_head.cmdline : "program";
     const char *slash = strrchr(prog, '/');
     if (slash && slash[1])
         prog = slash + 1;
@@ -438,28 +478,30 @@ static int open_trace(int forked)
     /* A taken name is normal for a fixed DMM_TRACE_FILE in a program that
      * forks or execs: each process quietly takes the next free number. */
 
-    struct timespec rt, res;
+    struct timespec rt, res = { 0, 0 };
     clock_gettime(CLOCK_REALTIME, &rt);
-    clock_getres(CLOCK_MONOTONIC, &res);
-    dmm_trc_header_t h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, DMM_TRC_MAGIC, 8);
-    h.version = DMM_TRC_VERSION;
-    h.header_size = sizeof h;
-    h.flags = forked ? DMM_TRC_F_FORKED : 0;
-    h.pid = g_pid;
-    h.ppid = (uint32_t)getppid();
-    h.clock_id = g_tsc ? DMM_TRC_CLOCK_TSC : CLOCK_MONOTONIC;
-    h.clock_res_ns = g_tsc ? 1 : (uint32_t)res.tv_nsec;
-    h.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-    h.start_clock_ns = g_clock0;
-    h.cmdline_len = (uint32_t)g_cmdline_len;
-    h.stack_depth = g_depth;
-    h.source_format = DMM_FMT_TRC;
-    h.time_stride = g_stride;
-    static const char zeros[8];
-    if (dmm_write_all(fd, &h, sizeof h) || dmm_write_all(fd, g_cmdline, g_cmdline_len) ||
-        dmm_write_all(fd, zeros, (8 - g_cmdline_len % 8) % 8)) {
+    if (!g_tsc)
+        clock_getres(CLOCK_MONOTONIC, &res);
+    dmm_trc_header_t *h = &g_head.h;
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, DMM_TRC_MAGIC, 8);
+    h->version = DMM_TRC_VERSION;
+    h->header_size = sizeof *h;
+    h->flags = forked ? DMM_TRC_F_FORKED : 0;
+    h->pid = g_pid;
+    h->ppid = (uint32_t)getppid();
+    h->clock_id = g_tsc ? DMM_TRC_CLOCK_TSC : CLOCK_MONOTONIC;
+    h->clock_res_ns = g_tsc ? 1 : (uint32_t)res.tv_nsec;
+    h->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    h->start_clock_ns = g_clock0;
+    h->cmdline_len = (uint32_t)g_cmdline_len;
+    h->stack_depth = g_depth;
+    h->source_format = DMM_FMT_TRC;
+    h->time_stride = g_stride;
+    size_t pad = (8 - g_cmdline_len % 8) % 8;
+    memset(g_head.cmdline + g_cmdline_len, 0, pad);
+    /* the header, the command line and its padding in one write */
+    if (dmm_write_all(fd, &g_head, sizeof *h + g_cmdline_len + pad)) {
         say("cannot write trace file ", g_path, ": tracing is off");
         close(fd);
         return -1;
@@ -494,6 +536,35 @@ static void job_done(tstate_t *s)
         write_job(s);
 }
 
+/* The owner's buffer is now b, of cap bytes, and its lean limit follows,
+ * unless exit's flush has zeroed it (or it was 0: no lean way).  Caller
+ * holds s->lock, with nothing in the buffer yet. */
+static void set_buf(tstate_t *s, uint8_t *b, uint32_t cap)
+{
+    s->buf = b;
+    s->cap = cap;
+    uint32_t lim = __atomic_load_n(&s->lim, __ATOMIC_RELAXED);
+    if (lim)
+        __atomic_compare_exchange_n(&s->lim, &lim, cap - DMM_TRC2_MAX_REC + 1, 0,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* A thread that filled its first buffer takes one of BUF_BYTES (above),
+ * where it can: the first goes (the writer is done with it: hand_off waits
+ * for the spare's last block before it takes the spare).  Caller holds
+ * s->lock, with the buffer empty. */
+static void grow(tstate_t *s)
+{
+    if (s->cap != BUF_FIRST || s->mode != TS_ACTIVE ||
+        __atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
+        return;
+    uint8_t *b = map_pages(BUF_BYTES, 1), *old = s->buf;
+    if (!b)
+        return;
+    set_buf(s, b, BUF_BYTES);
+    munmap(old, BUF_FIRST);
+}
+
 /* Give bytes [from, to) of the owner's full buffer to the writer and take
  * the spare in its place: 1, or 0 when the caller must write them.  Caller
  * holds s->lock. */
@@ -502,8 +573,11 @@ static int hand_off(tstate_t *s, uint32_t from, uint32_t to)
     if (from >= to || !g_writer || s->mode != TS_ACTIVE || s->buf == s->small || g_fd < 0 ||
         __atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
         return 0;
-    if (!s->spare && !(s->spare = map_pages(BUF_BYTES)))
-        return 0;
+    if (!s->spare) {
+        if (!(s->spare = map_pages(BUF_BYTES, 1)))
+            return 0;
+        s->spare_cap = BUF_BYTES;
+    }
     job_done(s);   /* the spare's last block: long written, nearly always */
     s->job.payload = s->buf + from;
     s->job.len = to - from;
@@ -512,8 +586,10 @@ static int hand_off(tstate_t *s, uint32_t from, uint32_t to)
     if (!dmm_writer_submit(&s->job, g_fd, g_zlevel))
         return 0;
     uint8_t *b = s->buf;
-    s->buf = s->spare;
+    uint32_t cap = s->cap;
+    set_buf(s, s->spare, s->spare_cap);
     s->spare = b;
+    s->spare_cap = cap;
     return 1;
 }
 
@@ -556,11 +632,14 @@ static uint64_t image_peak_rss(void)
     return kib * 1024u;
 }
 
-/* What a clock sync samples besides the clocks: nothing; the peak RSS and
- * the CPU time of the threads that record (a thread's first block, every
- * fourth after it, its exit); or the peak RSS and the whole process's CPU
+/* What a clock sync samples besides the clocks: nothing; the CPU time of
+ * the threads that record alone (a thread's first block: the peak RSS would
+ * say only what the process had before, and reading it, /proc/self/status,
+ * took 9 us of the 0.6 ms a traced process's start and end cost on the VM
+ * dmm is developed on); that and the peak RSS (every fourth block after
+ * the first, a thread's exit); or the peak RSS and the whole process's CPU
  * time (the end: exit, exec, _exit, a fatal signal). */
-enum { SAMPLE_NONE, SAMPLE_THREAD, SAMPLE_PROCESS };
+enum { SAMPLE_NONE, SAMPLE_CPU, SAMPLE_THREAD, SAMPLE_PROCESS };
 
 /* The CPU time, in ns, of the threads that record, as each had it at its
  * last SAMPLE_THREAD: each adds what it used since its sample before.  A
@@ -595,6 +674,8 @@ static uint64_t peak_rss(tstate_t *s, int what, uint64_t *cpu_ns)
         s->cpu_ns = t;
         *cpu_ns = __atomic_add_fetch(&g_cpu_ns, used, __ATOMIC_RELAXED);
     }
+    if (what == SAMPLE_CPU)
+        return 0;
     uint64_t hwm = image_peak_rss();
     /* ru_maxrss is the process's for RUSAGE_THREAD too (KiB) */
     return hwm ? hwm : ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss * 1024u : 0;
@@ -603,8 +684,9 @@ static uint64_t peak_rss(tstate_t *s, int what, uint64_t *cpu_ns)
 /* Pair the TSC with CLOCK_MONOTONIC (see DMM_TRC_CLOCK_TSC).  A clock sync
  * (each block of a thread starts with one, and exit writes a last one)
  * also samples the peak RSS and the CPU time where what says so (exit's,
- * a thread's first, its exit's and every fourth block's: 256 KiB of its
- * records apart): the greatest sample in a trace is the process's peak
+ * a thread's exit's and every fourth block's: 1 MiB of its records apart
+ * once its blocks are BUF_BYTES; a thread's first, the CPU time alone):
+ * the greatest sample in a trace is the process's peak
  * (the kernel's high-water mark), and its CPU time, up to its last sample
  * even in a trace cut short (there: the recording threads').  The CPU
  * time rides in ptr_in, and ptr_out gives the stream its last address
@@ -686,6 +768,7 @@ static void flush_own(tstate_t *s)
     if (!hand_off(s, s->flushed, pos))
         write_block(s, s->flushed, pos);
     rewind_buf(s);
+    grow(s);
     dmm_spin_unlock(&s->lock);
     gate_leave();
     /* each block of a thread starts with a clock sync: a trace cut short
@@ -810,8 +893,8 @@ static void order_tables_forked(tstate_t *s);
 static void thread_start(tstate_t *s)
 {
     s->tid = (uint32_t)syscall(SYS_gettid);
-    s->buf = map_pages(BUF_BYTES);
-    s->cap = BUF_BYTES;
+    s->buf = map_pages(BUF_FIRST, 0);
+    s->cap = BUF_FIRST;
     if (!s->buf) {
         s->buf = s->small;
         s->cap = DMM_TW_SMALL_BYTES;
@@ -828,7 +911,7 @@ static void thread_start(tstate_t *s)
         __atomic_store_n(&s->lim, 0, __ATOMIC_RELAXED);
     if (g_key_ok)
         pthread_setspecific(g_key, s);
-    clock_sync(s, SAMPLE_THREAD);
+    clock_sync(s, SAMPLE_CPU);
 }
 
 /* pthread key destructor: the thread is exiting.  Flush, then keep tracing
@@ -854,9 +937,9 @@ static void thread_exit(void *arg)
     dmm_spin_lock(&s->lock);
     job_done(s);   /* the writer has a pointer to s until then */
     if (s->buf != s->small)
-        munmap(s->buf, BUF_BYTES);
+        munmap(s->buf, s->cap);
     if (s->spare)
-        munmap(s->spare, BUF_BYTES);
+        munmap(s->spare, s->spare_cap);
     s->spare = NULL;
     dmm_block_z_free(&s->z);
     s->buf = s->small;
@@ -897,9 +980,9 @@ static void atfork_child(void)
             keep = s;
         } else {
             if (s->buf && s->buf != s->small)
-                munmap(s->buf, BUF_BYTES);
+                munmap(s->buf, s->cap);
             if (s->spare)
-                munmap(s->spare, BUF_BYTES);
+                munmap(s->spare, s->spare_cap);
             dmm_block_z_free(&s->z);
         }
         s = next;
@@ -1054,11 +1137,15 @@ static int ensure_init(void)
     return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON;
 }
 
-__attribute__((constructor)) static void dmm_tw_constructor(void)
+/* glibc gives an ELF constructor the program's arguments. */
+__attribute__((constructor)) static void dmm_tw_constructor(int argc, char **argv)
 {
+    g_argc = argc;
+    g_argv = argv;
     /* Programs that never allocate still get a trace file. */
     if (dmm_tw_ts.gate < DMM_TW_INSIDE)
         ensure_init();
+    g_argv = NULL;   /* the program may change them from now on */
 }
 
 static int emit_module(struct dl_phdr_info *info, size_t size, void *data);
@@ -1204,7 +1291,7 @@ static uint32_t stack_id(tstate_t *s)
     if (!g_stacks) {
         static int once;
         if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL) == 0) {
-            stack_slot_t *t = map_pages(STACK_TABLE * sizeof *t);
+            stack_slot_t *t = map_pages(STACK_TABLE * sizeof *t, 0);
             dl_iterate_phdr(find_self, (void *)(uintptr_t)&stack_id);
             dl_iterate_phdr(emit_module, s);
             __atomic_store_n(&g_stacks, t, __ATOMIC_RELEASE);

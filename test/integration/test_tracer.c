@@ -221,6 +221,58 @@ Test(tracer, records_are_compact_and_the_clock_is_read_every_stride)
                  distinct1, recs1);
 }
 
+/* A thread's blocks: its first buffer's, 64 KiB at most (its pages are
+ * faulted in as they fill, which a thread that records little pays for
+ * few), then, once it has filled that, buffers of 256 KiB, the format's
+ * largest block (mapped at once: fewer writes, fewer clock syncs), written
+ * by the thread or handed to the writer process; nothing lost either way. */
+static void blocks_grow(const char *const env[])
+{
+    make_tmpdir();
+    int n = 40000;
+    cr_assert_eq(run_tracee("main", "40000", env), 0);
+    char names[4][600];
+    cr_assert_eq(trace_files(names, 4), 1);
+    size_t len;
+    uint8_t *buf = (uint8_t *)slurp(names[0], &len);
+    dmm_trc_header_t h;
+    cr_assert_geq(len, sizeof h);
+    memcpy(&h, buf, sizeof h);
+    size_t off = h.header_size + ((h.cmdline_len + 7u) & ~(size_t)7), nblocks = 0, big = 0;
+    uint32_t first = 0, largest = 0;
+    while (off + sizeof(dmm_trc_block_t) <= len) {
+        dmm_trc_block_t b;
+        memcpy(&b, buf + off, sizeof b);
+        cr_assert_eq(b.magic, DMM_TRC_BLOCK_MAGIC, "block %zu at %zu", nblocks, off);
+        if (nblocks++ == 0)
+            first = b.raw_len;
+        largest = b.raw_len > largest ? b.raw_len : largest;
+        big += b.raw_len > (64u << 10);
+        off += sizeof b + b.stored_len;
+    }
+    cr_assert_eq(off, len, "blocks end at %zu of %zu bytes", off, len);
+    free(buf);
+    cr_expect_leq(first, 64u << 10, "the first block: %u bytes", first);
+    cr_expect_geq(big, 2, "%zu blocks of more than 64 KiB in %zu", big, nblocks);
+    cr_expect_leq(largest, 256u << 10, "the largest block: %u bytes", largest);
+    dmm_trace_t t;
+    counts_t c;
+    load_the_trace(&t, &c);
+    cr_expect_eq(c.op[DMM_TRC_REALLOC], (uint64_t)n);
+    cr_expect_eq(c.op[DMM_TRC_CALLOC], (uint64_t)n);
+    assert_consistent(&t);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+static const char *const writer_on[] = { "DMM_TRACE_WRITER=yes", NULL };
+
+Test(tracer, a_busy_threads_blocks_grow_from_64_to_256_kib)
+{
+    blocks_grow(NULL);
+    blocks_grow(writer_on);
+}
+
 Test(tracer, loses_nothing_on_return_from_main) { check_pattern("main", 300); }
 Test(tracer, loses_nothing_on_exit) { check_pattern("exit", 300); }
 Test(tracer, loses_nothing_on__exit) { check_pattern("_exit", 300); }
@@ -907,7 +959,6 @@ Test(tracer, opens_libunwind_and_libzstd_only_when_asked)
  * 30 000 rounds of the tracee's pattern are 150 000 records, several of a
  * thread's 64 KiB buffers: each full one goes to the writer. */
 #define WRITER_N 30000
-static const char *const writer_on[] = { "DMM_TRACE_WRITER=yes", NULL };
 
 /* The tracee's "tracee writers K PID..." line: K, and the first PID. */
 static int writers_in(const char *out, int *pid)

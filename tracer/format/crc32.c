@@ -77,7 +77,8 @@ static void crc_init(void)
      * at its start, each a trap to the hypervisor on a virtual machine
      * (about 3 us apiece on the one dmm is developed on) */
     unsigned a, b, c, d;
-    hw = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
+    __cpuid(1, a, b, c, d);   /* every x86-64 CPU has leaf 1: no __get_cpuid's second CPUID */
+    hw = (c & bit_SSE4_2) != 0;
     if (hw)
         shift_init();
 #endif
