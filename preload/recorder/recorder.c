@@ -73,8 +73,8 @@ extern char **environ;
 
 /* A thread's buffers, and so its blocks.  Its first, BUF_FIRST bytes (some
  * 15 000 records), has its pages faulted in as it fills: a page fault each
- * (10 us apiece on the 2-CPU VM dmm is developed on), which a thread that
- * records little never pays for the rest.  A thread that fills it records
+ * (10 us apiece on the 2-CPU VM dmm is developed on), so that a thread
+ * that records little faults in few of them.  A thread that fills it records
  * on in buffers of BUF_BYTES, the format's largest block, mapped with
  * MAP_POPULATE: one call for its 64 pages, 50 us here where faulting them
  * in one by one took 0.6 ms.  The larger blocks take fewer writev calls
