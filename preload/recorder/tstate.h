@@ -45,7 +45,7 @@ typedef struct tstate {
     int            gate;       /* DMM_TW_*, the thread's own (and its signal
                                   handlers') */
     uint32_t       blocks;     /* blocks flushed by the owner */
-    uint32_t       spare_cap;  /* the spare's bytes */
+    uint32_t       spare_cap;  /* the bytes of the spare that a block may fill */
     uint64_t       cpu_ns;     /* its CPU time at its last sample (recorder.c) */
     uint32_t       tid;
     int            tab1;       /* 1 + its order column (seq_mt); 0: none yet, -1:
