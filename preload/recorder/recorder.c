@@ -762,8 +762,9 @@ static void rewind_buf(tstate_t *s)
     __atomic_store_n(&s->pos, 0, __ATOMIC_RELEASE);
 }
 
-/* Flush what s holds.  Owner-side: the owner may also rewind its buffer. */
-static void flush_own(tstate_t *s)
+/* Flush what s holds.  Owner-side: the owner may also rewind its buffer,
+ * and where it flushes because the buffer is full, grow it. */
+static void flush_own(tstate_t *s, int full)
 {
     int saved = errno;
     gate_enter(1);
@@ -772,7 +773,8 @@ static void flush_own(tstate_t *s)
     if (!hand_off(s, s->flushed, pos))
         write_block(s, s->flushed, pos);
     rewind_buf(s);
-    grow(s);
+    if (full)
+        grow(s);
     dmm_spin_unlock(&s->lock);
     gate_leave();
     /* each block of a thread starts with a clock sync: a trace cut short
@@ -935,7 +937,7 @@ static void thread_exit(void *arg)
     r.time = s->tnow;
     s->tleft = g_stride;
     append(s, &r);
-    flush_own(s);
+    flush_own(s, 0);
     registry_remove(s);
     order_table_give(s);   /* what it records from here on raises the shared table */
     dmm_spin_lock(&s->lock);
@@ -1187,7 +1189,7 @@ int dmm_tw_enter_slow(void)
 static void reserve(tstate_t *s, uint32_t n)
 {
     if (s->pos + DMM_TRC2_MAX_REC + n > s->cap)
-        flush_own(s);
+        flush_own(s, 1);
 }
 
 /* After a record whose time is not the last clock reading (a clock sync's,
@@ -1373,7 +1375,7 @@ record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, c
         errno = saved;
     }
     if (__builtin_expect(s->pos + DMM_TRC2_MAX_REC > s->cap, 0))
-        flush_own(s);
+        flush_own(s, 1);
     r.op = (uint8_t)op;
     r.flags = (uint8_t)((err ? DMM_TRC_RF_FAILED : 0) | rflags);
     r.seq = seq;
@@ -1387,7 +1389,7 @@ record(unsigned op, uint64_t seq, uint64_t size, uint64_t arg, const void *in, c
     uint32_t pos = s->pos + (uint32_t)dmm_trc4_encode(s->buf + s->pos, &s->st, &r);
     __atomic_store_n(&s->pos, pos, __ATOMIC_RELEASE);
     if (__builtin_expect(s->mode == TS_EXITING || __atomic_load_n(&g_unbuffered, __ATOMIC_RELAXED), 0))
-        flush_own(s);
+        flush_own(s, 0);
 }
 
 /* Out of line, so that the lean way (below) keeps to a few registers. */
