@@ -23,6 +23,7 @@
 #include "tracer/format/load.h"
 #include "tracer/format/trc_read.h"
 #include "tracer/base/file.h"
+#include "tracer/stats/symbolize.h"
 #include "test/lib/libs.h"
 #include "test/lib/scancheck.h"
 
@@ -893,6 +894,50 @@ Test(tracer, call_stacks_and_modules_are_recorded)
         with_stack++;
     }
     cr_expect_eq(with_stack, 100);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* The stack of every way into the shim starts at the program's call and
+ * holds every frame asked for: none of the recorder's own, none of the
+ * program's skipped (tracee deep: deep_leaf, under deep_rec 12 times). */
+Test(tracer, every_way_in_records_the_programs_whole_stack)
+{
+    make_tmpdir();
+    const char *env[] = { "DMM_TRACE_STACK=8", NULL };
+    cr_assert_eq(run_tracee("deep", "20", env), 0);
+    char names[8][600];
+    cr_assert_eq(trace_files(names, 8), 1);
+    dmm_trace_t t;
+    load(names[0], &t);
+    size_t per_op[DMM_TRC_OP_END] = { 0 };
+    char name[512];
+    for (size_t i = 0; i < t.nrecs; i++) {
+        const dmm_rec_t *r = &t.recs[i];
+        if (!r->stack)
+            continue;
+        const dmm_stack_t *s = &t.stacks[r->stack];
+        dmm_symbolize(&t, t.frames[s->first], name, sizeof name);
+        if (strncmp(name, "deep_leaf+", 10))
+            continue;
+        cr_assert_eq(s->nframes, 8, "a record of op %u has %u frames", r->op, s->nframes);
+        for (uint32_t k = 1; k < 8; k++) {
+            dmm_symbolize(&t, t.frames[s->first + k], name, sizeof name);
+            cr_assert(!strncmp(name, "deep_rec+", 9), "frame %u of op %u's stack: %s", k,
+                      r->op, name);
+        }
+        per_op[r->op]++;
+    }
+    /* 20 rounds in each of two threads */
+    cr_expect_eq(per_op[DMM_TRC_MALLOC], 3 * 40);
+    cr_expect_eq(per_op[DMM_TRC_FREE], 9 * 40, "%zu frees", per_op[DMM_TRC_FREE]);
+    static const unsigned once[] = { DMM_TRC_CALLOC, DMM_TRC_REALLOC, DMM_TRC_REALLOCARRAY,
+                                     DMM_TRC_MEMALIGN, DMM_TRC_POSIX_MEMALIGN,
+                                     DMM_TRC_ALIGNED_ALLOC, DMM_TRC_VALLOC, DMM_TRC_PVALLOC };
+    for (size_t k = 0; k < sizeof once / sizeof once[0]; k++)
+        cr_expect_eq(per_op[once[k]], 40, "op %u: %zu records", once[k], per_op[once[k]]);
+    cr_expect_geq(per_op[DMM_TRC_RELEASE], 40);
+    dmm_symbolize_reset();
     dmm_trace_free(&t);
     remove_tmpdir();
 }

@@ -60,6 +60,11 @@
  *              and freeing now and then, one only counting; then prints
  *              the process's CPU time in µs, forks a child that makes the
  *              main pattern 10 times and exits, and waits for it
+ *   deep N     12 calls deep (deep_rec), deep_leaf makes N x each call
+ *              the shim has (malloc, calloc, realloc moved, reallocarray,
+ *              the aligned ones, a 1 MiB malloc, a failed malloc, free,
+ *              free(NULL)): 20 calls a round, first in main's thread, then
+ *              in a second thread while main waits
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -114,6 +119,56 @@ static void *thread_body(void *arg)
         free(shared[other][i]);
     for (int i = 0; i < n; i += 2)
         free(shared[t][i]);
+    return NULL;
+}
+
+/* deep: every way into the shim, from a known place 12 calls deep.  Not
+ * inlined, cloned or tail-called, so that each level is a frame of its
+ * own under its own name. */
+static int deep_n;
+
+__attribute__((noinline, noclone)) static void deep_leaf(int n)
+{
+    volatile size_t huge = SIZE_MAX - 4096;
+    void *volatile nil = NULL;   /* a free(NULL) the compiler keeps */
+    for (int i = 0; i < n; i++) {
+        char *a = malloc(24);
+        char *b = calloc(3, 8);
+        a = realloc(a, 100000);             /* moved: RELEASE and REALLOC */
+        b = reallocarray(b, 5, 8);
+        void *c = memalign(64, 100), *d = NULL;
+        if (posix_memalign(&d, 64, 100))
+            d = NULL;
+        void *e = aligned_alloc(64, 128), *f = valloc(100), *g = pvalloc(100);
+        char *big = malloc(1u << 20);       /* the large blocks' way */
+        big[0] = (char)i;
+        void *h = malloc(huge);             /* fails */
+        checksum += (unsigned char)big[0] + (h == NULL);
+        free(a);
+        free(b);
+        free(c);
+        free(d);
+        free(e);
+        free(f);
+        free(g);
+        free(big);
+        free(nil);
+    }
+}
+
+__attribute__((noinline, noclone)) static void deep_rec(int level, int n)
+{
+    if (level == 0)
+        deep_leaf(n);
+    else
+        deep_rec(level - 1, n);
+    __asm__ volatile("" ::: "memory");   /* no tail call */
+}
+
+static void *deep_thread(void *arg)
+{
+    (void)arg;
+    deep_rec(11, deep_n);
     return NULL;
 }
 
@@ -537,6 +592,12 @@ int main(int argc, char **argv)
         }
         int st;
         return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    } else if (!strcmp(mode, "deep")) {
+        deep_n = n;
+        deep_rec(11, n);
+        pthread_t t;
+        pthread_create(&t, NULL, deep_thread, NULL);
+        pthread_join(t, NULL);
     } else if (!strcmp(mode, "secure")) {
         printf("tracee secure %lu\n", getauxval(AT_SECURE));
         pattern(n);

@@ -170,15 +170,19 @@ dmm_trc2_encode_as(uint8_t *p, dmm_trc2_state_t *stp, const dmm_trc_rec_t *rp, u
 /* Encode r at p (DMM_TRC2_MAX_REC bytes of room) after the record that
  * left st, and update st: the bytes the record takes.  r->reserved is not
  * kept (no writer sets it).  The usual record (the next seq, no failure,
- * no stack) has a copy of its own, in which, where the op is a constant
- * too (the recorder's calls), the field count and every test fold away. */
+ * with or without a stack) has a copy of its own, in which, where the op
+ * is a constant too (the recorder's calls), the field count and every test
+ * fold away. */
 static inline __attribute__((always_inline)) size_t
 dmm_trc2_encode(uint8_t *p, dmm_trc2_state_t *st, const dmm_trc_rec_t *r)
 {
     unsigned next = r->seq == st->seq + 1, failed = !!(r->flags & DMM_TRC_RF_FAILED);
     unsigned stack = r->stack != 0;
-    if (__builtin_expect(next && !failed && !stack, 1))
+    if (__builtin_expect(next && !failed, 1)) {
+        if (stack)
+            return dmm_trc2_encode_as(p, st, r, 1, 0, 1);
         return dmm_trc2_encode_as(p, st, r, 1, 0, 0);
+    }
     return dmm_trc2_encode_as(p, st, r, next, failed, stack);
 }
 
