@@ -148,6 +148,21 @@ static inline void write_input_file(const char *path, int lines)
     fclose(f);
 }
 
+/* Run argv plainly in tmpdir (stdin from `in`): its exit status in *st, and
+ * its output (tmpdir/plain), *len bytes, to free; the test fails when it
+ * printed nothing (a comparison with nothing would prove nothing). */
+__attribute__((unused))
+static inline char *plain_output(char *const argv[], const char *in, int *st, size_t *len)
+{
+    char plain[300];
+    snprintf(plain, sizeof plain, "%s/plain", tmpdir);
+    *st = run(argv, NULL, tmpdir, in, plain, NULL);
+    char *want = slurp(plain, len);
+    cr_assert_not_null(want, "%s: no output file", argv[0]);
+    cr_assert_gt(*len, 0, "%s printed nothing", argv[0]);
+    return want;
+}
+
 /* Run argv (stdin from `in`) with `env` added, in tmpdir, and expect what a
  * plain run gave (exit status st, output want of lp bytes) and nothing from
  * dmm on stderr.  `what` names the run in messages. */
