@@ -80,6 +80,8 @@ DMM_SO_SRC   := $(SHIM_SRC) preload/shim/backend_chain.c preload/common/options.
 DMM_SO_OBJ   := $(DMM_SO_SRC:%.c=$(O)/pic/%.o)
 
 BENCH_PROGS := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/work_*.c))
+# bench/lib*.c: preload libraries the benchmarks run programs under
+BENCH_LIBS  := $(patsubst bench/%.c,$(O)/bench/%.so,$(wildcard bench/lib*.c))
 
 
 .PHONY: all bench compare demo install uninstall deb deb-check clean deps evolve tune-glibc FORCE
@@ -88,7 +90,7 @@ MPICC  ?= mpicc
 MPI_SO := $(if $(shell command -v $(MPICC) 2>/dev/null),$(O)/libdmm_mpi.so)
 
 all: $(O)/libdmmtrace.so $(O)/libdmm.so $(O)/libdmm_evolved.so $(O)/dmm $(O)/dmm-build.txt \
-     $(BENCH_PROGS) $(MPI_SO)
+     $(BENCH_PROGS) $(BENCH_LIBS) $(MPI_SO)
 
 # Every build first makes sure the Debian packages are there (fast when they
 # are; installs them as root, else prints the apt-get command and stops):
@@ -198,6 +200,10 @@ $(O)/libdmm_mpi.so: codegen/search/mpi_plugin.c codegen/search/mpi.h | deps
 $(O)/bench/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PROG_CFLAGS) -o $@ $< -lpthread
+
+$(O)/bench/lib%.so: bench/lib%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g $(DMM_CFLAGS) $(NO_MALLOC_BUILTINS) -shared -o $@ $<
 
 bench: all $(O)/test/progs/libmtrace_on.so
 	@python3 bench/tracer_overhead.py --build $(O)
