@@ -3,7 +3,8 @@
 
 Runs a set of real, malloc-heavy workloads plain and under each tracer
 (libdmmtrace.so with and without call stacks and with zstd, heaptrack, glibc's
-mtrace), repetitions interleaved (rep 1: every workload x every variant, in an
+mtrace; on the two-thread work_media also an interposer that records nothing
+and spends what the recorder spends a call), repetitions interleaved (rep 1: every workload x every variant, in an
 order rotated per rep; rep 2: ...), so that a slow spell of the machine hits
 all variants alike; a workload whose plain run is short (the bundled
 work_media's 0.08 s) runs up to 5 rounds of plain and libdmmtrace.so a rep,
@@ -71,6 +72,20 @@ THREADED = ("work_media_t2", "work_media_t2_fixed", "sort")
 UNPINNED = "plain, unpinned"
 MAX_ROUNDS = max(SHORT_ROUNDS, THREAD_ROUNDS)
 MALLOC_DEBUG = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
+# The two-thread rows also run libspend.so (bench/libspend.c), an interposer
+# that records nothing and spends a fixed time in each call, where the
+# recorder records: SPEND, as the report names it.  Its time a call is
+# calibrated before the reps so that, with both threads on one CPU (where
+# the program's memory does not move with time), it costs the program what
+# libdmmtrace.so costs it: CAL_ROUNDS pinned rounds of plain, libdmmtrace.so
+# and libspend.so at a first guess, then the guess scaled by the ratio of
+# the two extra times (libspend.so's own calibration reads time on a tight
+# malloc/free loop, where a call's loop costs less than among the program's
+# own work).  What libspend.so reads unpinned is then what any interposer
+# that cost as much would pay there, through glibc's trims alone.
+SPEND = "interposer, recorder's time"
+CAL_ROUNDS = 11
+SPEND_GUESS_NS = 10.0
 # glibc's dynamic thresholds pinned where work_media's frames never reach them
 T2_FIXED = "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=67108864"
 
@@ -96,8 +111,8 @@ def workloads(build, tmp, quick):
         # run too).  They move with the program's frees, so where its two
         # threads' frees fall in time decides how often glibc trims its arenas
         # and faults the pages in again: any delay in malloc and free shifts
-        # that (an interposer that only spends the tracer's instructions
-        # costs as much as the tracer there), and this row is the tracer's own
+        # that (SPEND, an interposer that only spends the recorder's time,
+        # raises the faults too, if less), and this row is the tracer's own
         # cost on threads without that effect.
         ("work_media_t2_fixed", "build/bench/work_media -f %d -t 2, glibc thresholds fixed"
          % f2, [wm, "-f", str(f2), "-t", "2"], {"GLIBC_TUNABLES": T2_FIXED}, wm, None),
@@ -140,8 +155,10 @@ def workloads(build, tmp, quick):
 # --------------------------------------------------------------------------
 # variants: each turns (argv, env, rundir) into (argv, env)
 
-def variants(build):
+def variants(build, spend_ns):
+    """spend_ns: a dict whose "ns" the calibration sets before the reps."""
     tracer = os.path.join(build, "libdmmtrace.so")
+    spender = os.path.join(build, "bench", "libspend.so")
     marker = os.path.join(build, "test", "progs", "libmtrace_on.so")
     heaptrack = shutil.which("heaptrack")
 
@@ -171,6 +188,12 @@ def variants(build):
         dict(name="dmmtrace writer",
              make=dmm({"DMM_TRACE_STACK": "0", "DMM_TRACE_WRITER": "yes"}),
              missing=None, pin=False),
+        # only: the workloads it runs on; sub: it runs in every round
+        dict(name=SPEND, only=MORE_ROUNDS, sub=True,
+             make=lambda argv, env, d: (argv, dict(env, LD_PRELOAD=spender,
+                                                   SPEND_NS="%.2f" % spend_ns["ns"])),
+             missing=None if os.path.exists(spender) else
+             spender + " not built (make %s)" % os.path.relpath(spender, ROOT)),
         dict(name="heaptrack",
              make=lambda argv, env, d: ([heaptrack, "-o", os.path.join(d, "ht")] + argv, env),
              missing=None if heaptrack else "heaptrack not installed", pin=False),
@@ -277,13 +300,50 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def calibrate_spend(w, vs, base_env, tmp, spend_ns):
+    """Set spend_ns["ns"], libspend.so's time a call on workload w (the
+    two-thread work_media), to what makes it cost the program, with both
+    threads on the fastest CPU, what libdmmtrace.so costs it (see SPEND).
+    A dict for the report."""
+    by = {v["name"]: v for v in vs}
+    trio = [by["plain"], by["dmmtrace"], by[SPEND]]
+    spend_ns["ns"] = SPEND_GUESS_NS
+    extra = {"dmmtrace": [], SPEND: []}
+    for k in range(CAL_ROUNDS):
+        cpu, _ = benchlib.cpupin.fastest_cpu()
+        wall = {}
+        for v in trio[k % 3:] + trio[:k % 3]:
+            rundir = os.path.join(tmp, "run")
+            os.mkdir(rundir)
+            argv, env = v["make"](w["argv"], dict(base_env, **w["env"]), rundir)
+            with benchlib.cpupin.pinned(cpu):
+                res = benchlib.run(argv, env, timeout=RUN_TIMEOUT_S)
+            shutil.rmtree(rundir)
+            if res["exit"] != 0:
+                raise SystemExit("tracer_overhead: calibrating %s: %s exited %d\n%s"
+                                 % (SPEND, v["name"], res["exit"], tail(res["err"])))
+            wall[v["name"]] = res["wall_s"]
+        for name in extra:
+            extra[name].append(wall[name] - wall["plain"])
+    e_rec = statistics.median(extra["dmmtrace"])
+    e_sp = statistics.median(extra[SPEND])
+    scale = e_rec / e_sp if e_sp > 0 else 4.0
+    scale = min(4.0, max(0.25, scale))
+    spend_ns["ns"] = SPEND_GUESS_NS * scale
+    return dict(rounds=CAL_ROUNDS, guess_ns=SPEND_GUESS_NS, recorder_extra_s=e_rec,
+                guess_extra_s=e_sp, ns=spend_ns["ns"])
+
+
 def run_round(w, sub, rep, order, base_env, gnu_time, ref, tmp, runs, failures, cpu):
     """One round of workload w: every variant in order (after the first
     round of a rep, the plain runs and libdmmtrace.so's only), each run
     appended to runs with the CPU it was pinned to (None: unpinned; cpu
     None: the round is, and has no unpinned plain run of its own)."""
     for pos, v in enumerate(order):
-        if sub and not (v["name"].startswith("plain") or v["name"].startswith("dmmtrace")):
+        if "only" in v and w["name"] not in v["only"]:
+            continue
+        if sub and not (v["name"].startswith("plain") or v["name"].startswith("dmmtrace")
+                        or v.get("sub")):
             continue
         if v["name"] == UNPINNED and cpu is None:
             continue
@@ -341,7 +401,8 @@ def bench(args, reps, build, tmp):
         if w["missing"]:
             notes.append("workload %s skipped: %s" % (w["name"], w["missing"]))
     wls = [w for w in wls if not w["missing"]]
-    vs = variants(build)
+    spend_ns = dict(ns=SPEND_GUESS_NS)
+    vs = variants(build, spend_ns)
     for v in vs:
         if v["missing"]:
             notes.append("variant %s skipped: %s" % (v["name"], v["missing"]))
@@ -376,6 +437,15 @@ def bench(args, reps, build, tmp):
         print("tracer_overhead: warm-up %-14s %.3f s  %s"
               % (w["name"], wall, data.decode("utf-8", "replace").splitlines()[0][:60]
                  if data else "(no output)"), file=sys.stderr)
+
+    cal = None
+    t2 = [w for w in wls if w["name"] in MORE_ROUNDS and not w["env"]]
+    if t2 and any(v["name"] == SPEND for v in vs) and any(v["name"] == "dmmtrace" for v in vs):
+        cal = calibrate_spend(t2[0], vs, base_env, tmp, spend_ns)
+        print("tracer_overhead: %s: %.1f ns a call (on one CPU, %d rounds: libdmmtrace.so "
+              "+%.1f ms, libspend.so at %.0f ns +%.1f ms)"
+              % (SPEND, cal["ns"], cal["rounds"], cal["recorder_extra_s"] * 1e3,
+                 cal["guess_ns"], cal["guess_extra_s"] * 1e3), file=sys.stderr)
 
     runs = []
     nv = len(vs)
@@ -425,6 +495,14 @@ def bench(args, reps, build, tmp):
                      % (ROUND_S, " and ".join(MORE_ROUNDS), ", ".join(more)))
     lines.append("- dmm %s; %s; %s" % (tools["git"] or "?", tools["heaptrack"] or "no heaptrack",
                                        tools["python3"] or "no /usr/bin/python3"))
+    if cal:
+        lines.append("- %s (libspend.so, bench/libspend.c: records nothing, each call to "
+                     "glibc as it came, then a busy loop where the recorder records): %.1f ns "
+                     "a call, calibrated before the reps on work_media -t 2 with both threads "
+                     "on one CPU, %d interleaved rounds: libdmmtrace.so added %.1f ms a run "
+                     "(median), libspend.so at %.0f ns %.1f ms"
+                     % (SPEND, cal["ns"], cal["rounds"], cal["recorder_extra_s"] * 1e3,
+                        cal["guess_ns"], cal["guess_extra_s"] * 1e3))
     lines.append("- total time %.0f s" % elapsed)
     for n in notes:
         lines.append("- " + n)
@@ -517,6 +595,16 @@ def bench(args, reps, build, tmp):
                     % (eq["plain_min_k"], eq["plain_max_k"], eq["runs"], eq["at_k"],
                        eq["plain_s"], eq["dmmtrace_s"], eq["ratio"], d["ratio"],
                        d["median_minflt"] / 1000.0, wsum["plain"]["median_minflt"] / 1000.0))
+        sp = wsum.get(SPEND)
+        if sp and sp["ratio"] is not None and d and d["ratio"] is not None:
+            lines.append("")
+            lines.append(
+                "%s/plain = %.2f (min %.2f, max %.2f), faults %.1fk: an interposer that "
+                "records nothing and costs each call what the recorder costs it (%.1f ns), "
+                "against dmmtrace's %.2f with %.1fk."
+                % (SPEND, sp["ratio"], sp["min_ratio"], sp["max_ratio"],
+                   sp["median_minflt"] / 1000.0, cal["ns"] if cal else float("nan"),
+                   d["ratio"], d["median_minflt"] / 1000.0))
     lines.append("")
     lines.append("## Summary")
     lines.append("")
@@ -524,9 +612,12 @@ def bench(args, reps, build, tmp):
         d = summary[w["name"]].get("dmmtrace")
         if d and d["ratio"] is not None:
             eq = d.get("equal_faults")
-            lines.append("- %s: dmmtrace/plain = %.2f (min %.2f, max %.2f)%s"
+            sp = summary[w["name"]].get(SPEND)
+            lines.append("- %s: dmmtrace/plain = %.2f (min %.2f, max %.2f)%s%s"
                          % (w["name"], d["ratio"], d["min_ratio"], d["max_ratio"],
-                            "; %.2f at equal page faults" % eq["ratio"] if eq else ""))
+                            "; %.2f at equal page faults" % eq["ratio"] if eq else "",
+                            "; an interposer that only spends the recorder's time: %.2f"
+                            % sp["ratio"] if sp and sp["ratio"] is not None else ""))
     lines.append("")
     if failures:
         lines.append("**%d run(s) FAILED or printed something else than the plain run:**" % len(failures))
@@ -539,7 +630,7 @@ def bench(args, reps, build, tmp):
 
     md, js = benchlib.write_results(build, "tracer_overhead", report, dict(
         date=started.isoformat(), machine=info, tools=tools, reps=reps, quick=args.quick,
-        rounds=rounds,
+        rounds=rounds, spend_calibration=cal,
         elapsed_s=elapsed, notes=notes,
         workloads=[dict(name=w["name"], desc=w["desc"], argv=w["argv"], env=w["env"])
                    for w in wls],
