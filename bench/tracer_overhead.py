@@ -4,9 +4,9 @@
 Runs a set of real, malloc-heavy workloads plain and under each tracer
 (libdmmtrace.so with and without call stacks and with zstd, heaptrack, glibc's
 mtrace; on the two-thread work_media also an interposer that records nothing
-and spends what the recorder spends a call), repetitions interleaved (rep 1: every workload x every variant, in an
-order rotated per rep; rep 2: ...), so that a slow spell of the machine hits
-all variants alike; a workload whose plain run is short (the bundled
+and spends what the recorder spends a call), repetitions interleaved (rep 1:
+every workload x every variant, in an order rotated per rep; rep 2: ...), so
+that a slow spell of the machine hits all variants alike; a workload whose plain run is short (the bundled
 work_media's 0.08 s) runs up to 5 rounds of plain and libdmmtrace.so a rep,
 for as many samples as its noise needs, and the two-thread work_media 9.  Per
 run: wall time, child CPU time, peak RSS and minor page faults (from wait4),
@@ -330,8 +330,8 @@ def calibrate_spend(w, vs, base_env, tmp, spend_ns):
     scale = e_rec / e_sp if e_sp > 0 else 4.0
     scale = min(4.0, max(0.25, scale))
     spend_ns["ns"] = SPEND_GUESS_NS * scale
-    return dict(rounds=CAL_ROUNDS, guess_ns=SPEND_GUESS_NS, recorder_extra_s=e_rec,
-                guess_extra_s=e_sp, ns=spend_ns["ns"])
+    return dict(workload=w["name"], rounds=CAL_ROUNDS, guess_ns=SPEND_GUESS_NS,
+                recorder_extra_s=e_rec, guess_extra_s=e_sp, ns=spend_ns["ns"])
 
 
 def run_round(w, sub, rep, order, base_env, gnu_time, ref, tmp, runs, failures, cpu):
@@ -439,7 +439,8 @@ def bench(args, reps, build, tmp):
                  if data else "(no output)"), file=sys.stderr)
 
     cal = None
-    t2 = [w for w in wls if w["name"] in MORE_ROUNDS and not w["env"]]
+    # on the plain two-thread row where it runs, else the first that does
+    t2 = sorted((w for w in wls if w["name"] in MORE_ROUNDS), key=lambda w: bool(w["env"]))
     if t2 and any(v["name"] == SPEND for v in vs) and any(v["name"] == "dmmtrace" for v in vs):
         cal = calibrate_spend(t2[0], vs, base_env, tmp, spend_ns)
         print("tracer_overhead: %s: %.1f ns a call (on one CPU, %d rounds: libdmmtrace.so "
@@ -498,11 +499,12 @@ def bench(args, reps, build, tmp):
     if cal:
         lines.append("- %s (libspend.so, bench/libspend.c: records nothing, each call to "
                      "glibc as it came, then a busy loop where the recorder records): %.1f ns "
-                     "a call, calibrated before the reps on work_media -t 2 with both threads "
-                     "on one CPU, %d interleaved rounds: libdmmtrace.so added %.1f ms a run "
-                     "(median), libspend.so at %.0f ns %.1f ms"
-                     % (SPEND, cal["ns"], cal["rounds"], cal["recorder_extra_s"] * 1e3,
-                        cal["guess_ns"], cal["guess_extra_s"] * 1e3))
+                     "a call, calibrated before the reps on %s with both threads on one CPU, "
+                     "%d interleaved rounds: libdmmtrace.so added %.1f ms a run (median), "
+                     "libspend.so at %.0f ns %.1f ms"
+                     % (SPEND, cal["ns"], cal["workload"], cal["rounds"],
+                        cal["recorder_extra_s"] * 1e3, cal["guess_ns"],
+                        cal["guess_extra_s"] * 1e3))
     lines.append("- total time %.0f s" % elapsed)
     for n in notes:
         lines.append("- " + n)
