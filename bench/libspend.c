@@ -15,8 +15,8 @@
  *   SPEND_SHOW=1    print the calibration to stderr
  *
  * The loop turns that make SPEND_NS are measured once, at load, on malloc
- * and free calls (under a millisecond), against CLOCK_MONOTONIC.  Calls made before
- * the constructor ran spend nothing. */
+ * and free calls (under a millisecond), against CLOCK_MONOTONIC.  Calls
+ * made before the constructor ran spend nothing. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
