@@ -152,6 +152,30 @@ def python3_script(entries, sort=False):
     return body + 'print(len(s), sum(v["id"] for v in e.values()), len(e))'
 
 
+def python3_threads_script(entries, threads=2):
+    """python3_script's dict, JSON and back in each of `threads` threads at
+    once, each with a dict of its own (the GIL takes them in turns, every
+    few milliseconds, so that the process allocates from both).  No line
+    starts with t: heaptrack reads the command line back as its own
+    records, and takes such a line for one."""
+    return ('\nimport json, threading\n'
+            'out = {}\n'
+            'def work(t):\n'
+            '    d = {}\n'
+            '    for i in range(%d):\n'
+            '        d["k%%d" %% i] = {"id": i + t, "name": "item%%d" %% i,\n'
+            '                       "tags": [i %% 7, i %% 11, "t%%d" %% (i %% 13)], "v": i * 0.5}\n'
+            '    s = json.dumps(d, sort_keys=True)\n'
+            '    e = json.loads(s)\n'
+            '    out[t] = (len(s), sum(v["id"] for v in e.values()))\n'
+            'workers = [threading.Thread(target=work, args=(t,)) for t in range(%d)]\n'
+            'for w in workers:\n'
+            '    w.start()\n'
+            'for w in workers:\n'
+            '    w.join()\n'
+            'print(sorted(out.items()))') % (entries, threads)
+
+
 def perl_script(keys):
     """A perl hash of `keys` keys, half of them deleted."""
     return ('\nmy %%h; my $n = %d;\n'

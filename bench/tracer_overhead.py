@@ -68,7 +68,7 @@ MORE_ROUNDS = ("work_media_t2", "work_media_t2_fixed", "work_media_t2_1cpu")
 # do): this machine's CPUs change speed by up to 1.8x from second to second,
 # and a round's plain and traced runs, back to back on one CPU, then compare
 # like with like.
-THREADED = ("work_media_t2", "work_media_t2_fixed", "sort")
+THREADED = ("work_media_t2", "work_media_t2_fixed", "sort", "python3_threads")
 UNPINNED = "plain, unpinned"
 MAX_ROUNDS = max(SHORT_ROUNDS, THREAD_ROUNDS)
 MALLOC_DEBUG = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
@@ -135,6 +135,12 @@ def workloads(build, tmp, quick):
          % (npy // 1000),
          [PYTHON, "-s", "-c", benchlib.python3_script(npy)], {"PYTHONMALLOC": "malloc"},
          PYTHON, None),
+        # two threads of it at once: a real program's records on the
+        # recorder's multi-threaded way
+        ("python3_threads", "/usr/bin/python3 -s, PYTHONMALLOC=malloc: 2 threads, json/dict of "
+         "%dk entries each" % (npy // 2000),
+         [PYTHON, "-s", "-c", benchlib.python3_threads_script(npy // 2)],
+         {"PYTHONMALLOC": "malloc"}, PYTHON, None),
         ("sqlite3", "sqlite3 :memory:: %dk rows into an indexed table" % (nsql // 1000),
          [shutil.which("sqlite3") or "sqlite3", ":memory:", benchlib.sqlite3_sql(nsql)], {},
          shutil.which("sqlite3"), None),
