@@ -21,7 +21,11 @@ of wall time on faults fitted through each variant's runs at the plain runs'
 median faults: what recording costs with the program's memory as it was.
 
     python3 bench/tracer_overhead.py [--reps N] [--quick] [--only NAME[,NAME]]
-                                     [--build DIR]
+                                     [--spend NS[,NS]] [--build DIR]
+
+--spend runs libspend.so (below) at each of those fixed times a call too,
+beside the calibrated one, on the two-thread rows: how steeply a row
+follows the time an interposer spends in each call.
 
 BENCH_REPS= in the environment sets the default number of repetitions.
 Writes BUILD/bench/tracer_overhead.md (also printed) and
@@ -161,8 +165,9 @@ def workloads(build, tmp, quick):
 # --------------------------------------------------------------------------
 # variants: each turns (argv, env, rundir) into (argv, env)
 
-def variants(build, spend_ns):
-    """spend_ns: a dict whose "ns" the calibration sets before the reps."""
+def variants(build, spend_ns, fixed_ns=()):
+    """spend_ns: a dict whose "ns" the calibration sets before the reps;
+    fixed_ns: the times a call of --spend's variants."""
     tracer = os.path.join(build, "libdmmtrace.so")
     spender = os.path.join(build, "bench", "libspend.so")
     marker = os.path.join(build, "test", "progs", "libmtrace_on.so")
@@ -181,6 +186,8 @@ def variants(build, spend_ns):
     # writer process, heaptrack_interpret) runs unpinned, as a user runs it,
     # and is compared with an unpinned plain run of the same round.
     plain = lambda argv, env, d: (argv, env)
+    spend_missing = (None if os.path.exists(spender) else
+                     spender + " not built (make %s)" % os.path.relpath(spender, ROOT))
     v = [
         dict(name="plain", make=plain, missing=None),
         dict(name=UNPINNED, make=plain, missing=None, pin=False),
@@ -198,8 +205,7 @@ def variants(build, spend_ns):
         dict(name=SPEND, only=MORE_ROUNDS, sub=True,
              make=lambda argv, env, d: (argv, dict(env, LD_PRELOAD=spender,
                                                    SPEND_NS="%.2f" % spend_ns["ns"])),
-             missing=None if os.path.exists(spender) else
-             spender + " not built (make %s)" % os.path.relpath(spender, ROOT)),
+             missing=spend_missing),
         dict(name="heaptrack",
              make=lambda argv, env, d: ([heaptrack, "-o", os.path.join(d, "ht")] + argv, env),
              missing=None if heaptrack else "heaptrack not installed", pin=False),
@@ -208,6 +214,12 @@ def variants(build, spend_ns):
                                                    MALLOC_TRACE=os.path.join(d, "m.mtrace"))),
              missing=None if os.path.exists(MALLOC_DEBUG) else MALLOC_DEBUG + " not found"),
     ]
+    # --spend's, beside the calibrated one
+    at = next(i for i, x in enumerate(v) if x["name"] == SPEND) + 1
+    v[at:at] = [dict(name=spend_fixed_name(ns), only=MORE_ROUNDS, sub=True,
+                     make=lambda argv, env, d, ns=ns: (argv, dict(env, LD_PRELOAD=spender,
+                                                                  SPEND_NS="%g" % ns)),
+                     missing=spend_missing) for ns in fixed_ns]
     if not os.path.exists(tracer):
         for x in v:
             if x["name"].startswith("dmmtrace"):
@@ -216,6 +228,39 @@ def variants(build, spend_ns):
     if not os.path.exists(marker) and not mt["missing"]:
         mt["missing"] = marker + " not built (make %s)" % os.path.relpath(marker, ROOT)
     return v
+
+
+def spend_fixed_name(ns):
+    """The name of --spend's variant at ns nanoseconds a call."""
+    return "interposer, %g ns" % ns
+
+
+def spend_fixed_ratios(fixed_ns, wsum):
+    """[(ns, summary)] of --spend's variants that ran on a workload whose
+    variants' summaries are wsum, with a ratio."""
+    out = [(ns, wsum.get(spend_fixed_name(ns))) for ns in fixed_ns]
+    return [(ns, f) for ns, f in out if f and f["ratio"] is not None]
+
+
+def faults_k(summary):
+    """A variant's median page faults, in thousands, as the report says them."""
+    f = summary.get("median_minflt")
+    return "%.1fk" % (f / 1000.0) if f is not None else "faults unknown"
+
+
+def parse_ns_list(text):
+    """--spend's value: nanoseconds, comma-separated, each 0 to 1000."""
+    out = []
+    for part in text.split(","):
+        try:
+            ns = float(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not a number of nanoseconds" % part)
+        if not 0 <= ns <= 1000:
+            raise argparse.ArgumentTypeError("%g ns is outside 0 to 1000" % ns)
+        if ns not in out:
+            out.append(ns)
+    return out
 
 
 def heaptrack_stdout(data):
@@ -289,6 +334,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="2 reps, smaller workloads")
     ap.add_argument("--only", default=None,
                     help="comma-separated workload names to run")
+    ap.add_argument("--spend", type=parse_ns_list, default=[], metavar="NS[,NS]",
+                    help="also run libspend.so at these nanoseconds a call on the "
+                         "two-thread rows")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"),
                     help="build directory (default build/)")
     args = ap.parse_args()
@@ -408,7 +456,7 @@ def bench(args, reps, build, tmp):
             notes.append("workload %s skipped: %s" % (w["name"], w["missing"]))
     wls = [w for w in wls if not w["missing"]]
     spend_ns = dict(ns=SPEND_GUESS_NS)
-    vs = variants(build, spend_ns)
+    vs = variants(build, spend_ns, args.spend)
     for v in vs:
         if v["missing"]:
             notes.append("variant %s skipped: %s" % (v["name"], v["missing"]))
@@ -613,6 +661,13 @@ def bench(args, reps, build, tmp):
                 % (SPEND, sp["ratio"], sp["min_ratio"], sp["max_ratio"],
                    sp["median_minflt"] / 1000.0, cal["ns"] if cal else float("nan"),
                    d["ratio"], d["median_minflt"] / 1000.0))
+        fixed = spend_fixed_ratios(args.spend, wsum)
+        if fixed and d and d["ratio"] is not None:
+            lines.append("")
+            lines.append("libspend.so at fixed times a call (--spend), ratio to plain and faults: "
+                         + ", ".join("%g ns %.2f (%s)" % (ns, f["ratio"], faults_k(f))
+                                     for ns, f in fixed)
+                         + "; dmmtrace %.2f." % d["ratio"])
     lines.append("")
     lines.append("## Summary")
     lines.append("")
@@ -621,11 +676,14 @@ def bench(args, reps, build, tmp):
         if d and d["ratio"] is not None:
             eq = d.get("equal_faults")
             sp = summary[w["name"]].get(SPEND)
-            lines.append("- %s: dmmtrace/plain = %.2f (min %.2f, max %.2f)%s%s"
+            fixed = spend_fixed_ratios(args.spend, summary[w["name"]])
+            lines.append("- %s: dmmtrace/plain = %.2f (min %.2f, max %.2f)%s%s%s"
                          % (w["name"], d["ratio"], d["min_ratio"], d["max_ratio"],
                             "; %.2f at equal page faults" % eq["ratio"] if eq else "",
                             "; an interposer that only spends the recorder's time: %.2f"
-                            % sp["ratio"] if sp and sp["ratio"] is not None else ""))
+                            % sp["ratio"] if sp and sp["ratio"] is not None else "",
+                            "; at " + ", ".join("%g ns %.2f" % (ns, f["ratio"])
+                                                for ns, f in fixed) if fixed else ""))
     lines.append("")
     if failures:
         lines.append("**%d run(s) FAILED or printed something else than the plain run:**" % len(failures))
@@ -638,7 +696,7 @@ def bench(args, reps, build, tmp):
 
     md, js = benchlib.write_results(build, "tracer_overhead", report, dict(
         date=started.isoformat(), machine=info, tools=tools, reps=reps, quick=args.quick,
-        rounds=rounds, spend_calibration=cal,
+        rounds=rounds, spend_calibration=cal, spend_fixed_ns=args.spend,
         elapsed_s=elapsed, notes=notes,
         workloads=[dict(name=w["name"], desc=w["desc"], argv=w["argv"], env=w["env"])
                    for w in wls],
