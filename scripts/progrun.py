@@ -54,8 +54,9 @@ def run(argv, env, stdin=None, stdout=None, stderr=None, timeout=None, gnu_time=
     measures it.  stdin: a file to read, else /dev/null; stdout, stderr: a
     file to write (os.devnull to drop it), else captured.  With timeout
     (seconds), the program runs in a process group of its own, killed when
-    time runs out.  With gnu_time (find_gnu_time), GNU time spawns it and
-    gives its peak RSS.
+    time runs out.  With gnu_time (find_gnu_time), GNU time spawns it
+    (through env, which gives env's LD_PRELOAD to the program alone:
+    _preload_past_time) and gives its peak RSS.
 
     Returns dict(exit: status or -signal, wall_s, user_s, sys_s, cpu_s,
     maxrss_kib (None when GNU time reported none), minflt (minor page faults
@@ -65,7 +66,8 @@ def run(argv, env, stdin=None, stdout=None, stderr=None, timeout=None, gnu_time=
     if gnu_time:
         fd, rusage = tempfile.mkstemp(prefix="dmm-bench-time.")
         os.close(fd)
-        argv = [gnu_time, "-f", "maxrss=%M", "-o", rusage, "--"] + list(argv)
+        argv, env = _preload_past_time(argv, env)
+        argv = [gnu_time, "-f", "maxrss=%M", "-o", rusage, "--"] + argv
     captured = {}
     actions = [(os.POSIX_SPAWN_OPEN, 0, stdin or os.devnull, os.O_RDONLY, 0)]
     try:
@@ -100,6 +102,27 @@ def run(argv, env, stdin=None, stdout=None, stderr=None, timeout=None, gnu_time=
             pass
         os.unlink(rusage)
     return res
+
+
+def _preload_past_time(argv, env):
+    """argv and env for GNU time to spawn, so that env's LD_PRELOAD reaches
+    the program alone: `env -- [LD_PRELOAD=...] argv...` (env execs the
+    program in its own process), LD_PRELOAD taken out of time's own
+    environment.  Left in, the preloaded library ran in GNU time too:
+    libdmmtrace.so recorded time's calls, its fork and its exec (about
+    1 ms a run), and the mtrace marker of bench/tracer_overhead.py made
+    time open (and empty) the program's MALLOC_TRACE file as well.  Every run goes through env alike,
+    preloaded or not, so that each pays the same exec (about 2 ms here,
+    as GNU time's own fork and wait are in every run).  work_media -f 3000,
+    150 pinned rounds: libdmmtrace.so 1.123x this way, 1.137x with time
+    recorded too.  A program whose name has an "=" (env would take it for
+    a variable) runs the old way."""
+    argv = list(argv)
+    if "=" in argv[0]:
+        return argv, env
+    pre = ["LD_PRELOAD=" + env["LD_PRELOAD"]] if "LD_PRELOAD" in env else []
+    env = {k: v for k, v in env.items() if k != "LD_PRELOAD"}
+    return [shutil.which("env") or "/usr/bin/env", "--"] + pre + argv, env
 
 
 def _spawn_wait(argv, env, actions, timeout):
