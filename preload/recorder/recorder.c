@@ -824,7 +824,9 @@ static void flush_all_impl(int final, int in_signal)
     /* every job is done (flush_other waited for each thread's); after exit's
      * flush no thread hands one over (write-through), after exec's or
      * _exit's none gets through the gate: the writer can go */
-    if ((final || dmm_tw_ts.gatekeeper) && !in_signal)
+    if (final && !dmm_tw_ts.gatekeeper && !in_signal)
+        dmm_writer_release();   /* exit: records are written through from here on */
+    else if ((final || dmm_tw_ts.gatekeeper) && !in_signal)
         dmm_writer_stop();   /* after a fatal signal it sees the process go */
     gate_leave();
     errno = saved;
@@ -843,6 +845,7 @@ void dmm_tw_flush_all(int final)
 }
 
 static void record_live_resident(void);
+static void writer_early(void);
 
 void dmm_tw_flush_last(int final)
 {
@@ -869,6 +872,7 @@ void dmm_tw_reopen(void)
     int saved = errno;
     dmm_tw_ts.gatekeeper = 0;
     __atomic_store_n(&g_gate_closed, 0, __ATOMIC_SEQ_CST);
+    writer_early();   /* exec stopped it */
     errno = saved;
 }
 
@@ -1094,6 +1098,17 @@ static void install_fatal_handlers(void)
 
 /* ---- start and end ---------------------------------------------------- */
 
+/* The writer process, where one is wanted, from the moment the trace file
+ * is open: it is also what writes a killed program's buffers (orphan_flush),
+ * and a program stopped before its first buffer filled (Python at Ctrl-C:
+ * its startup's 7 k calls fill none) would lose every record if the writer
+ * waited for a first job. */
+static void writer_early(void)
+{
+    if (g_writer && g_fd >= 0 && !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
+        dmm_writer_start(g_fd, g_zlevel);
+}
+
 static void init(void)
 {
     dmm_tw_ts.gate += DMM_TW_INSIDE;
@@ -1120,6 +1135,7 @@ static void init(void)
     g_lean = g_depth == 0 && g_tsc;
     g_writer = writer_wanted();
     dmm_writer_on_orphan(orphan_flush);
+    writer_early();
     __atomic_store_n(&g_state, ST_ON, __ATOMIC_RELEASE);
     dmm_tw_ts.gate -= DMM_TW_INSIDE;
 }

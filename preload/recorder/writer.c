@@ -165,8 +165,9 @@ static int writer_main(void *arg)
             fifo = next;
         }
     }
-    if (g_w.orphaned && g_w.orphan_hook)
-        g_w.orphan_hook(&z);
+    void (*hook)(dmm_block_z_t *) = __atomic_load_n(&g_w.orphan_hook, __ATOMIC_ACQUIRE);
+    if (g_w.orphaned && hook)
+        hook(&z);
     dmm_block_z_free(&z);
     for (;;)
         DMM_SYS(SYS_exit, 0, 0, 0);
@@ -233,14 +234,29 @@ static int start(int fd, int zlevel)
 #endif
 }
 
-int dmm_writer_submit(dmm_wjob_t *j, int fd, int zlevel)
+/* Start the writer if none was: under g_w.lock. */
+static void start_once(int fd, int zlevel)
 {
-    dmm_spin_lock(&g_w.lock);
     if (g_w.state == W_NONE) {
         int saved = errno;
         g_w.state = start(fd, zlevel) == 0 ? W_RUNNING : W_OFF;
         errno = saved;
     }
+}
+
+int dmm_writer_start(int fd, int zlevel)
+{
+    dmm_spin_lock(&g_w.lock);
+    start_once(fd, zlevel);
+    int ok = g_w.state == W_RUNNING;
+    dmm_spin_unlock(&g_w.lock);
+    return ok;
+}
+
+int dmm_writer_submit(dmm_wjob_t *j, int fd, int zlevel)
+{
+    dmm_spin_lock(&g_w.lock);
+    start_once(fd, zlevel);
     int ok = g_w.state == W_RUNNING && fd == g_w.fd && zlevel == g_w.zlevel &&
              __atomic_load_n(&g_w.tid, __ATOMIC_ACQUIRE) != 0;
     if (ok) {
@@ -308,6 +324,23 @@ void dmm_writer_stop(void)
     dmm_spin_lock(&g_w.lock);
     g_w.state = W_NONE;
     dmm_spin_unlock(&g_w.lock);
+}
+
+void dmm_writer_release(void)
+{
+    dmm_spin_lock(&g_w.lock);
+    if (g_w.state != W_RUNNING) {
+        dmm_spin_unlock(&g_w.lock);
+        return;
+    }
+    g_w.state = W_STOPPING;   /* no job is queued from here on */
+    __atomic_store_n(&g_w.orphan_hook, NULL, __ATOMIC_RELEASE);   /* nothing is left for it */
+    __atomic_store_n(&g_w.quit, 1, __ATOMIC_SEQ_CST);
+    dmm_spin_unlock(&g_w.lock);
+    int saved = errno;
+    __atomic_add_fetch(&g_w.work, 1, __ATOMIC_SEQ_CST);
+    futex_wake(&g_w.work);
+    errno = saved;
 }
 
 void dmm_writer_on_orphan(void (*hook)(dmm_block_z_t *z))

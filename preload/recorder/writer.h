@@ -9,18 +9,19 @@
  * under way at a time, and whoever else writes its records (exit, a fatal
  * signal) waits for that job first.
  *
- * The writer is started on the first job, as clone(2) with CLONE_VM: it
- * shares the program's memory (no copy of a buffer, and the program's C
- * library does not see a second thread, so its malloc stays on its
- * single-threaded path), its exit signal is none (wait(2) without __WALL
- * does not see it), every signal is blocked in it, and it holds no file
- * descriptor of the program's but the trace file.  It makes raw system
- * calls only (sys.h).  It ends when told to (exit, exec, _exit, a fatal
- * signal: dmm_writer_stop, after its jobs) or, having written what it was
- * given, when the program is gone without telling it (killed, or an exec
- * the recorder did not see); killed, it first writes what the threads'
- * buffers still hold (dmm_writer_on_orphan).  If it dies, the jobs it had
- * not taken come back to their threads, and no writer is started again.
+ * The recorder starts the writer as soon as a program's trace file is open
+ * (a fork's child: on its first job), as clone(2) with CLONE_VM: it shares
+ * the program's memory (no copy of a buffer, and the program's C library
+ * does not see a second thread, so its malloc stays on its single-threaded
+ * path), its exit signal is none (wait(2) without __WALL does not see it),
+ * every signal is blocked in it, and it holds no file descriptor of the
+ * program's but the trace file.  It makes raw system calls only (sys.h).
+ * It ends when told to (exec, _exit, a fatal signal: dmm_writer_stop, after
+ * its jobs; exit: dmm_writer_release) or, having written what it was given,
+ * when the program is gone without telling it (killed, or an exec the
+ * recorder did not see); killed, it first writes what the threads' buffers
+ * still hold (dmm_writer_on_orphan).  If it dies, the jobs it had not taken
+ * come back to their threads, and no writer is started again.
  *
  * Not with ThreadSanitizer, whose runtime does not know a process sharing
  * its memory; not where sys.h has no raw system calls. */
@@ -56,6 +57,12 @@ int  dmm_writer_supported(void);
  * Starts the writer on the first call. */
 int  dmm_writer_submit(dmm_wjob_t *j, int fd, int zlevel);
 
+/* Start the writer now, for jobs to fd at zlevel, rather than on the first
+ * job: a program killed before it filled a buffer (Python stopped with
+ * Ctrl-C at the prompt) then loses none of its records either.  1 when a
+ * writer runs. */
+int  dmm_writer_start(int fd, int zlevel);
+
 /* Wait until j is done: 0.  1 when the writer died before it took j: the
  * block is the caller's to write (j is done from here on). */
 int  dmm_writer_wait(dmm_wjob_t *j);
@@ -63,6 +70,12 @@ int  dmm_writer_wait(dmm_wjob_t *j);
 /* Let the writer finish every job, end it and reap it: the trace file holds
  * every block handed over.  A later job starts a new one (exec failed). */
 void dmm_writer_stop(void);
+
+/* At the process's end, once every job is done and nothing more will be
+ * handed over: tell the writer to end, without waiting for it (it writes
+ * nothing more, and an exit that waited paid its end: about 0.1 ms a
+ * process here).  Whoever reaps the program's children reaps it. */
+void dmm_writer_release(void);
 
 /* hook(z) runs in the writer, after its last job, when the program died
  * without stopping it (SIGKILL, a signal the program handles itself): it

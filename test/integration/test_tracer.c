@@ -1029,7 +1029,7 @@ Test(tracer, the_writer_process_keeps_threads_forks_and_execs_apart)
     check_exec(WRITER_N, writer_on);
 }
 
-/* Started on demand, named, not a child that wait(2) reports (the tracee
+/* Started with the program, named, not a child that wait(2) reports (the tracee
  * fails unless wait says ECHILD), and gone with the program. */
 Test(tracer, the_writer_process_is_not_a_child_the_program_waits_for)
 {
@@ -1056,11 +1056,15 @@ Test(tracer, the_writer_process_is_not_a_child_the_program_waits_for)
 
 /* A program killed (SIGKILL: nothing of it runs again) leaves a trace of
  * every record it made: the writer, which shares its memory, writes the
- * blocks it was handed and then what the buffers still hold; and ends. */
-Test(tracer, the_writer_process_writes_what_it_has_when_the_program_is_killed)
+ * blocks it was handed and then what the buffers still hold; and ends.
+ * n rounds of the pattern: 30 000 fill several buffers, 20 none (the
+ * writer runs from the start, not from the first full buffer). */
+static void check_killed(int n)
 {
     make_tmpdir();
-    int st = run_tracee("killed", "30000", writer_on);
+    char ns[16];
+    snprintf(ns, sizeof ns, "%d", n);
+    int st = run_tracee("killed", ns, writer_on);
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
     int pid;
     cr_assert_eq(writers_in("out", &pid), 1);
@@ -1079,12 +1083,18 @@ Test(tracer, the_writer_process_writes_what_it_has_when_the_program_is_killed)
     cr_assert_eq(dmm_trace_load(names[0], &t, &err), 0, "%s", err.msg);
     counts_t c;
     count(&t, &c);
-    cr_expect_eq(c.op[DMM_TRC_REALLOC], 30000);
-    cr_expect_eq(c.op[DMM_TRC_CALLOC], 30000);
+    cr_expect_eq(c.op[DMM_TRC_REALLOC], (uint64_t)n, "%d rounds", n);
+    cr_expect_eq(c.op[DMM_TRC_CALLOC], (uint64_t)n, "%d rounds", n);
     cr_expect_not(t.truncated, "%s", t.note);
     assert_consistent(&t);
     dmm_trace_free(&t);
     remove_tmpdir();
+}
+
+Test(tracer, the_writer_process_writes_what_it_has_when_the_program_is_killed)
+{
+    check_killed(30000);
+    check_killed(20);
 }
 
 Test(tracer, never_overwrites_and_never_follows_symlinks)

@@ -38,8 +38,8 @@
  *   writers N  N x main-pattern, then prints its children named dmm-writer
  *              (their pids), and fails (status 3) unless wait(2) says it
  *              has no child
- *   killed N   N x main-pattern, prints its dmm-writer children, then
- *              SIGKILLs itself
+ *   killed N   N x main-pattern, prints its dmm-writer children (looking
+ *              again for up to 2 s while it sees none), then SIGKILLs itself
  *   bigcalloc N  calloc of N MiB, one byte of each MiB checked zero and
  *              written, then the same again after freeing it; prints the
  *              process's peak RSS in KiB (ru_maxrss)
@@ -293,10 +293,13 @@ static void *cpu_thread(void *arg)
     return NULL;
 }
 
-static void print_writers(void)
+/* wait_ms: look again for that long while none is seen (a writer just
+ * started names itself once it first runs) */
+static void print_writers(int wait_ms)
 {
     int pids[16], k = 0;
     char path[300], list[4096] = "";
+again:;
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
     while (d && (e = readdir(d))) {
@@ -327,6 +330,11 @@ static void print_writers(void)
     }
     if (d)
         closedir(d);
+    if (k == 0 && wait_ms > 0) {
+        usleep(10000);
+        wait_ms -= 10;
+        goto again;
+    }
     printf("tracee writers %d", k);
     for (int i = 0; i < k; i++)
         printf(" %d", pids[i]);
@@ -491,7 +499,7 @@ int main(int argc, char **argv)
         return bad ? 1 : 0;
     } else if (!strcmp(mode, "writers")) {
         pattern(n);
-        print_writers();
+        print_writers(0);
         errno = 0;
         if (wait(NULL) != -1 || errno != ECHILD) {
             leave(0);
@@ -499,7 +507,7 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(mode, "killed")) {
         pattern(n);
-        print_writers();
+        print_writers(2000);
         raise(SIGKILL);
     } else if (!strcmp(mode, "bigcalloc")) {
         size_t mib = (size_t)n << 20;
