@@ -27,6 +27,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -81,6 +82,77 @@ def machine_line(m=None):
     """The machine in one line: 'MODEL, N CPUs, Linux RELEASE'."""
     m = m or machine()
     return "%s, %d CPUs, %s %s" % (m["model"], m["nproc"], platform.system(), m["kernel"])
+
+
+def kernel_costs(directory, fault_mib=64, calls=100000, write_mib=32, block=256 << 10):
+    """What the kernel charges a program on this machine, in microseconds:
+    dict(fault_us, syscall_us, write_us).  fault_us: the first touch of a
+    page of anonymous memory (huge pages refused where the kernel allows
+    that), less the same loop over the pages once resident; syscall_us:
+    getppid(), less a loop over a builtin that makes no system call;
+    write_us: a write of `block` bytes to a new file in `directory`, as a
+    tracer's blocks are written (the file is removed after).  A figure that
+    cannot be measured is None.  On the VM dmm is developed on: 10.5-15.6,
+    1.0-1.3, and 35-39 (ext4) or 67 (tmpfs): a workload that faults much
+    spends most of its time in the kernel there, and what moves its faults
+    moves its time."""
+    import mmap
+    out = dict(fault_us=None, syscall_us=None, write_us=None, block_kib=block >> 10)
+    n = fault_mib << 20
+    try:
+        m = mmap.mmap(-1, n)
+    except (OSError, ValueError):
+        m = None
+    if m is not None:
+        try:
+            if hasattr(m, "madvise") and hasattr(mmap, "MADV_NOHUGEPAGE"):
+                m.madvise(mmap.MADV_NOHUGEPAGE)
+            page = mmap.PAGESIZE
+            pages = range(0, n, page)
+            passes = []
+            for _ in range(2):   # the first faults every page in, the second does not
+                t0 = time.perf_counter()
+                for i in pages:
+                    m[i] = 1
+                passes.append(time.perf_counter() - t0)
+            out["fault_us"] = max(0.0, passes[0] - passes[1]) / len(pages) * 1e6
+        finally:
+            m.close()
+    loops = []
+    for f in (os.getppid, sys.getrecursionlimit):   # a system call; a builtin that makes none
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            f()
+        loops.append(time.perf_counter() - t0)
+    out["syscall_us"] = max(0.0, loops[0] - loops[1]) / calls * 1e6
+    path = os.path.join(directory, "kernel-costs.%d.tmp" % os.getpid())
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        try:
+            buf = bytes(range(256)) * (block // 256)
+            count = max(1, (write_mib << 20) // block)
+            t0 = time.perf_counter()
+            for _ in range(count):
+                os.write(fd, buf)
+            out["write_us"] = (time.perf_counter() - t0) / count * 1e6
+        except OSError:
+            out["write_us"] = None
+        finally:
+            os.close(fd)
+            os.unlink(path)
+    return out
+
+
+def kernel_costs_line(c):
+    """kernel_costs() in words, for a report."""
+    def us(x, f):
+        return (f % x) + " µs" if x is not None else "not measured"
+    return ("a page fault %s, a system call %s, a %d KiB write to the trace directory %s"
+            % (us(c.get("fault_us"), "%.2f"), us(c.get("syscall_us"), "%.2f"),
+               c.get("block_kib", 256), us(c.get("write_us"), "%.0f")))
 
 
 def tool_version(argv):

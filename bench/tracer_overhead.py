@@ -294,14 +294,21 @@ def dir_bytes(d):
 
 # --------------------------------------------------------------------------
 
-def line_at(xs, ys, x0):
-    """The least-squares line of ys on xs read at x0; None when the xs
-    are all equal."""
+def fit_line(xs, ys):
+    """The least-squares line of ys on xs as (slope, its value at the xs'
+    mean, that mean); None when the xs are all equal."""
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     sxx = sum((x - mx) ** 2 for x in xs)
     if sxx == 0:
         return None
-    return my + sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx * (x0 - mx)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx, my, mx
+
+
+def line_at(xs, ys, x0):
+    """The least-squares line of ys on xs read at x0; None when the xs
+    are all equal."""
+    f = fit_line(xs, ys)
+    return None if f is None else f[1] + f[0] * (x0 - f[2])
 
 
 def equal_faults(rs):
@@ -321,10 +328,14 @@ def equal_faults(rs):
           for v, vr in runs.items()}
     if not at["plain"] or not at["dmmtrace"] or at["plain"] <= 0:
         return None
+    # what a fault adds to a plain run's wall time, and so how much of it
+    # the faults stand for
+    us = fit_line(pf, [r["wall_s"] for r in runs["plain"]])[0] * 1e6
     return dict(runs=min(len(v) for v in runs.values()), at_k=x0 / 1000.0,
                 plain_min_k=min(pf) / 1000.0, plain_max_k=max(pf) / 1000.0,
                 plain_s=at["plain"], dmmtrace_s=at["dmmtrace"],
-                ratio=at["dmmtrace"] / at["plain"])
+                ratio=at["dmmtrace"] / at["plain"], plain_us_a_fault=us,
+                plain_fault_share=us * 1e-6 * x0 / at["plain"])
 
 
 def main():
@@ -492,6 +503,11 @@ def bench(args, reps, build, tmp):
               % (w["name"], wall, data.decode("utf-8", "replace").splitlines()[0][:60]
                  if data else "(no output)"), file=sys.stderr)
 
+    # what a fault, a system call and a block's write cost here: the two-thread
+    # rows' times follow their faults (the equal-fault line below reads how)
+    costs = benchlib.kernel_costs(tmp)
+    print("tracer_overhead: kernel costs: " + benchlib.kernel_costs_line(costs), file=sys.stderr)
+
     cal = None
     # on the plain two-thread row where it runs, else the first that does
     t2 = sorted((w for w in wls if w["name"] in MORE_ROUNDS), key=lambda w: bool(w["env"]))
@@ -531,6 +547,7 @@ def bench(args, reps, build, tmp):
     lines.append("- date: %s" % started.strftime("%Y-%m-%d %H:%M:%S %z"))
     lines.append("- machine: %s CPUs, %s; kernel %s" % (info["nproc"], info["model"], info["kernel"]))
     lines.append("- glibc: %s" % info["glibc"])
+    lines.append("- kernel costs, measured before the reps: %s" % benchlib.kernel_costs_line(costs))
     lines.append("- reps: %d%s, interleaved (per rep: every workload, every variant, "
                  "variant order rotated per rep); one untimed plain warm-up run each"
                  % (reps, " (--quick)" if args.quick else ""))
@@ -647,10 +664,16 @@ def bench(args, reps, build, tmp):
                     "each variant's %d runs, read at the plain runs' median (%.1fk), gives "
                     "plain %.3f s, dmmtrace %.3f s: **%.2f**, the recording's own cost where "
                     "the program's memory behaves as in the plain runs (%.2f as measured, with "
-                    "faults %.1fk against %.1fk, medians)."
+                    "faults %.1fk against %.1fk, medians). Each fault adds %.1f µs to a plain "
+                    "run's wall time (the kernel's own cost of one here: %s), so the faults "
+                    "stand for %.0f %% of it at the median, and whatever moves them moves "
+                    "the run's time."
                     % (eq["plain_min_k"], eq["plain_max_k"], eq["runs"], eq["at_k"],
                        eq["plain_s"], eq["dmmtrace_s"], eq["ratio"], d["ratio"],
-                       d["median_minflt"] / 1000.0, wsum["plain"]["median_minflt"] / 1000.0))
+                       d["median_minflt"] / 1000.0, wsum["plain"]["median_minflt"] / 1000.0,
+                       eq["plain_us_a_fault"],
+                       "%.1f µs" % costs["fault_us"] if costs.get("fault_us") is not None
+                       else "not measured", 100.0 * eq["plain_fault_share"]))
         sp = wsum.get(SPEND)
         if sp and sp["ratio"] is not None and d and d["ratio"] is not None:
             lines.append("")
@@ -695,7 +718,8 @@ def bench(args, reps, build, tmp):
     report = "\n".join(lines) + "\n"
 
     md, js = benchlib.write_results(build, "tracer_overhead", report, dict(
-        date=started.isoformat(), machine=info, tools=tools, reps=reps, quick=args.quick,
+        date=started.isoformat(), machine=info, kernel_costs=costs, tools=tools, reps=reps,
+        quick=args.quick,
         rounds=rounds, spend_calibration=cal, spend_fixed_ns=args.spend,
         elapsed_s=elapsed, notes=notes,
         workloads=[dict(name=w["name"], desc=w["desc"], argv=w["argv"], env=w["env"])
