@@ -338,6 +338,20 @@ def equal_faults(rs):
                 plain_fault_share=us * 1e-6 * x0 / at["plain"])
 
 
+def fault_share(eq, costs):
+    """The equal-fault line's sentence on what a fault costs a plain run,
+    where its runs' faults spread enough (the largest 3x the smallest) for
+    the slope to mean that; else ''."""
+    if eq["plain_max_k"] < 3 * eq["plain_min_k"]:
+        return ""
+    return (" Each fault adds %.1f µs to a plain run's wall time (the kernel's own cost of one "
+            "here: %s), so the faults stand for %.0f %% of it at the median, and whatever "
+            "moves them moves the run's time."
+            % (eq["plain_us_a_fault"], "%.1f µs" % costs["fault_us"]
+               if costs.get("fault_us") is not None else "not measured",
+               100.0 * eq["plain_fault_share"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=None,
@@ -664,16 +678,11 @@ def bench(args, reps, build, tmp):
                     "each variant's %d runs, read at the plain runs' median (%.1fk), gives "
                     "plain %.3f s, dmmtrace %.3f s: **%.2f**, the recording's own cost where "
                     "the program's memory behaves as in the plain runs (%.2f as measured, with "
-                    "faults %.1fk against %.1fk, medians). Each fault adds %.1f µs to a plain "
-                    "run's wall time (the kernel's own cost of one here: %s), so the faults "
-                    "stand for %.0f %% of it at the median, and whatever moves them moves "
-                    "the run's time."
+                    "faults %.1fk against %.1fk, medians).%s"
                     % (eq["plain_min_k"], eq["plain_max_k"], eq["runs"], eq["at_k"],
                        eq["plain_s"], eq["dmmtrace_s"], eq["ratio"], d["ratio"],
                        d["median_minflt"] / 1000.0, wsum["plain"]["median_minflt"] / 1000.0,
-                       eq["plain_us_a_fault"],
-                       "%.1f µs" % costs["fault_us"] if costs.get("fault_us") is not None
-                       else "not measured", 100.0 * eq["plain_fault_share"]))
+                       fault_share(eq, costs)))
         sp = wsum.get(SPEND)
         if sp and sp["ratio"] is not None and d and d["ratio"] is not None:
             lines.append("")

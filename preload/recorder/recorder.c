@@ -65,6 +65,7 @@
 #include "preload/recorder/writer.h"
 #include "tracer/base/io.h"
 #include "tracer/base/spinlock.h"
+#include "tracer/base/sys.h"
 #include "tracer/format/trace.h"   /* DMM_FMT_TRC, the header's source format */
 #include "tracer/format/trcenc.h"
 #include "tracer/format/trcfmt.h"
@@ -609,20 +610,20 @@ static void append(tstate_t *s, const dmm_trc_rec_t *r);
  * kept (a sample rides on the program's malloc). */
 static uint64_t image_peak_rss(void)
 {
-    int e = errno;
     char buf[1536];
     uint64_t kib = 0;
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    /* raw: the writer reads it too, for a killed program (orphan_flush) */
+    long fd = DMM_SYS(SYS_open, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
     if (fd >= 0) {
         size_t n = 0;
         while (n < sizeof buf - 1) {
-            ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
+            long r = DMM_SYS(SYS_read, fd, buf + n, sizeof buf - 1 - n);
             if (r > 0)
                 n += (size_t)r;
-            else if (!(r < 0 && errno == EINTR))
+            else if (r != -EINTR)
                 break;
         }
-        close(fd);
+        DMM_SYS(SYS_close, fd, 0, 0);
         buf[n] = 0;
         const char *p = strstr(buf, "\nVmHWM:");
         if (p) {
@@ -632,7 +633,6 @@ static uint64_t image_peak_rss(void)
                 kib = kib * 10 + (uint64_t)(*p - '0');
         }
     }
-    errno = e;
     return kib * 1024u;
 }
 
@@ -1044,6 +1044,38 @@ static void atfork_child(void)
 
 /* ---- a program killed ------------------------------------------------- */
 
+/* In the writer process, for a killed program: the clock sync its exit
+ * would have written, as one block that goes on from s's records up to pos
+ * (the rest of the way written): without a second sync a trace's ticks do
+ * not convert, and it has no times, and without the end's sample no peak
+ * RSS past its last full buffer's.  The peak RSS is the writer's own: it
+ * has the dead program's memory (and its high-water mark); the CPU time is
+ * what the threads sampled last.  1 when written. */
+static int orphan_clock_sync(tstate_t *s, dmm_block_z_t *z, uint32_t pos)
+{
+    if (!g_tsc)
+        return 0;
+    struct timespec ts;
+    if (DMM_SYS(SYS_clock_gettime, CLOCK_MONOTONIC, &ts, 0) != 0)
+        return 0;
+    dmm_trc_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.op = DMM_TRC_CLOCKSYNC;
+    r.seq = s->st.seq + 1;   /* dropped when read: its order does not matter */
+    r.time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - g_clock0;
+#if defined(__x86_64__)
+    r.arg = __rdtsc() - g_tsc0;
+#endif
+    r.size = image_peak_rss();
+    r.ptr_in = __atomic_load_n(&g_cpu_ns, __ATOMIC_RELAXED);
+    r.ptr_out = s->st.ptr;
+    uint8_t rec[DMM_TRC2_MAX_REC];
+    dmm_trc2_state_t st = s->st;
+    size_t n = dmm_trc3_encode(rec, &st, &r);
+    dmm_block_write(g_fd, z, g_zlevel, s->tid, rec, (uint32_t)n, pos != 0);
+    return 1;
+}
+
 /* In the writer process, after the program died without a word (SIGKILL,
  * a fatal signal it handles itself): what every registered thread had not
  * yet written, from the memory the writer shares with the dead program.
@@ -1053,6 +1085,7 @@ static void orphan_flush(dmm_block_z_t *z)
 {
     if (__atomic_load_n(&g_registry_lock, __ATOMIC_ACQUIRE))
         return;
+    int synced = 0;
     for (tstate_t *s = g_registry; s; s = s->next) {
         if (__atomic_load_n(&s->lock, __ATOMIC_ACQUIRE) || s->job.state)
             continue;
@@ -1060,6 +1093,8 @@ static void orphan_flush(dmm_block_z_t *z)
         if (pos > s->flushed)
             dmm_block_write(g_fd, z, g_zlevel, s->tid, s->buf + s->flushed, pos - s->flushed,
                             s->flushed != 0);
+        if (!synced && s->mode == TS_ACTIVE)
+            synced = orphan_clock_sync(s, z, pos);
     }
 }
 

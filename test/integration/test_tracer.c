@@ -1056,7 +1056,8 @@ Test(tracer, the_writer_process_is_not_a_child_the_program_waits_for)
 
 /* A program killed (SIGKILL: nothing of it runs again) leaves a trace of
  * every record it made: the writer, which shares its memory, writes the
- * blocks it was handed and then what the buffers still hold; and ends.
+ * blocks it was handed, then what the buffers still hold and a last clock
+ * sync; and ends.
  * n rounds of the pattern: 30 000 fill several buffers, 20 none (the
  * writer runs from the start, not from the first full buffer). */
 static void check_killed(int n)
@@ -1085,6 +1086,9 @@ static void check_killed(int n)
     count(&t, &c);
     cr_expect_eq(c.op[DMM_TRC_REALLOC], (uint64_t)n, "%d rounds", n);
     cr_expect_eq(c.op[DMM_TRC_CALLOC], (uint64_t)n, "%d rounds", n);
+    /* the writer's clock sync in place of exit's: times, and a peak RSS */
+    cr_expect_eq(t.flags & DMM_TRC_F_NOTIME, 0, "%d rounds: no times", n);
+    cr_expect_gt(t.peak_rss, 0, "%d rounds", n);
     cr_expect_not(t.truncated, "%s", t.note);
     assert_consistent(&t);
     dmm_trace_free(&t);
