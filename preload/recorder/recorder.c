@@ -1050,7 +1050,9 @@ static void atfork_child(void)
  * not convert, and it has no times, and without the end's sample no peak
  * RSS past its last full buffer's.  The peak RSS is the writer's own: it
  * has the dead program's memory (and its high-water mark); the CPU time is
- * what the threads sampled last.  1 when written. */
+ * what the threads sampled last; the time, when the writer saw the program
+ * gone (within 0.1 s of its death, writer.c's poll: a trace's duration may run
+ * that much past its last record).  1 when written. */
 static int orphan_clock_sync(tstate_t *s, dmm_block_z_t *z, uint32_t pos)
 {
     if (!g_tsc)
