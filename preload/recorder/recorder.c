@@ -89,6 +89,7 @@ extern char **environ;
  * 256 KiB and faulted page by page, a run of -f 300 took 1.147 against
  * 1.111 with 64 KiB). */
 #define BUF_FIRST    (64u << 10)
+#define CHILD_EARLY  4096u   /* a fork's child's writer starts here: child_early() */
 #define BUF_BYTES    DMM_BLOCK_MAX
 #define TIME_STRIDE  128u         /* records per clock read, by default */
 #define MAX_DEPTH    64u         /* DMM_TRACE_STACK is capped here */
@@ -846,6 +847,7 @@ void dmm_tw_flush_all(int final)
 
 static void record_live_resident(void);
 static void writer_early(void);
+static void child_early(tstate_t *s);
 
 void dmm_tw_flush_last(int final)
 {
@@ -910,7 +912,10 @@ static void thread_start(tstate_t *s)
         s->cap = DMM_TW_SMALL_BYTES;
     }
     rewind_buf(s);
-    __atomic_store_n(&s->lim, g_lean ? s->cap - DMM_TRC2_MAX_REC + 1 : 0, __ATOMIC_RELAXED);
+    uint32_t lim = g_lean ? s->cap - DMM_TRC2_MAX_REC + 1 : 0;
+    if (s->early && lim > CHILD_EARLY)
+        lim = CHILD_EARLY;   /* a fork's child: child_early() */
+    __atomic_store_n(&s->lim, lim, __ATOMIC_RELAXED);
     s->tleft = 1;
     dmm_tw_ts.gate |= DMM_TW_READY;
     s->mode = TS_ACTIVE;
@@ -1038,6 +1043,8 @@ static void atfork_child(void)
         }
         else if (dmm_tw_ts.mode == TS_ACTIVE)
             clock_sync(&dmm_tw_ts, SAMPLE_THREAD);
+        if (g_fd >= 0)
+            child_early(&dmm_tw_ts);
     }
     dmm_tw_ts.gate -= DMM_TW_INSIDE;
 }
@@ -1095,7 +1102,9 @@ static void orphan_flush(dmm_block_z_t *z)
         if (pos > s->flushed)
             dmm_block_write(g_fd, z, g_zlevel, s->tid, s->buf + s->flushed, pos - s->flushed,
                             s->flushed != 0);
-        if (!synced && s->mode == TS_ACTIVE)
+        /* not after exit's or a fatal signal's flush: the program wrote its
+         * end itself, and the trace is whole when it dies */
+        if (!synced && s->mode == TS_ACTIVE && !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
             synced = orphan_clock_sync(s, z, pos);
     }
 }
@@ -1144,6 +1153,32 @@ static void writer_early(void)
 {
     if (g_writer && g_fd >= 0 && !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
         dmm_writer_start(g_fd, g_zlevel);
+}
+
+/* A fork's child starts its writer once its thread has recorded
+ * CHILD_EARLY bytes (about a thousand calls): a child that execs at once (a
+ * shell's) records less and pays for none, and one killed later loses at
+ * most those.  Its lean limit waits there until then (thread_start() sets
+ * it so too, for a thread that had not recorded before the fork), so that
+ * the record that passes it goes the slow way, through record(), which
+ * calls child_writer(): the writer, and the limit let go. */
+static void child_early(tstate_t *s)
+{
+    if (!g_writer)
+        return;
+    s->early = 1;
+    if (__atomic_load_n(&s->lim, __ATOMIC_RELAXED) > CHILD_EARLY)   /* 0: no lean way */
+        __atomic_store_n(&s->lim, CHILD_EARLY, __ATOMIC_RELAXED);
+}
+
+static __attribute__((noinline, cold)) void child_writer(tstate_t *s)
+{
+    s->early = 0;
+    writer_early();
+    uint32_t lim = __atomic_load_n(&s->lim, __ATOMIC_RELAXED);
+    if (lim)   /* exit's flush may have zeroed it: then it stays 0 */
+        __atomic_compare_exchange_n(&s->lim, &lim, s->cap - DMM_TRC2_MAX_REC + 1, 0,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 static void init(void)
@@ -1458,6 +1493,8 @@ record(uint32_t stk, unsigned op, uint64_t seq, uint64_t size, uint64_t arg, con
     tstate_t *s = &dmm_tw_ts;
     dmm_trc_rec_t r;
     r.stack = stk;
+    if (__builtin_expect(s->early && s->pos >= CHILD_EARLY, 0))
+        child_writer(s);
     if (__builtin_expect(s->pos + DMM_TRC2_MAX_REC > s->cap, 0))
         flush_own(s, 1);
     r.op = (uint8_t)op;

@@ -54,6 +54,8 @@ typedef struct tstate {
     int            lock;       /* flush lock */
     int            mode;       /* TS_* */
     int            gatekeeper; /* this thread closed the write gate */
+    int            early;      /* a fork's child: start the writer once pos
+                                  reaches CHILD_EARLY (recorder.c) */
     struct tstate *next;       /* registry */
     dmm_block_z_t  z;          /* when compressing */
     dmm_wjob_t     job;        /* the spare's block, with the writer */

@@ -10,18 +10,19 @@
  * signal) waits for that job first.
  *
  * The recorder starts the writer as soon as a program's trace file is open
- * (a fork's child: on its first job), as clone(2) with CLONE_VM: it shares
- * the program's memory (no copy of a buffer, and the program's C library
- * does not see a second thread, so its malloc stays on its single-threaded
- * path), its exit signal is none (wait(2) without __WALL does not see it),
- * every signal is blocked in it, and it holds no file descriptor of the
- * program's but the trace file.  It makes raw system calls only (sys.h).
- * It ends when told to (exec, _exit, a fatal signal: dmm_writer_stop, after
- * its jobs; exit: dmm_writer_release) or, having written what it was given,
- * when the program is gone without telling it (killed, or an exec the
- * recorder did not see); killed, it first writes what the threads' buffers
- * still hold (dmm_writer_on_orphan).  If it dies, the jobs it had not taken
- * come back to their threads, and no writer is started again.
+ * (a fork's child: once it has recorded a little), as clone(2) with
+ * CLONE_VM: it shares the program's memory (no copy of a buffer, and the
+ * program's C library does not see a second thread, so its malloc stays on
+ * its single-threaded path), its exit signal is none (wait(2) without
+ * __WALL does not see it), every signal is blocked in it, and it holds no
+ * file descriptor of the program's but the trace file.  It makes raw system
+ * calls only (sys.h).  It ends when told to (exec, _exit, a fatal signal:
+ * dmm_writer_stop, after its jobs; exit: dmm_writer_release) or, having
+ * written what it was given, when the program is gone without telling it
+ * (killed, or an exec the recorder did not see); killed, it first writes
+ * what the threads' buffers still hold (dmm_writer_on_orphan).  If it dies,
+ * the jobs it had not taken come back to their threads, and no writer is
+ * started again.
  *
  * Not with ThreadSanitizer, whose runtime does not know a process sharing
  * its memory; not where sys.h has no raw system calls. */

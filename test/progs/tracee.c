@@ -38,6 +38,8 @@
  *   writers N  N x main-pattern, then prints its children named dmm-writer
  *              (their pids), and fails (status 3) unless wait(2) says it
  *              has no child
+ *   forkkilled N  forks a child that does N x main-pattern and SIGKILLs
+ *              itself; waits for it and returns
  *   killed N   N x main-pattern, prints its dmm-writer children (looking
  *              again for up to 2 s while it sees none), then SIGKILLs itself
  *   bigcalloc N  calloc of N MiB, one byte of each MiB checked zero and
@@ -422,6 +424,16 @@ int main(int argc, char **argv)
         int st;
         waitpid(pid, &st, 0);
         checksum += (unsigned long)WEXITSTATUS(st);
+    } else if (!strcmp(mode, "forkkilled")) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            pattern(n);
+            raise(SIGKILL);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        checksum += (unsigned long)(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     } else if (!strcmp(mode, "exec")) {
         pattern(n);
         fflush(stdout);
