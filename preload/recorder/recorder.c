@@ -1146,9 +1146,9 @@ static void install_fatal_handlers(void)
 
 /* The writer process, where one is wanted, from the moment the trace file
  * is open: it is also what writes a killed program's buffers (orphan_flush),
- * and a program stopped before its first buffer filled (Python at Ctrl-C:
- * its startup's 7 k calls fill none) would lose every record if the writer
- * waited for a first job. */
+ * and a program stopped before its first buffer filled (python3 at Ctrl-C:
+ * its startup's few thousand calls fill none) would lose every record if
+ * the writer waited for a first job. */
 static void writer_early(void)
 {
     if (g_writer && g_fd >= 0 && !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))

@@ -59,9 +59,9 @@ int  dmm_writer_supported(void);
 int  dmm_writer_submit(dmm_wjob_t *j, int fd, int zlevel);
 
 /* Start the writer now, for jobs to fd at zlevel, rather than on the first
- * job: a program killed before it filled a buffer (Python stopped with
- * Ctrl-C at the prompt) then loses none of its records either.  1 when a
- * writer runs. */
+ * job: a program killed before it filled a buffer (python3 stopped with
+ * Ctrl-C soon after it started) then loses none of its records either.  1
+ * when a writer runs. */
 int  dmm_writer_start(int fd, int zlevel);
 
 /* Wait until j is done: 0.  1 when the writer died before it took j: the
