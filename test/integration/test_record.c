@@ -383,6 +383,40 @@ Test(record, passes_the_program_status_on)
     remove_tmpdir();
 }
 
+/* A SIGTERM sent to dmm record alone (kill PID, a job runner stopping it)
+ * goes on to the program, and dmm record still waits for it, summarises
+ * and exits with its status. */
+Test(record, passes_a_sigterm_on_to_the_program)
+{
+    make_tmpdir();
+    snprintf(out_path, sizeof out_path, "%s/out", tmpdir);
+    snprintf(err_path, sizeof err_path, "%s/err", tmpdir);
+    char started[320];
+    snprintf(started, sizeof started, "%s/started", tmpdir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (chdir(tmpdir) != 0 || !freopen(out_path, "w", stdout) ||
+            !freopen(err_path, "w", stderr))
+            _exit(126);
+        execl(DMM, DMM, "record", "-o", "rec", "--", "/bin/sh", "-c",
+              "echo > started; exec sleep 30", (char *)NULL);
+        _exit(127);
+    }
+    struct stat sb;
+    for (int i = 0; i < 1000 && stat(started, &sb) != 0; i++)
+        usleep(10000);
+    cr_assert_eq(stat(started, &sb), 0, "the program did not start in 10 s");
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM,
+              "dmm record: status %#x, not an exit with 143", st);
+    expect_err("killed by signal 15");
+    expect_err(" traced, in rec/");   /* the summary */
+    remove_tmpdir();
+}
+
 /* A program killed (as Ctrl-C or kill(1) would) runs nothing more of its
  * own: what its buffers held is written by the tracer's writer process,
  * which dmm record starts by default, with the program: 20 rounds fill no

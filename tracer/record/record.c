@@ -88,7 +88,8 @@ static int prepare_dir(const char *dir, int *made, dmm_err_t *err)
 
 /* In the child: the tracer's environment, then the program.  Reports
  * errno on fd if exec fails. */
-static void child(const dmm_record_opts_t *o, const char *prog, const char *absdir, int fd)
+static void child(const dmm_record_opts_t *o, const char *prog, const char *absdir, int fd,
+                  const sigset_t *mask)
 {
     char v[PATH_MAX + 64];
     const char *old = getenv("LD_PRELOAD");
@@ -114,11 +115,28 @@ static void child(const dmm_record_opts_t *o, const char *prog, const char *absd
         setenv("DMM_TRACE_FOLLOW_FORK", "0", 1);
     signal(SIGINT, SIG_DFL);
     signal(SIGQUIT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);   /* then a SIGTERM held back since the fork ends it */
+    sigprocmask(SIG_SETMASK, mask, NULL);
     execv(prog, o->argv);
     int e = errno;
     ssize_t w = write(fd, &e, sizeof e);
     (void)w;
     _exit(127);
+}
+
+/* The first process, while dmm record waits for the tree: a SIGTERM sent
+ * to dmm record alone (kill, a job runner stopping it) goes on to it, as
+ * perf record passes it on, and dmm record waits, summarises and exits
+ * with the program's status as at any end; sent to the whole process group,
+ * the program gets it twice. */
+static volatile pid_t g_first;
+
+static void pass_on(int sig)
+{
+    int e = errno;
+    if (g_first > 0)
+        kill(g_first, sig);
+    errno = e;
 }
 
 int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err)
@@ -143,12 +161,22 @@ int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err)
     }
     /* orphans of the tree become our children: waited for too */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+    struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = pass_on,
+                                                             .sa_flags = SA_RESTART };
+    struct sigaction oint, oquit, oterm;
+    sigemptyset(&fwd.sa_mask);
     sigaction(SIGINT, &ign, &oint);   /* Ctrl-C is the program's: we wait for it */
     sigaction(SIGQUIT, &ign, &oquit);
+    sigset_t term, mask;   /* SIGTERM held back until g_first is set */
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, &mask);
+    sigaction(SIGTERM, &fwd, &oterm);
     pid_t pid = fork();
     if (pid == 0)
-        child(o, prog, absdir, fds[1]);
+        child(o, prog, absdir, fds[1], &mask);
+    g_first = pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     close(fds[1]);
     int e = 0;
     ssize_t r = pid > 0 ? read(fds[0], &e, sizeof e) : -1;
@@ -166,6 +194,8 @@ int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err)
             got = 1;
         }
     }
+    sigaction(SIGTERM, &oterm, NULL);
+    g_first = 0;
     sigaction(SIGINT, &oint, NULL);
     sigaction(SIGQUIT, &oquit, NULL);
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
