@@ -1,6 +1,6 @@
 /* test_record.c - `dmm record`: a program and its process tree traced into
- * one directory, the program's exit status passed on, nothing lost when it
- * is killed, a summary of each
+ * one directory, the program's exit status passed on, a SIGTERM passed on
+ * to it, nothing lost when it is killed, a summary of each
  * process (one line each), forks and execs followed or not, an orphaned grandchild waited
  * for, bad input refused with exit status 2 and nothing left behind; and
  * the directory read by the commands that take a trace. */
