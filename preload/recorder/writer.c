@@ -301,19 +301,33 @@ int dmm_writer_wait(dmm_wjob_t *j)
     }
 }
 
-void dmm_writer_stop(void)
+/* Tell a running writer to end once its jobs are done (and, with no_orphan,
+ * to write nothing of a program it then finds gone): 1, or 0 when none ran.
+ * Keeps errno. */
+static int tell_to_end(int no_orphan)
 {
     dmm_spin_lock(&g_w.lock);
     if (g_w.state != W_RUNNING) {
         dmm_spin_unlock(&g_w.lock);
-        return;
+        return 0;
     }
     g_w.state = W_STOPPING;   /* no job is queued from here on */
+    if (no_orphan)
+        __atomic_store_n(&g_w.orphan_hook, NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&g_w.quit, 1, __ATOMIC_SEQ_CST);
     dmm_spin_unlock(&g_w.lock);
     int saved = errno;
     __atomic_add_fetch(&g_w.work, 1, __ATOMIC_SEQ_CST);
     futex_wake(&g_w.work);
+    errno = saved;
+    return 1;
+}
+
+void dmm_writer_stop(void)
+{
+    if (!tell_to_end(0))
+        return;
+    int saved = errno;
     for (int t; (t = __atomic_load_n(&g_w.tid, __ATOMIC_ACQUIRE)) != 0;)
         futex_wait_op(&g_w.tid, FUTEX_WAIT, t, POLL_NS);
     while (waitpid(g_w.pid, NULL, __WCLONE) < 0 && errno == EINTR)
@@ -328,19 +342,7 @@ void dmm_writer_stop(void)
 
 void dmm_writer_release(void)
 {
-    dmm_spin_lock(&g_w.lock);
-    if (g_w.state != W_RUNNING) {
-        dmm_spin_unlock(&g_w.lock);
-        return;
-    }
-    g_w.state = W_STOPPING;   /* no job is queued from here on */
-    __atomic_store_n(&g_w.orphan_hook, NULL, __ATOMIC_RELEASE);   /* nothing is left for it */
-    __atomic_store_n(&g_w.quit, 1, __ATOMIC_SEQ_CST);
-    dmm_spin_unlock(&g_w.lock);
-    int saved = errno;
-    __atomic_add_fetch(&g_w.work, 1, __ATOMIC_SEQ_CST);
-    futex_wake(&g_w.work);
-    errno = saved;
+    tell_to_end(1);   /* nothing of the program's is left for it */
 }
 
 void dmm_writer_on_orphan(void (*hook)(dmm_block_z_t *z))
