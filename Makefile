@@ -67,7 +67,7 @@ CORE_OBJ := $(CORE_SRC:%.c=$(O)/obj/%.o)
 
 TRACE_SO_SRC := preload/recorder/trace_shim.c preload/common/options.c preload/recorder/recorder.c \
                 preload/recorder/block.c preload/recorder/writer.c preload/recorder/optlib.c \
-                preload/recorder/resident.c \
+                preload/recorder/resident.c preload/recorder/fds.c \
                 tracer/format/crc32.c
 TRACE_SO_OBJ := $(TRACE_SO_SRC:%.c=$(O)/pic/%.o)
 # libdmm.so: the allocator classes and the chain, without the simulator (and

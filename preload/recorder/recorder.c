@@ -60,6 +60,7 @@
 
 #include "preload/common/options.h"
 #include "preload/recorder/block.h"
+#include "preload/recorder/fds.h"
 #include "preload/recorder/optlib.h"
 #include "preload/recorder/resident.h"
 #include "preload/recorder/writer.h"
@@ -129,6 +130,9 @@ static int       g_follow_exec = 1;     /* DMM_TRACE_FOLLOW_EXEC */
 static int       g_follow_fork = 1;     /* DMM_TRACE_FOLLOW_FORK */
 static char      g_path_tmpl[1024];     /* DMM_TRACE_FILE, or empty */
 static char      g_path[1100];          /* the file being written */
+static char      g_fd_path[4200];       /* the same, absolute: trace_fd() opens it again */
+static dmm_fd_id_t g_fd_id;             /* what g_fd names */
+static int       g_fd_lock;             /* trace_fd() opening it again */
 static struct {                        /* the file's header, as written */
     dmm_trc_header_t h;
     char             cmdline[16384 + 8];   /* the command line, padded */
@@ -455,8 +459,32 @@ static void make_path(char *out, size_t cap)
     out[n] = 0;
 }
 
+/* g_path as an absolute path into g_fd_path (empty where the working
+ * directory does not read): what trace_fd() opens, wherever the program
+ * has gone since. */
+static void remember_path(void)
+{
+    g_fd_path[0] = 0;
+    size_t n = 0, pl = strlen(g_path);
+    if (g_path[0] != '/') {
+        long r = DMM_SYS(SYS_getcwd, g_fd_path, sizeof g_fd_path - 1, 0);
+        if (r <= 0 || g_fd_path[0] != '/') {
+            g_fd_path[0] = 0;
+            return;
+        }
+        n = strlen(g_fd_path);
+        g_fd_path[n++] = '/';
+    }
+    if (n + pl >= sizeof g_fd_path) {
+        g_fd_path[0] = 0;
+        return;
+    }
+    memcpy(g_fd_path + n, g_path, pl + 1);
+}
+
 /* Create the trace file: O_EXCL and O_NOFOLLOW, mode 0600, never over an
- * existing file; if the name is taken, add .1, .2, ... */
+ * existing file; if the name is taken, add .1, .2, ...  At a number high
+ * up, out of the program's way (fds.h). */
 static int open_trace(int forked)
 {
     char base[sizeof g_path - 8];
@@ -481,6 +509,12 @@ static int open_trace(int forked)
         say("cannot create trace file ", g_path, ": tracing is off");
         return -1;
     }
+    fd = dmm_fd_move_high(fd);   /* out of the program's way: fds.h */
+    if (dmm_fd_id(fd, &g_fd_id) != 0) {
+        close(fd);
+        return -1;
+    }
+    remember_path();
     /* A taken name is normal for a fixed DMM_TRACE_FILE in a program that
      * forks or execs: each process quietly takes the next free number. */
 
@@ -515,6 +549,47 @@ static int open_trace(int forked)
     return fd;
 }
 
+/* The trace file's descriptor, checked before the program's thread writes
+ * through it: the program may have closed the number (closefrom) or put a
+ * file of its own on it (dup2), and a block written there would land in
+ * the program's file (fds.h).  Then the file is opened again by its path,
+ * at a number high up; -1 where it cannot be (gone, renamed, or another
+ * file in its place), and the program is told once that the records from
+ * there on are lost.  One fstat a block. */
+static __attribute__((noinline, cold)) int trace_fd_again(void)
+{
+    /* a fatal signal's flush must not wait for ever on the thread it
+     * interrupted: a number that stays in doubt is not written */
+    if (!dmm_spin_trylock(&g_fd_lock, 1000))
+        return -1;
+    int fd = __atomic_load_n(&g_fd, __ATOMIC_ACQUIRE);
+    if (fd >= 0 && !dmm_fd_is(fd, &g_fd_id)) {
+        fd = -1;
+        long n = g_fd_path[0] ? DMM_SYS(SYS_open, g_fd_path,
+                                         O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0)
+                              : -ENOENT;
+        if (n >= 0 && dmm_fd_is((int)n, &g_fd_id))
+            fd = dmm_fd_move_high((int)n);
+        else if (n >= 0)
+            DMM_SYS(SYS_close, n, 0, 0);
+        if (fd < 0)
+            say("the program closed or took over the trace file's descriptor, and ",
+                g_fd_path[0] ? g_fd_path : g_path,
+                " does not open again: the records from here on are lost");
+        __atomic_store_n(&g_fd, fd, __ATOMIC_RELEASE);
+    }
+    dmm_spin_unlock(&g_fd_lock);
+    return fd;
+}
+
+static int trace_fd(void)
+{
+    int fd = __atomic_load_n(&g_fd, __ATOMIC_ACQUIRE);
+    if (fd < 0 || dmm_fd_is(fd, &g_fd_id))
+        return fd;
+    return trace_fd_again();
+}
+
 /* ---- blocks ----------------------------------------------------------- */
 
 /* Write bytes [from, to) of s's buffer as one block, on this thread: it
@@ -523,13 +598,14 @@ static int open_trace(int forked)
 static void write_block(tstate_t *s, uint32_t from, uint32_t to)
 {
     if (from < to)
-        dmm_block_write(g_fd, &s->z, g_zlevel, s->tid, s->buf + from, to - from, from != 0);
+        dmm_block_write(trace_fd(), &s->z, g_zlevel, s->tid, s->buf + from, to - from,
+                        from != 0);
 }
 
 /* The spare buffer's block, when the writer died before it took it. */
 static void write_job(tstate_t *s)
 {
-    dmm_block_write(g_fd, &s->z, g_zlevel, s->job.tid, s->job.payload, s->job.len,
+    dmm_block_write(trace_fd(), &s->z, g_zlevel, s->job.tid, s->job.payload, s->job.len,
                     s->job.cont);
 }
 
@@ -589,7 +665,7 @@ static int hand_off(tstate_t *s, uint32_t from, uint32_t to)
     s->job.len = to - from;
     s->job.tid = s->tid;
     s->job.cont = from != 0;
-    if (!dmm_writer_submit(&s->job, g_fd, g_zlevel))
+    if (!dmm_writer_submit(&s->job, trace_fd(), g_zlevel))
         return 0;
     uint8_t *b = s->buf;
     uint32_t cap = s->cap;
@@ -1022,7 +1098,8 @@ static void atfork_child(void)
     rewind_buf(&dmm_tw_ts);
     dmm_tw_ts.tleft = 1;   /* the clock starts again below: read it on the next record */
     if (g_fd >= 0)
-        close(g_fd);
+        dmm_fd_close_if(g_fd, &g_fd_id);   /* not a number the program took over */
+    g_fd_lock = 0;
     g_pid = (uint32_t)getpid();
     g_clock0 = now_ns();
 #if defined(__x86_64__)
@@ -1060,7 +1137,7 @@ static void atfork_child(void)
  * what the threads sampled last; the time, when the writer saw the program
  * gone (within 0.1 s of its death, writer.c's poll: a trace's duration may run
  * that much past its last record).  1 when written. */
-static int orphan_clock_sync(tstate_t *s, dmm_block_z_t *z, uint32_t pos)
+static int orphan_clock_sync(int fd, tstate_t *s, dmm_block_z_t *z, uint32_t pos)
 {
     if (!g_tsc)
         return 0;
@@ -1081,16 +1158,17 @@ static int orphan_clock_sync(tstate_t *s, dmm_block_z_t *z, uint32_t pos)
     uint8_t rec[DMM_TRC2_MAX_REC];
     dmm_trc2_state_t st = s->st;
     size_t n = dmm_trc3_encode(rec, &st, &r);
-    dmm_block_write(g_fd, z, g_zlevel, s->tid, rec, (uint32_t)n, pos != 0);
+    dmm_block_write(fd, z, g_zlevel, s->tid, rec, (uint32_t)n, pos != 0);
     return 1;
 }
 
 /* In the writer process, after the program died without a word (SIGKILL,
  * a fatal signal it handles itself): what every registered thread had not
- * yet written, from the memory the writer shares with the dead program.
+ * yet written, from the memory the writer shares with the dead program, to
+ * fd, the writer's own copy of the trace file's descriptor.
  * No thread runs any more, but one may have died holding a lock: such a
  * thread, or the registry, is left alone.  Raw system calls only. */
-static void orphan_flush(dmm_block_z_t *z)
+static void orphan_flush(int fd, dmm_block_z_t *z)
 {
     if (__atomic_load_n(&g_registry_lock, __ATOMIC_ACQUIRE))
         return;
@@ -1100,12 +1178,12 @@ static void orphan_flush(dmm_block_z_t *z)
             continue;
         uint32_t pos = __atomic_load_n(&s->pos, __ATOMIC_ACQUIRE);
         if (pos > s->flushed)
-            dmm_block_write(g_fd, z, g_zlevel, s->tid, s->buf + s->flushed, pos - s->flushed,
+            dmm_block_write(fd, z, g_zlevel, s->tid, s->buf + s->flushed, pos - s->flushed,
                             s->flushed != 0);
         /* not after exit's or a fatal signal's flush: the program wrote its
          * end itself, and the trace is whole when it dies */
         if (!synced && s->mode == TS_ACTIVE && !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
-            synced = orphan_clock_sync(s, z, pos);
+            synced = orphan_clock_sync(fd, s, z, pos);
     }
 }
 
@@ -1151,8 +1229,9 @@ static void install_fatal_handlers(void)
  * the writer waited for a first job. */
 static void writer_early(void)
 {
-    if (g_writer && g_fd >= 0 && !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
-        dmm_writer_start(g_fd, g_zlevel);
+    int fd;
+    if (g_writer && (fd = trace_fd()) >= 0 && !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
+        dmm_writer_start(fd, g_zlevel);
 }
 
 /* A fork's child starts its writer once its thread has recorded

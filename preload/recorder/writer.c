@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "preload/recorder/block.h"
+#include "preload/recorder/fds.h"
 #include "tracer/base/sys.h"
 #include "tracer/base/spinlock.h"
 
@@ -51,10 +52,11 @@ static struct {
     int         fd, zlevel; /* what it writes to, how */
     int         hup;        /* its end of a pipe whose other end the program holds */
     int         hold;       /* the program's end: closed by exit, exec or death */
+    dmm_fd_id_t hold_id;    /* what hold names (the program may close it: fds.h) */
     pid_t       pid;
     pid_t       parent;     /* the program's */
     int         orphaned;   /* the program died without stopping it */
-    void      (*orphan_hook)(dmm_block_z_t *z);
+    void      (*orphan_hook)(int fd, dmm_block_z_t *z);
     void       *stack;
 } g_w;
 
@@ -80,11 +82,28 @@ static void futex_wake(int *w)
 
 #ifndef NO_WRITER
 
-/* The program has gone (every copy of its end of the pipe is closed). */
+/* The program has died: this process is someone else's child now. */
+static int program_dead(void)
+{
+    return (pid_t)DMM_SYS(SYS_getppid, 0, 0, 0) != g_w.parent;
+}
+
+/* The program has gone: every copy of its end of the pipe is closed and it
+ * died.  A closed pipe with the program alive is the program closing a
+ * descriptor it did not open (closefrom: fds.h), or an exec the recorder
+ * did not see; the writer goes on then, and looks for its death alone
+ * (after such an exec, that of the program the exec started: the buffers
+ * of the one before are still the writer's to write). */
 static int program_gone(void)
 {
-    struct pollfd p = { .fd = g_w.hup, .events = POLLIN };
-    return DMM_SYS(SYS_poll, &p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
+    if (g_w.hup >= 0) {
+        struct pollfd p = { .fd = g_w.hup, .events = POLLIN };
+        if (DMM_SYS(SYS_poll, &p, 1, 0) <= 0 || !(p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+            return 0;
+        DMM_SYS(SYS_close, g_w.hup, 0, 0);
+        g_w.hup = -1;
+    }
+    return program_dead();
 }
 
 static void keep_only(int a, int b)
@@ -140,10 +159,7 @@ static int writer_main(void *arg)
                 futex_wait(&g_w.work, seen, POLL_NS);
             __atomic_store_n(&g_w.sleeping, 0, __ATOMIC_SEQ_CST);
             if (program_gone()) {
-                /* dead (this process is someone else's child now), or an
-                 * exec the recorder did not see, or the program closed the
-                 * pipe: only the first leaves its buffers for ever */
-                g_w.orphaned = (pid_t)DMM_SYS(SYS_getppid, 0, 0, 0) != g_w.parent;
+                g_w.orphaned = 1;
                 __atomic_store_n(&g_w.quit, 1, __ATOMIC_SEQ_CST);
             }
             continue;
@@ -165,9 +181,9 @@ static int writer_main(void *arg)
             fifo = next;
         }
     }
-    void (*hook)(dmm_block_z_t *) = __atomic_load_n(&g_w.orphan_hook, __ATOMIC_ACQUIRE);
+    void (*hook)(int, dmm_block_z_t *) = __atomic_load_n(&g_w.orphan_hook, __ATOMIC_ACQUIRE);
     if (g_w.orphaned && hook)
-        hook(&z);
+        hook(g_w.fd, &z);
     dmm_block_z_free(&z);
     for (;;)
         DMM_SYS(SYS_exit, 0, 0, 0);
@@ -212,7 +228,8 @@ static int start(int fd, int zlevel)
     g_w.fd = fd;
     g_w.zlevel = zlevel;
     g_w.hup = p[0];
-    g_w.hold = p[1];
+    g_w.hold = dmm_fd_move_high(p[1]);   /* out of the program's way */
+    dmm_fd_id(g_w.hold, &g_w.hold_id);
     g_w.stack = stack;
     /* the writer starts with every signal blocked: none ends it half-way */
     sigset_t all, old;
@@ -333,7 +350,7 @@ void dmm_writer_stop(void)
     while (waitpid(g_w.pid, NULL, __WCLONE) < 0 && errno == EINTR)
         ;
     munmap(g_w.stack, STACK_BYTES + PAGE);
-    close(g_w.hold);
+    dmm_fd_close_if(g_w.hold, &g_w.hold_id);
     errno = saved;
     dmm_spin_lock(&g_w.lock);
     g_w.state = W_NONE;
@@ -345,7 +362,7 @@ void dmm_writer_release(void)
     tell_to_end(1);   /* nothing of the program's is left for it */
 }
 
-void dmm_writer_on_orphan(void (*hook)(dmm_block_z_t *z))
+void dmm_writer_on_orphan(void (*hook)(int fd, dmm_block_z_t *z))
 {
     g_w.orphan_hook = hook;
 }
@@ -354,9 +371,10 @@ void dmm_writer_forget(void)
 {
     if (g_w.state == W_RUNNING || g_w.state == W_STOPPING) {
         munmap(g_w.stack, STACK_BYTES + PAGE);
-        close(g_w.hold);   /* the parent's writer must see the parent go */
+        /* the parent's writer must see the parent go */
+        dmm_fd_close_if(g_w.hold, &g_w.hold_id);
     }
-    void (*hook)(dmm_block_z_t *) = g_w.orphan_hook;
+    void (*hook)(int, dmm_block_z_t *) = g_w.orphan_hook;
     memset(&g_w, 0, sizeof g_w);
     g_w.orphan_hook = hook;
 }

@@ -19,8 +19,9 @@
  * calls only (sys.h).  It ends when told to (exec, _exit, a fatal signal:
  * dmm_writer_stop, after its jobs; exit: dmm_writer_release) or, having
  * written what it was given, when the program is gone without telling it
- * (killed, or an exec the recorder did not see); killed, it first writes
- * what the threads' buffers still hold (dmm_writer_on_orphan).  If it dies,
+ * (killed; after an exec the recorder did not see, when the program that
+ * exec started ends), and first writes what the threads' buffers still
+ * hold (dmm_writer_on_orphan).  If it dies,
  * the jobs it had not taken come back to their threads, and no writer is
  * started again.
  *
@@ -78,11 +79,12 @@ void dmm_writer_stop(void);
  * process here).  Whoever reaps the program's children reaps it. */
 void dmm_writer_release(void);
 
-/* hook(z) runs in the writer, after its last job, when the program died
- * without stopping it (SIGKILL, a signal the program handles itself): it
- * may write what the dead program's buffers still hold, through z, with
- * raw system calls only and without waiting on a lock. */
-void dmm_writer_on_orphan(void (*hook)(dmm_block_z_t *z));
+/* hook(fd, z) runs in the writer, after its last job, when the program
+ * died without stopping it (SIGKILL, a signal the program handles itself):
+ * it may write what the dead program's buffers still hold to fd (the
+ * writer's own copy of the trace file's descriptor), through z, with raw
+ * system calls only and without waiting on a lock. */
+void dmm_writer_on_orphan(void (*hook)(int fd, dmm_block_z_t *z));
 
 /* In a fork's child: the writer and its jobs are the parent's. */
 void dmm_writer_forget(void);

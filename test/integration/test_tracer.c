@@ -137,8 +137,10 @@ static void assert_consistent(const dmm_trace_t *t)
     dmm_opstream_free(&s);
 }
 
-/* Run the tracee under the tracer in a fresh tmpdir; returns wait status. */
-static int run_tracee(const char *mode, const char *n, const char *const more_env[])
+/* Run the tracee under the tracer in a fresh tmpdir, its stdout into
+ * tmpdir/out and its stderr into err (NULL: nowhere); returns wait status. */
+static int run_tracee_err(const char *mode, const char *n, const char *const more_env[],
+                          const char *err)
 {
     char file[300];
     snprintf(file, sizeof file, "DMM_TRACE_FILE=%s/t.%%p.trc", tmpdir);
@@ -150,7 +152,12 @@ static int run_tracee(const char *mode, const char *n, const char *const more_en
     char out[300];
     snprintf(out, sizeof out, "%s/out", tmpdir);
     char *argv[] = { TRACEE, (char *)mode, (char *)n, NULL };
-    return run(argv, env, tmpdir, NULL, out, NULL);
+    return run(argv, env, tmpdir, NULL, out, err);
+}
+
+static int run_tracee(const char *mode, const char *n, const char *const more_env[])
+{
+    return run_tracee_err(mode, n, more_env, NULL);
 }
 
 /* The pattern() of the tracee: n reallocs and n callocs exactly. */
@@ -1060,12 +1067,12 @@ Test(tracer, the_writer_process_is_not_a_child_the_program_waits_for)
  * sync; and ends.
  * n rounds of the pattern: 30 000 fill several buffers, 20 none (the
  * writer runs from the start, not from the first full buffer). */
-static void check_killed(int n)
+static void check_killed(const char *mode, int n)
 {
     make_tmpdir();
     char ns[16];
     snprintf(ns, sizeof ns, "%d", n);
-    int st = run_tracee("killed", ns, writer_on);
+    int st = run_tracee(mode, ns, writer_on);
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
     int pid;
     cr_assert_eq(writers_in("out", &pid), 1);
@@ -1097,8 +1104,8 @@ static void check_killed(int n)
 
 Test(tracer, the_writer_process_writes_what_it_has_when_the_program_is_killed)
 {
-    check_killed(30000);
-    check_killed(20);
+    check_killed("killed", 30000);
+    check_killed("killed", 20);
 }
 
 /* A fork's child starts its writer once it has recorded a little (a child
@@ -1139,6 +1146,104 @@ Test(tracer, a_killed_fork_child_loses_no_record)
     assert_consistent(&t);
     dmm_trace_free(&t);
     remove_tmpdir();
+}
+
+/* A program may put a file of its own on the trace file's descriptor (a
+ * shell's `exec 3>file`, any dup2) or close it (a daemon's closefrom): the
+ * recorder keeps its descriptors at the top of the range, out of open()'s
+ * way, checks before each block that the number still names the trace
+ * file, and opens the file again by its path where it does not.  The
+ * program's file holds what the program wrote and nothing else, and the
+ * trace every record, with the writer process too (whose pipe the program
+ * takes over as well), in the parent and in a child forked after. */
+static void check_fd_taken(const char *const env[])
+{
+    make_tmpdir();
+    int n = 30000;   /* some 150 k records: blocks before and after */
+    cr_assert_eq(run_tracee("fdtaken", "30000", env), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/mine", tmpdir);
+    size_t len;
+    char *mine = slurp(path, &len);
+    cr_assert_not_null(mine);
+    cr_expect(len == 15 && !memcmp(mine, "mine\nchild\nend\n", 15),
+              "the program's own file holds %zu bytes, from \"%.20s\"", len, mine);
+    free(mine);
+    char names[4][600];
+    cr_assert_eq(trace_files(names, 4), 2);
+    for (int i = 0; i < 2; i++) {
+        dmm_trace_t t;
+        load(names[i], &t);
+        counts_t c;
+        count(&t, &c);
+        uint64_t want = (t.flags & DMM_TRC_F_FORKED) ? 100 : (uint64_t)n;
+        cr_expect_eq(c.op[DMM_TRC_REALLOC], want, "%s", names[i]);
+        cr_expect_eq(c.op[DMM_TRC_CALLOC], want, "%s", names[i]);
+        assert_consistent(&t);
+        dmm_trace_free(&t);
+    }
+    remove_tmpdir();
+}
+
+Test(tracer, a_program_that_takes_the_trace_files_descriptor_keeps_its_file)
+{
+    check_fd_taken(NULL);
+    check_fd_taken(writer_on);
+}
+
+Test(tracer, a_program_that_closes_every_descriptor_loses_no_record)
+{
+    check_pattern_env("fdclosed", 30000, NULL);
+    check_pattern_env("fdclosed", 30000, writer_on);
+}
+
+/* Its trace file moved away too, the file does not open again: the
+ * recorder says so once, on stderr, and creates nothing in its place; the
+ * moved file reads, whole, up to the block written before. */
+Test(tracer, a_trace_file_that_does_not_open_again_is_said_and_never_made_anew)
+{
+    make_tmpdir();
+    char path[600];
+    snprintf(path, sizeof path, "%s/err", tmpdir);
+    cr_assert_eq(run_tracee_err("fdlost", "30000", NULL, path), 0);
+    char names[4][600];
+    cr_expect_eq(trace_files(names, 4), 0, "a trace file made anew");
+    char *out = slurp(path, NULL);
+    cr_assert_not_null(out);
+    char want[700];
+    snprintf(want, sizeof want,
+             "dmm: the program closed or took over the trace file's descriptor, and %s/t.", tmpdir);
+    cr_expect_not_null(strstr(out, want), "stderr: %s", out);
+    cr_expect_not_null(strstr(out, ".trc does not open again: the records from here on are "
+                                   "lost\n"), "%s", out);
+    const char *said = strstr(out, "dmm: ");
+    cr_expect(said && !strstr(said + 1, "dmm: "), "said more than once: %s", out);
+    free(out);
+    DIR *d = opendir(tmpdir);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    char moved[600] = "";
+    while ((e = readdir(d)))
+        if (strstr(e->d_name, ".trc.moved"))
+            snprintf(moved, sizeof moved, "%s/%s", tmpdir, e->d_name);
+    closedir(d);
+    cr_assert(moved[0], "no moved trace");
+    dmm_trace_t t;
+    load(moved, &t);
+    counts_t c;
+    count(&t, &c);
+    cr_expect_gt(c.op[DMM_TRC_REALLOC], 0);
+    cr_expect_leq(c.op[DMM_TRC_REALLOC], 15000);
+    dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* The program's end of the writer's pipe closed with the rest, the writer
+ * goes on, and looks for the program's death alone: killed later, the
+ * program loses no record either. */
+Test(tracer, a_program_that_closes_every_descriptor_and_is_killed_loses_no_record)
+{
+    check_killed("fdclosedkilled", 30000);
 }
 
 Test(tracer, never_overwrites_and_never_follows_symlinks)

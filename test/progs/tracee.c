@@ -67,6 +67,17 @@
  *              the aligned ones, a 1 MiB malloc, a failed malloc, free,
  *              free(NULL)): 20 calls a round, first in main's thread, then
  *              in a second thread while main waits
+ *   fdtaken N  N/2 x main-pattern; then a file of its own, "mine" in the
+ *              working directory, put with dup2 on every descriptor above 2
+ *              that it did not open (as a shell's `exec 3>file` does on
+ *              one), "mine" written through the highest of them; a fork's
+ *              child makes the pattern 100 times, writes "child" through
+ *              that number and _exits; then N - N/2 more, and "end"
+ *   fdclosed N N/2 x main-pattern; then every descriptor above 2 closed
+ *              (close_range, as a daemon's closefrom does); N - N/2 more
+ *   fdclosedkilled N  fdclosed N, then as killed does after its pattern
+ *   fdlost N   fdclosed N, the trace file (the descriptor whose name ends in
+ *              ".trc") renamed to NAME.moved before the descriptors close
  *   secure N   prints whether the process runs in secure-execution mode
  *              (AT_SECURE: setuid, setgid or capabilities), then the
  *              main pattern
@@ -82,9 +93,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -344,6 +357,56 @@ again:;
     fflush(stdout);
 }
 
+/* The descriptors above 2, highest first; how many. */
+static int fds_above_2(int *fds, int max)
+{
+    int k = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && k < max) {
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] != '.' && fd > 2 && fd != dirfd(d))
+            fds[k++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < k; i++)
+        for (int j = i + 1; j < k; j++)
+            if (fds[j] > fds[i]) {
+                int t = fds[i];
+                fds[i] = fds[j];
+                fds[j] = t;
+            }
+    return k;
+}
+
+/* The file of the descriptor whose name ends in ".trc", renamed to
+ * NAME.moved: 0, or -1 where there is none. */
+static int move_trace(void)
+{
+    int fds[64], k = fds_above_2(fds, 64);
+    for (int i = 0; i < k; i++) {
+        char link[64], name[4096], to[4200];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fds[i]);
+        ssize_t l = readlink(link, name, sizeof name - 1);
+        if (l < 5)
+            continue;
+        name[l] = 0;
+        if (strcmp(name + l - 4, ".trc"))
+            continue;
+        snprintf(to, sizeof to, "%s.moved", name);
+        return rename(name, to);
+    }
+    return -1;
+}
+
+static void say_through(int fd, const char *s)
+{
+    if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+        _exit(4);
+}
+
 static void leave(int how)
 {
     printf("tracee checksum %lu\n", checksum);
@@ -434,6 +497,47 @@ int main(int argc, char **argv)
         int st;
         waitpid(pid, &st, 0);
         checksum += (unsigned long)(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    } else if (!strcmp(mode, "fdtaken")) {
+        pattern(n / 2);
+        int fds[64], k = fds_above_2(fds, 64);
+        int mine = open("mine", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (mine < 0)
+            return 3;
+        if (k == 0)   /* run plain: nothing to take */
+            fds[k++] = mine;
+        for (int i = 0; i < k; i++)
+            if (fds[i] != mine && dup2(mine, fds[i]) != fds[i])
+                return 3;
+        if (fds[0] != mine)
+            close(mine);
+        say_through(fds[0], "mine\n");
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            pattern(100);
+            say_through(fds[0], "child\n");
+            _exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        checksum += (unsigned long)WEXITSTATUS(st);
+        pattern(n - n / 2);
+        say_through(fds[0], "end\n");
+    } else if (!strcmp(mode, "fdclosed") || !strcmp(mode, "fdclosedkilled") ||
+               !strcmp(mode, "fdlost")) {
+        pattern(n / 2);
+        if (!strcmp(mode, "fdlost") && move_trace() != 0)
+            return 3;
+        if (syscall(SYS_close_range, 3u, ~0u, 0) != 0) {
+            int fds[64], k = fds_above_2(fds, 64);
+            for (int i = 0; i < k; i++)
+                close(fds[i]);
+        }
+        pattern(n - n / 2);
+        if (!strcmp(mode, "fdclosedkilled")) {
+            print_writers(2000);
+            raise(SIGKILL);
+        }
     } else if (!strcmp(mode, "exec")) {
         pattern(n);
         fflush(stdout);
