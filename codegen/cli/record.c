@@ -45,7 +45,9 @@ static void usage(FILE *f)
                "  Each process's buffers go to the tracer's writer process, so that a\n"
                "  program stopped with Ctrl-C or killed loses no record (DMM_TRACE_WRITER\n"
                "  in the environment chooses otherwise).  A SIGTERM sent to dmm record\n"
-               "  goes on to PROGRAM, and dmm record still waits for the tree.\n"
+               "  goes on to PROGRAM, and dmm record still waits for the tree.  Once PROGRAM\n"
+               "  has ended, Ctrl-C or SIGTERM stops the waiting for what it left running\n"
+               "  (a background server, a daemon), whose traces are then still written.\n"
                "  --pick DIR        print the trace of DIR that `dmm stats DIR` and\n"
                "                    `make evolve TRACE=DIR` read: the process that allocated most\n"
                "  --list DIR        what each process of DIR did: its summary with every\n"
@@ -108,8 +110,9 @@ static void human(uint64_t b, char *out, size_t len)
     snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
-/* A row of the summary. */
-static void row(FILE *f, const dmm_record_proc_t *p, int most)
+/* A row of the summary: most, the process that allocated most; running,
+ * one still running (its trace still grows). */
+static void row(FILE *f, const dmm_record_proc_t *p, int most, int running)
 {
     if (p->unreadable) {
         fprintf(f, "  %s: %s\n", p->file, p->err);
@@ -120,9 +123,10 @@ static void row(FILE *f, const dmm_record_proc_t *p, int most)
     human(p->peak_live, peak, sizeof peak);
     if (p->peak_rss)   /* else the trace does not say */
         human(p->peak_rss, rss, sizeof rss);
-    fprintf(f, "  %8u %8u %12llu %11s %11s %11s  %.70s%s\n", p->pid, p->ppid,
+    fprintf(f, "  %8u %8u %12llu %11s %11s %11s  %.70s%s%s%s\n", p->pid, p->ppid,
             (unsigned long long)p->records, total, peak, rss, p->command,
-            most ? "   <- allocated most" : "");
+            most || running ? "   <- " : "", most ? "allocated most" : "",
+            running ? (most ? ", still running" : "still running") : "");
 }
 
 /* Of procs, the SHOWN that allocated most bytes, and every unreadable one,
@@ -154,10 +158,22 @@ static int scan(const char *dir, dmm_record_proc_t **v, size_t *n, long *most)
     return -1;
 }
 
+/* Whether v[i] is the trace of a process still running: its last image
+ * (an exec's earlier ones ended with the exec). */
+static int running(const char *dir, const dmm_record_proc_t *v, size_t n, size_t i)
+{
+    for (size_t j = 0; j < n; j++)
+        if (j != i && !v[j].unreadable && v[j].pid == v[i].pid && v[j].start_ns > v[i].start_ns)
+            return 0;
+    return dmm_record_running(dir, v[i].file);
+}
+
 /* What each process did, on f (stderr after a recording: the program's
  * stdout stays its own); every process when all, else at most
- * SUMMARY_ROWS rows.  0, or 2 when dir holds no trace it can read. */
-static int summary(FILE *f, const char *dir, int all)
+ * SUMMARY_ROWS rows; with left (processes dmm record stopped waiting for),
+ * those still running marked.  0, or 2 when dir holds no trace it can
+ * read. */
+static int summary(FILE *f, const char *dir, int all, int left)
 {
     dmm_record_proc_t *v;
     size_t n;
@@ -181,7 +197,7 @@ static int summary(FILE *f, const char *dir, int all)
     uint64_t rest_ops = 0, rest_bytes = 0;
     for (size_t i = 0; i < n; i++) {
         if (keep[i]) {
-            row(f, &v[i], (long)i == most && n > 1);
+            row(f, &v[i], (long)i == most && n > 1, left && running(dir, v, n, i));
         } else {
             rest++;
             rest_ops += v[i].records;
@@ -203,11 +219,13 @@ static int summary(FILE *f, const char *dir, int all)
     return 0;
 }
 
-/* The traces zstd-compressed now that nothing records any more. */
-static void compress_after(const char *dir)
+/* The traces zstd-compressed now that nothing records any more; with
+ * left, all but those of the processes still running (their traces still
+ * grow). */
+static void compress_after(const char *dir, int left)
 {
     dmm_record_proc_t *v;
-    size_t n, raw = 0, packed = 0;
+    size_t n, raw = 0, packed = 0, growing = 0;
     dmm_err_t err;
     if (dmm_record_list(dir, &v, &n, &err) != 0)
         return;   /* summary() says why */
@@ -215,6 +233,10 @@ static void compress_after(const char *dir)
         char path[PATH_MAX + 300];
         size_t b, a;
         snprintf(path, sizeof path, "%s/%s", dir, v[i].file);
+        if (left && dmm_record_running(dir, v[i].file)) {
+            growing++;
+            continue;
+        }
         if (dmm_trc_compress_file(path, 3, &b, &a, &err) != 0)
             continue;   /* left as it is: the summary names an unreadable one */
         raw += b;
@@ -225,7 +247,10 @@ static void compress_after(const char *dir)
     human(raw, x, sizeof x);
     human(packed, y, sizeof y);
     fprintf(stderr, "dmm record: traces compressed now that the program has ended (zstd 3): "
-                    "%s -> %s\n", x, y);
+                    "%s -> %s", x, y);
+    if (growing)
+        fprintf(stderr, ", not the %zu of processes still running", growing);
+    fputc('\n', stderr);
 }
 
 /* The command recorded into dir, on stdout: 0, 1 when dir has none a shell
@@ -288,7 +313,7 @@ int dmm_record_main(int argc, char **argv)
         } else if (!strcmp(a, "--root") && i + 1 < argc && i + 2 == argc) {
             return root_main(argv[i + 1]);
         } else if (!strcmp(a, "--list") && i + 1 < argc && i + 2 == argc) {
-            return summary(stdout, argv[i + 1], 1);
+            return summary(stdout, argv[i + 1], 1, 0);
         } else if (!strcmp(a, "-o") && i + 1 < argc) {
             o.dir = argv[++i];
         } else if (!strcmp(a, "--stacks") && i + 1 < argc) {
@@ -338,15 +363,15 @@ int dmm_record_main(int argc, char **argv)
         snprintf(dir, sizeof dir, "dmm-record.%s.%d", basename(prog), (int)getpid());
         o.dir = dir;
     }
-    int status;
+    int status, left;
     dmm_err_t err;
-    if (dmm_record_run(&o, &status, &err) != 0) {
+    if (dmm_record_run(&o, &status, &left, &err) != 0) {
         fprintf(stderr, "dmm record: %s\n", err.msg);
         return 2;
     }
     if (after)
-        compress_after(o.dir);
-    summary(stderr, o.dir, 0);
+        compress_after(o.dir, left);
+    summary(stderr, o.dir, 0, left);
     if (WIFSIGNALED(status)) {
         fprintf(stderr, "dmm record: %s was killed by signal %d\n", o.argv[0], WTERMSIG(status));
         return 128 + WTERMSIG(status);

@@ -417,6 +417,62 @@ Test(record, passes_a_sigterm_on_to_the_program)
     remove_tmpdir();
 }
 
+/* What the program left running when it ended (a background job, which
+ * ignores SIGINT as a non-interactive shell's do; a server a script
+ * started) is waited for: a second on, dmm record says for whom, and a
+ * Ctrl-C (SIGINT to dmm record) then stops the waiting.  The summary marks
+ * the job still running, its trace is left as it grows (not compressed
+ * under it), and dmm record exits with the program's status. */
+Test(record, a_ctrl_c_stops_waiting_for_what_the_program_left_running)
+{
+    make_tmpdir();
+    snprintf(out_path, sizeof out_path, "%s/out", tmpdir);
+    snprintf(err_path, sizeof err_path, "%s/err", tmpdir);
+    char bg[320];
+    snprintf(bg, sizeof bg, "%s/bg", tmpdir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (chdir(tmpdir) != 0 || !freopen(out_path, "w", stdout) ||
+            !freopen(err_path, "w", stderr))
+            _exit(126);
+        execl(DMM, DMM, "record", "-o", "rec", "--", "/bin/sh", "-c",
+              "sleep 30 & echo $! > bg.new; mv bg.new bg; exit 3", (char *)NULL);
+        _exit(127);
+    }
+    struct stat sb;
+    for (int i = 0; i < 1000 && stat(bg, &sb) != 0; i++)
+        usleep(10000);
+    cr_assert_eq(stat(bg, &sb), 0, "the program did not start in 10 s");
+    char *s = slurp_text(bg);
+    pid_t job = (pid_t)atoi(s);
+    free(s);
+    cr_assert_gt(job, 0);
+    int said = 0;
+    for (int i = 0; i < 1000 && !said; i++) {
+        usleep(10000);
+        s = slurp_text(err_path);
+        said = strstr(s, "dmm record: /bin/sh has ended; waiting for what it left running "
+                         "(Ctrl-C stops waiting): ") != NULL;
+        free(s);
+    }
+    cr_assert(said, "no word of what dmm record waits for in 10 s");
+    cr_assert_eq(kill(pid, SIGINT), 0);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    int alive = kill(job, 0) == 0;
+    kill(job, SIGKILL);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "dmm record: status %#x, not 3", st);
+    cr_expect(alive, "the job did not outlive dmm record");
+    char want[80];
+    snprintf(want, sizeof want, "still running, their traces written on as they go: %d (sleep)",
+             (int)job);
+    expect_err(want);
+    expect_err("sleep 30   <- still running");
+    expect_err(" traced, in rec/");   /* the summary */
+    remove_tmpdir();
+}
+
 /* A program killed (as Ctrl-C or kill(1) would) runs nothing more of its
  * own: what its buffers held is written by the tracer's writer process,
  * which dmm record starts by default, with the program: 20 rounds fill no

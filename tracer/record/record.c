@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tracer/format/trcfmt.h"
 #include "tracer/stats/stats.h"
 
 /* argv0 as execvp would find it, into buf: 0, or -1 (errno set). */
@@ -139,7 +140,108 @@ static void pass_on(int sig)
     errno = e;
 }
 
-int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err)
+/* Once the first process has ended, what it left running (a server a
+ * script started in the background, which ignores Ctrl-C as a
+ * non-interactive shell's background jobs do; a daemon in a session of its
+ * own) is waited for, but a Ctrl-C or SIGTERM then stops the waiting, and
+ * after a second dmm record says whom it waits for. */
+static volatile sig_atomic_t g_stop, g_tick;
+
+static void stop_waiting(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void tick(int sig)
+{
+    (void)sig;
+    g_tick = 1;
+}
+
+/* dmm record's children now (the tree's orphans are, as its subreaper),
+ * "PID (COMM)" each, up to max of them into buf: how many there are. */
+static int children(char *buf, size_t len, int max)
+{
+    char path[64], list[4096];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    if (buf && len)
+        buf[0] = 0;
+    if (!f)
+        return 0;
+    size_t n = fread(list, 1, sizeof list - 1, f);
+    fclose(f);
+    list[n] = 0;
+    int k = 0;
+    size_t used = 0;
+    for (char *p = list, *end;; p = end) {
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if (k++ >= max || !buf)
+            continue;
+        char comm[64] = "?";
+        snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+        FILE *c = fopen(path, "r");
+        if (c) {
+            if (fgets(comm, sizeof comm, c))
+                comm[strcspn(comm, "\n")] = 0;
+            fclose(c);
+        }
+        int w = snprintf(buf + used, len - used, "%s%ld (%s)", k > 1 ? ", " : "", pid, comm);
+        if (w > 0 && (size_t)w < len - used)
+            used += (size_t)w;
+    }
+    if (buf && k > max && used + 8 < len)
+        snprintf(buf + used, len - used, ", ...");
+    return k;
+}
+
+/* Wait for every process of the tree, the first one's (pid's) wait status
+ * into *st: 1 when it was seen, and *left the processes still running
+ * where a Ctrl-C or SIGTERM stopped the waiting after it ended. */
+static int wait_tree(pid_t pid, const char *prog, int *st, int *left)
+{
+    int got = 0;
+    struct sigaction stop = { .sa_handler = stop_waiting }, al = { .sa_handler = tick }, oalrm;
+    sigemptyset(&stop.sa_mask);
+    sigemptyset(&al.sa_mask);
+    sigaction(SIGALRM, &al, &oalrm);
+    g_stop = g_tick = 0;
+    *left = 0;
+    for (;;) {
+        int s;
+        pid_t w = waitpid(-1, &s, 0);
+        if (w < 0 && errno == EINTR) {
+            char who[600];
+            if (g_stop && got && (*left = children(who, sizeof who, 6)) > 0) {
+                fprintf(stderr, "dmm record: stopped waiting; still running, their traces "
+                                "written on as they go: %s\n", who);
+                break;
+            }
+            if (g_tick && got && children(who, sizeof who, 6) > 0)
+                fprintf(stderr, "dmm record: %s has ended; waiting for what it left running "
+                                "(Ctrl-C stops waiting): %s\n", prog, who);
+            g_stop = g_tick = 0;
+            continue;
+        }
+        if (w < 0)
+            break;
+        if (w == pid) {
+            *st = s;
+            got = 1;
+            sigaction(SIGINT, &stop, NULL);   /* no SA_RESTART: waitpid returns */
+            sigaction(SIGTERM, &stop, NULL);
+            alarm(1);
+        }
+    }
+    alarm(0);
+    sigaction(SIGALRM, &oalrm, NULL);
+    return got;
+}
+
+int dmm_record_run(const dmm_record_opts_t *o, int *status, int *left, dmm_err_t *err)
 {
     if (!o->argv || !o->argv[0] || !o->argv[0][0])
         return dmm_err_set(err, "no command to run: dmm record [OPTIONS] -- PROGRAM [ARGS]");
@@ -181,19 +283,7 @@ int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err)
     int e = 0;
     ssize_t r = pid > 0 ? read(fds[0], &e, sizeof e) : -1;
     close(fds[0]);
-    int st = 0, got = 0;
-    for (;;) {   /* every process of the tree, the first one's status kept */
-        int s;
-        pid_t w = waitpid(-1, &s, 0);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            break;
-        if (w == pid) {
-            st = s;
-            got = 1;
-        }
-    }
+    int st = 0, got = pid > 0 ? wait_tree(pid, o->argv[0], &st, left) : 0;
     sigaction(SIGTERM, &oterm, NULL);
     g_first = 0;
     sigaction(SIGINT, &oint, NULL);
@@ -220,6 +310,21 @@ fail:
 }
 
 /* ---- what the directory holds ---------------------------------------- */
+
+int dmm_record_running(const char *dir, const char *file)
+{
+    char path[PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    dmm_trc_header_t h;
+    ssize_t n = read(fd, &h, sizeof h);
+    close(fd);
+    if (n != (ssize_t)sizeof h || memcmp(h.magic, DMM_TRC_MAGIC, 8) || !h.pid)
+        return 0;
+    return kill((pid_t)h.pid, 0) == 0 || errno == EPERM;
+}
 
 static int by_pid(const void *a, const void *b)
 {

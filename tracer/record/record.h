@@ -28,8 +28,12 @@ typedef struct dmm_record_opts {
 /* Run o->argv to the end of its process tree.  0 with *status its wait
  * status (the first process's), or -1 with err set and nothing left behind
  * (a directory it made is removed): no command, a program that cannot be
- * found or run, a directory that cannot be made or written. */
-int dmm_record_run(const dmm_record_opts_t *o, int *status, dmm_err_t *err);
+ * found or run, a directory that cannot be made or written.  Once the
+ * first process has ended, a Ctrl-C or SIGTERM stops the waiting for what
+ * it left running (a second on, it says on stderr whom it waits for):
+ * *left, how many of its processes were still running then (0: it waited
+ * for all), their traces still being written. */
+int dmm_record_run(const dmm_record_opts_t *o, int *status, int *left, dmm_err_t *err);
 
 /* One trace of a directory. */
 typedef struct dmm_record_proc {
@@ -60,6 +64,11 @@ int dmm_record_list(const char *dir, dmm_record_proc_t **procs, size_t *n, dmm_e
  * 0, or -1 with err set (dir cannot be read, or holds no trace). */
 int dmm_record_scan(const char *dir, dmm_record_proc_t **procs, size_t *n, long *most,
                     dmm_err_t *err);
+
+/* Whether the process that writes dir/file (the pid its header names)
+ * still runs: after dmm_record_run stopped waiting, a trace still being
+ * written.  0 where the file does not read. */
+int dmm_record_running(const char *dir, const char *file);
 
 /* The index in procs (as dmm_record_scan sorts them) of the process that
  * dmm record started: the one whose parent it did not trace, the first to
