@@ -922,7 +922,7 @@ void dmm_tw_flush_all(int final)
 }
 
 static void record_live_resident(void);
-static void writer_early(void);
+static int writer_early(void);
 static void child_early(tstate_t *s);
 
 void dmm_tw_flush_last(int final)
@@ -1196,7 +1196,16 @@ static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, S
 
 static void on_fatal(int sig)
 {
+    int was = dmm_tw_ts.gate;
     dmm_tw_ts.gate += DMM_TW_INSIDE;
+    /* the end's clock sync, as exit writes one (without a second sync a
+     * trace has no times, and without the end's sample no peak RSS past
+     * its last full buffer's); not where the signal came while this thread
+     * was recording: its buffer is half-way through a record */
+    if (was == DMM_TW_READY && dmm_tw_ts.mode == TS_ACTIVE &&
+        __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == ST_ON &&
+        !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
+        clock_sync(&dmm_tw_ts, SAMPLE_PROCESS);
     flush_all_impl(1, 1);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -1220,18 +1229,46 @@ static void install_fatal_handlers(void)
     }
 }
 
+/* A fork's child before its writer starts (child_early): a SIGTERM, SIGINT
+ * or SIGHUP at its default action, which would end the child with its
+ * records still in its buffer (a multiprocessing pool's workers, ended
+ * with SIGTERM when the pool closes, make some 40 calls each), first has
+ * them written, as a fatal signal does.  Only there: a program's startup
+ * may read these dispositions (Python takes Ctrl-C only where SIGINT's is
+ * the default), and a fork's child has had its startup; and only until
+ * its writer runs, which then writes what a killed child leaves.  An exec
+ * puts them back to the default.  on: 1 to set them, 0 to put back those
+ * still ours. */
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
+
+static void child_stop_handlers(int on)
+{
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(stop_signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != (on ? SIG_DFL : on_fatal))
+            continue;   /* the program's own */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on ? on_fatal : SIG_DFL;
+        sa.sa_flags = on ? SA_NODEFER | SA_RESETHAND | SA_ONSTACK : 0;
+        sigemptyset(&sa.sa_mask);
+        sigaction(stop_signals[i], &sa, NULL);
+    }
+}
+
 /* ---- start and end ---------------------------------------------------- */
 
 /* The writer process, where one is wanted, from the moment the trace file
  * is open: it is also what writes a killed program's buffers (orphan_flush),
  * and a program stopped before its first buffer filled (python3 at Ctrl-C:
  * its startup's few thousand calls fill none) would lose every record if
- * the writer waited for a first job. */
-static void writer_early(void)
+ * the writer waited for a first job.  1 when a writer runs. */
+static int writer_early(void)
 {
     int fd;
     if (g_writer && (fd = trace_fd()) >= 0 && !__atomic_load_n(&g_unbuffered, __ATOMIC_ACQUIRE))
-        dmm_writer_start(fd, g_zlevel);
+        return dmm_writer_start(fd, g_zlevel);
+    return 0;
 }
 
 /* A fork's child starts its writer once its thread has recorded
@@ -1245,6 +1282,8 @@ static void child_early(tstate_t *s)
 {
     if (!g_writer)
         return;
+    if (!s->early)
+        child_stop_handlers(1);
     s->early = 1;
     if (__atomic_load_n(&s->lim, __ATOMIC_RELAXED) > CHILD_EARLY)   /* 0: no lean way */
         __atomic_store_n(&s->lim, CHILD_EARLY, __ATOMIC_RELAXED);
@@ -1253,7 +1292,8 @@ static void child_early(tstate_t *s)
 static __attribute__((noinline, cold)) void child_writer(tstate_t *s)
 {
     s->early = 0;
-    writer_early();
+    if (writer_early())
+        child_stop_handlers(0);   /* the writer writes what a kill leaves */
     uint32_t lim = __atomic_load_n(&s->lim, __ATOMIC_RELAXED);
     if (lim)   /* exit's flush may have zeroed it: then it stays 0 */
         __atomic_compare_exchange_n(&s->lim, &lim, s->cap - DMM_TRC2_MAX_REC + 1, 0,

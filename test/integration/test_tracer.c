@@ -182,6 +182,12 @@ static void check_pattern_env(const char *mode, int n, const char *const env[])
     cr_expect_eq(c.op[DMM_TRC_CALLOC], (uint64_t)n);
     cr_expect_geq(c.op[DMM_TRC_MALLOC], (uint64_t)n);
     cr_expect_geq(c.free_nonnull, (uint64_t)(2 * n));
+    if (WIFSIGNALED(st)) {
+        /* the handler's flush ends the trace with a clock sync, as exit
+         * does: times, and the peak RSS */
+        cr_expect_eq(t.flags & DMM_TRC_F_NOTIME, 0, "%s: no times", mode);
+        cr_expect_gt(t.peak_rss, 0, "%s", mode);
+    }
     assert_consistent(&t);
     dmm_trace_free(&t);
     remove_tmpdir();
@@ -1145,6 +1151,43 @@ Test(tracer, a_killed_fork_child_loses_no_record)
     cr_expect_eq(c.op[DMM_TRC_CALLOC], 2000);
     assert_consistent(&t);
     dmm_trace_free(&t);
+    remove_tmpdir();
+}
+
+/* A fork's child ended by a SIGTERM (at its default action) before it
+ * has recorded the 4 KiB that start its writer (a multiprocessing pool's
+ * workers, ended so when the pool closes, make some 40 calls each): its
+ * records are written first, with its end (times, peak RSS), and it still
+ * dies of the SIGTERM. */
+Test(tracer, a_fork_child_ended_by_sigterm_early_loses_no_record)
+{
+    make_tmpdir();
+    cr_assert_eq(run_tracee("forktermed", "20", writer_on), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/out", tmpdir);
+    char *out = slurp(path, NULL);
+    cr_assert_not_null(out);
+    cr_expect_not_null(strstr(out, "tracee child ended by SIGTERM: 1\n"), "%s", out);
+    free(out);
+    char names[4][600];
+    cr_assert_eq(trace_files(names, 4), 2);
+    int children = 0;
+    for (int i = 0; i < 2; i++) {
+        dmm_trace_t t;
+        load(names[i], &t);
+        if (t.flags & DMM_TRC_F_FORKED) {
+            children++;
+            counts_t c;
+            count(&t, &c);
+            cr_expect_eq(c.op[DMM_TRC_REALLOC], 20);
+            cr_expect_eq(c.op[DMM_TRC_CALLOC], 20);
+            cr_expect_eq(t.flags & DMM_TRC_F_NOTIME, 0, "no times");
+            cr_expect_gt(t.peak_rss, 0);
+            assert_consistent(&t);
+        }
+        dmm_trace_free(&t);
+    }
+    cr_expect_eq(children, 1);
     remove_tmpdir();
 }
 

@@ -40,6 +40,9 @@
  *              has no child
  *   forkkilled N  forks a child that does N x main-pattern and SIGKILLs
  *              itself; waits for it and returns
+ *   forktermed N  forks a child that does N x main-pattern, says so through
+ *              a pipe and waits; sends it SIGTERM (at its default action)
+ *              and waits for it; prints whether SIGTERM ended it
  *   killed N   N x main-pattern, prints its dmm-writer children (looking
  *              again for up to 2 s while it sees none), then SIGKILLs itself
  *   bigcalloc N  calloc of N MiB, one byte of each MiB checked zero and
@@ -538,6 +541,26 @@ int main(int argc, char **argv)
             print_writers(2000);
             raise(SIGKILL);
         }
+    } else if (!strcmp(mode, "forktermed")) {
+        int p[2];
+        if (pipe(p) != 0)
+            return 3;
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            pattern(n);
+            if (write(p[1], "x", 1) != 1)
+                _exit(3);
+            for (;;)
+                pause();
+        }
+        char c;
+        if (read(p[0], &c, 1) != 1)
+            return 3;
+        kill(pid, SIGTERM);
+        int st;
+        waitpid(pid, &st, 0);
+        printf("tracee child ended by SIGTERM: %d\n", WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
     } else if (!strcmp(mode, "exec")) {
         pattern(n);
         fflush(stdout);
