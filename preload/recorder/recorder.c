@@ -925,8 +925,18 @@ static void record_live_resident(void);
 static int writer_early(void);
 static void child_early(tstate_t *s);
 
+/* Its pid is not the one the state is for (g_pid: init's, or a fork's
+ * child's own, set by atfork_child, which a vfork's child does not run). */
+int dmm_tw_vfork_child(void)
+{
+    uint32_t pid = __atomic_load_n(&g_pid, __ATOMIC_RELAXED);
+    return pid && (uint32_t)DMM_SYS(SYS_getpid, 0, 0, 0) != pid;
+}
+
 void dmm_tw_flush_last(int final)
 {
+    if (dmm_tw_vfork_child())
+        return;   /* the parent's buffers, gate and writer are the parent's */
     if (final)   /* _exit: the end, as exit's destructor has it */
         record_live_resident();
     if (!dmm_tw_ts.gatekeeper) {
@@ -1366,6 +1376,8 @@ static stack_slot_t *g_stacks;
 
 __attribute__((destructor)) static void dmm_tw_destructor(void)
 {
+    if (dmm_tw_vfork_child())
+        return;   /* exit in a vfork's child: the parent's recording goes on */
     /* Stacks name return addresses; list the modules again at the end so
      * that code loaded with dlopen after the first stack is covered too. */
     if (__atomic_load_n(&g_stacks, __ATOMIC_ACQUIRE) && dmm_tw_enter()) {

@@ -165,5 +165,12 @@ void     dmm_tw_flush_all(int final);
  * (the exec failed).  Both keep errno. */
 void     dmm_tw_flush_last(int final);
 void     dmm_tw_reopen(void);
+/* 1 when the caller runs on another process's memory, the recorder's state
+ * included: a vfork's child (posix_spawn's is glibc's own, and calls
+ * nothing here) until it execs or _exits.  Its exec or _exit is not the
+ * end of that process's recording (nor its exit, which it should not
+ * call): the flushes above do nothing in it, and before_exec records no
+ * exec. */
+int      dmm_tw_vfork_child(void);
 
 #endif

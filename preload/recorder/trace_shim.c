@@ -249,6 +249,8 @@ typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int)
 
 static void before_exec(void)
 {
+    if (dmm_tw_vfork_child())
+        return;   /* the parent goes on: nothing of its recording ends */
     if (dmm_tw_enter()) {
         dmm_tw_record(DMM_TRC_EXEC, dmm_tw_seq(), 0, 0, NULL, NULL, 0);
         dmm_tw_leave();

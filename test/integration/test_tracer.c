@@ -1154,6 +1154,51 @@ Test(tracer, a_killed_fork_child_loses_no_record)
     remove_tmpdir();
 }
 
+/* A vfork's child runs on its parent's memory, the recorder's state
+ * included, until it execs or _exits: neither is the end of the parent's
+ * recording.  Before, the child's exec closed the parent's write gate (and
+ * left its other threads waiting at it for ever), stopped its writer and
+ * recorded an exec in its trace. */
+static void check_vfork(const char *const env[])
+{
+    make_tmpdir();
+    int n = 3000;
+    cr_assert_eq(run_tracee("vfork", "3000", env), 0, "the busy thread stalled or the tracee "
+                                                       "failed");
+    char names[16][600];
+    int k = trace_files(names, 16);
+    cr_assert_eq(k, 6, "the tracee and 5 of /bin/true: %d traces", k);
+    int found = 0;
+    for (int i = 0; i < k; i++) {
+        dmm_trace_t t;
+        load(names[i], &t);
+        counts_t c;
+        count(&t, &c);
+        if (c.op[DMM_TRC_REALLOC] > 0) {
+            found++;
+            cr_expect_eq(c.op[DMM_TRC_REALLOC], 6 * (uint64_t)n);
+            /* and pthread_create's own */
+            cr_expect_geq(c.op[DMM_TRC_CALLOC], 6 * (uint64_t)n);
+            cr_expect_leq(c.op[DMM_TRC_CALLOC], 6 * (uint64_t)n + 4);
+            cr_expect_eq(c.op[DMM_TRC_EXEC], 0, "the parent's trace says it exec'd");
+            cr_expect_eq(c.ntids, 2);
+            assert_consistent(&t);
+        }
+        dmm_trace_free(&t);
+    }
+    cr_expect_eq(found, 1);
+    int pid;
+    if (env)   /* the writer runs on */
+        cr_expect_eq(writers_in("out", &pid), 1);
+    remove_tmpdir();
+}
+
+Test(tracer, a_vfork_childs_exec_and__exit_leave_the_parents_recording_alone)
+{
+    check_vfork(NULL);
+    check_vfork(writer_on);
+}
+
 /* A fork's child ended by a SIGTERM (at its default action) before it
  * has recorded the 4 KiB that start its writer (a multiprocessing pool's
  * workers, ended so when the pool closes, make some 40 calls each): its

@@ -40,6 +40,12 @@
  *              has no child
  *   forkkilled N  forks a child that does N x main-pattern and SIGKILLs
  *              itself; waits for it and returns
+ *   vfork N    a thread allocates (resting 1 ms every 1000 rounds) while
+ *              main does 5 x (N x main-pattern, a vfork whose child execs
+ *              /bin/true), then a vfork whose child's exec fails and which
+ *              _exits; waits for the thread to make 100 000 more calls
+ *              (status 5 if it stalls for 10 s), does N x main-pattern,
+ *              stops it, prints its dmm-writer children and returns
  *   forktermed N  forks a child that does N x main-pattern, says so through
  *              a pipe and waits; sends it SIGTERM (at its default action)
  *              and waits for it; prints whether SIGTERM ended it
@@ -263,6 +269,7 @@ static void *exiting_thread(void *arg)
 
 static volatile int spinning = 1;
 static unsigned busy_rounds;   /* the busy thread's calls so far, by 2 */
+static int busy_nap;           /* 1: it sleeps 1 ms every 1000 rounds */
 
 static void *busy_thread(void *arg)
 {
@@ -275,6 +282,8 @@ static void *busy_thread(void *arg)
         held[k] = malloc(16 + (i * 7) % 4000);
         memset(held[k], 1, 16);
         __atomic_store_n(&busy_rounds, i, __ATOMIC_RELAXED);
+        if (busy_nap && i % 1000 == 0)
+            usleep(1000);
     }
     for (int k = 0; k < 64; k++)
         free(held[k]);
@@ -410,6 +419,21 @@ static void say_through(int fd, const char *s)
         _exit(4);
 }
 
+/* path run in a vfork's child: its exit status (127: the exec failed, and
+ * the child _exited). */
+static __attribute__((noinline)) int vfork_exec(const char *path)
+{
+    fflush(stdout);
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execl(path, "true", (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    return WEXITSTATUS(st);
+}
+
 static void leave(int how)
 {
     printf("tracee checksum %lu\n", checksum);
@@ -541,6 +565,25 @@ int main(int argc, char **argv)
             print_writers(2000);
             raise(SIGKILL);
         }
+    } else if (!strcmp(mode, "vfork")) {
+        pthread_t th;
+        busy_nap = 1;   /* a trace the test reads in a moment */
+        pthread_create(&th, NULL, busy_thread, NULL);
+        for (int r = 0; r < 6; r++) {
+            if (r < 5)
+                pattern(n);
+            checksum += (unsigned long)vfork_exec(r < 5 ? "/bin/true" : "/nonexistent/tracee");
+        }
+        unsigned from = __atomic_load_n(&busy_rounds, __ATOMIC_RELAXED);
+        for (int i = 0; __atomic_load_n(&busy_rounds, __ATOMIC_RELAXED) - from < 50000; i++) {
+            if (i == 10000)
+                return 5;   /* the thread has stalled */
+            usleep(1000);
+        }
+        pattern(n);
+        __atomic_store_n(&spinning, 0, __ATOMIC_RELAXED);
+        pthread_join(th, NULL);
+        print_writers(0);
     } else if (!strcmp(mode, "forktermed")) {
         int p[2];
         if (pipe(p) != 0)
