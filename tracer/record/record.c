@@ -243,6 +243,7 @@ static int wait_tree(pid_t pid, const char *prog, int *st, int *left)
 
 int dmm_record_run(const dmm_record_opts_t *o, int *status, int *left, dmm_err_t *err)
 {
+    *left = 0;
     if (!o->argv || !o->argv[0] || !o->argv[0][0])
         return dmm_err_set(err, "no command to run: dmm record [OPTIONS] -- PROGRAM [ARGS]");
     char prog[PATH_MAX];
