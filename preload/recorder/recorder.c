@@ -665,7 +665,8 @@ static int hand_off(tstate_t *s, uint32_t from, uint32_t to)
     s->job.len = to - from;
     s->job.tid = s->tid;
     s->job.cont = from != 0;
-    if (!dmm_writer_submit(&s->job, trace_fd(), g_zlevel))
+    int fd = trace_fd();
+    if (fd < 0 || !dmm_writer_submit(&s->job, fd, g_zlevel))
         return 0;
     uint8_t *b = s->buf;
     uint32_t cap = s->cap;
