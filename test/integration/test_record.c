@@ -383,30 +383,38 @@ Test(record, passes_the_program_status_on)
     remove_tmpdir();
 }
 
-/* A SIGTERM sent to dmm record alone (kill PID, a job runner stopping it)
- * goes on to the program, and dmm record still waits for it, summarises
- * and exits with its status. */
-Test(record, passes_a_sigterm_on_to_the_program)
+/* dmm record -o rec -- /bin/sh -c script, started in the scratch
+ * directory and left running (its stdout and stderr in out_path and
+ * err_path), once the script has made the file `made` there: its pid. */
+static pid_t start_record(const char *script, const char *made)
 {
-    make_tmpdir();
     snprintf(out_path, sizeof out_path, "%s/out", tmpdir);
     snprintf(err_path, sizeof err_path, "%s/err", tmpdir);
-    char started[320];
-    snprintf(started, sizeof started, "%s/started", tmpdir);
+    char path[320];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, made);
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
         if (chdir(tmpdir) != 0 || !freopen(out_path, "w", stdout) ||
             !freopen(err_path, "w", stderr))
             _exit(126);
-        execl(DMM, DMM, "record", "-o", "rec", "--", "/bin/sh", "-c",
-              "echo > started; exec sleep 30", (char *)NULL);
+        execl(DMM, DMM, "record", "-o", "rec", "--", "/bin/sh", "-c", script, (char *)NULL);
         _exit(127);
     }
     struct stat sb;
-    for (int i = 0; i < 1000 && stat(started, &sb) != 0; i++)
+    for (int i = 0; i < 1000 && stat(path, &sb) != 0; i++)
         usleep(10000);
-    cr_assert_eq(stat(started, &sb), 0, "the program did not start in 10 s");
+    cr_assert_eq(stat(path, &sb), 0, "the program did not start in 10 s");
+    return pid;
+}
+
+/* A SIGTERM sent to dmm record alone (kill PID, a job runner stopping it)
+ * goes on to the program, and dmm record still waits for it, summarises
+ * and exits with its status. */
+Test(record, passes_a_sigterm_on_to_the_program)
+{
+    make_tmpdir();
+    pid_t pid = start_record("echo > started; exec sleep 30", "started");
     cr_assert_eq(kill(pid, SIGTERM), 0);
     int st;
     cr_assert_eq(waitpid(pid, &st, 0), pid);
@@ -426,24 +434,9 @@ Test(record, passes_a_sigterm_on_to_the_program)
 Test(record, a_ctrl_c_stops_waiting_for_what_the_program_left_running)
 {
     make_tmpdir();
-    snprintf(out_path, sizeof out_path, "%s/out", tmpdir);
-    snprintf(err_path, sizeof err_path, "%s/err", tmpdir);
+    pid_t pid = start_record("sleep 30 & echo $! > bg.new; mv bg.new bg; exit 3", "bg");
     char bg[320];
     snprintf(bg, sizeof bg, "%s/bg", tmpdir);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        if (chdir(tmpdir) != 0 || !freopen(out_path, "w", stdout) ||
-            !freopen(err_path, "w", stderr))
-            _exit(126);
-        execl(DMM, DMM, "record", "-o", "rec", "--", "/bin/sh", "-c",
-              "sleep 30 & echo $! > bg.new; mv bg.new bg; exit 3", (char *)NULL);
-        _exit(127);
-    }
-    struct stat sb;
-    for (int i = 0; i < 1000 && stat(bg, &sb) != 0; i++)
-        usleep(10000);
-    cr_assert_eq(stat(bg, &sb), 0, "the program did not start in 10 s");
     char *s = slurp_text(bg);
     pid_t job = (pid_t)atoi(s);
     free(s);
