@@ -92,6 +92,13 @@ static void load(const char *path, dmm_trace_t *t)
     assert_scan_matches_load(path);
 }
 
+/* path loaded into t (load()) and counted into c. */
+static void load_counted(const char *path, dmm_trace_t *t, counts_t *c)
+{
+    load(path, t);
+    count(t, c);
+}
+
 /* The one trace file of tmpdir, loaded into t and counted into c (when
  * not NULL). */
 static void load_the_trace(dmm_trace_t *t, counts_t *c)
@@ -1144,9 +1151,8 @@ Test(tracer, a_killed_fork_child_loses_no_record)
     }
     cr_assert(done && child, "the killed child's writer wrote no clock sync in 3 s");
     dmm_trace_t t;
-    load(child, &t);
     counts_t c;
-    count(&t, &c);
+    load_counted(child, &t, &c);
     cr_expect_eq(c.op[DMM_TRC_REALLOC], 2000);
     cr_expect_eq(c.op[DMM_TRC_CALLOC], 2000);
     assert_consistent(&t);
@@ -1317,9 +1323,8 @@ Test(tracer, a_trace_file_that_does_not_open_again_is_said_and_never_made_anew)
     closedir(d);
     cr_assert(moved[0], "no moved trace");
     dmm_trace_t t;
-    load(moved, &t);
     counts_t c;
-    count(&t, &c);
+    load_counted(moved, &t, &c);
     cr_expect_gt(c.op[DMM_TRC_REALLOC], 0);
     cr_expect_leq(c.op[DMM_TRC_REALLOC], 15000);
     dmm_trace_free(&t);
